@@ -1,0 +1,90 @@
+//! The HTTP edge: each resource's routes live in their own module; this one only composes them
+//! into one table, which both registers the routes and tells the OpenAPI test what is served.
+
+mod error;
+mod extract;
+mod games;
+mod health;
+mod players;
+mod rooms;
+
+use actix_web::http::Method;
+use actix_web::web::{self, ServiceConfig};
+use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Responder, Route};
+
+pub use error::ApiError;
+pub use extract::BODY_LIMIT;
+
+use crate::engine::Engine;
+
+/// What every handler shares.
+pub struct AppContext {
+    pub engine: Engine,
+}
+
+/// One served route.
+pub struct RouteDef {
+    pub method: Method,
+    pub path: &'static str,
+    route: Route,
+}
+
+fn route<F, Args>(method: Method, path: &'static str, handler: F) -> RouteDef
+where
+    F: Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    RouteDef {
+        route: web::method(method.clone()).to(handler),
+        method,
+        path,
+    }
+}
+
+/// Every route, in matching order (a literal segment before a `{parameter}` in its place).
+pub fn routes() -> Vec<RouteDef> {
+    let mut all = vec![route(Method::GET, "/healthz", health::check)];
+    all.extend(players::routes());
+    all.extend(games::routes());
+    all.extend(rooms::routes());
+    all
+}
+
+/// `(method, path)` of every route served.
+pub fn route_table() -> Vec<(Method, &'static str)> {
+    routes().into_iter().map(|r| (r.method, r.path)).collect()
+}
+
+/// Registers the routes: one resource per path, which answers 405 to other methods.
+pub fn configure(cfg: &mut ServiceConfig) {
+    let mut paths: Vec<&'static str> = Vec::new();
+    let mut routes = routes();
+    for def in &routes {
+        if !paths.contains(&def.path) {
+            paths.push(def.path);
+        }
+    }
+    for path in paths {
+        let mut resource = web::resource(path).default_service(web::to(method_not_allowed));
+        for def in routes.extract_if(.., |def| def.path == path) {
+            resource = resource.route(def.route);
+        }
+        cfg.service(resource);
+    }
+    cfg.default_service(web::to(route_not_found));
+}
+
+async fn route_not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::RouteNotFound {
+        method: req.method().to_string(),
+        path: req.path().to_owned(),
+    })
+}
+
+async fn method_not_allowed(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::MethodNotAllowed {
+        method: req.method().to_string(),
+        path: req.path().to_owned(),
+    })
+}

@@ -1,0 +1,246 @@
+//! Rooms: creating, listing, watching, joining, quitting, moving, and their history.
+
+use actix_web::http::{header, Method, StatusCode};
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::extract::{etag, not_modified, Caller, IfMatch, Json, MaybeCaller};
+use super::{route, ApiError, AppContext, RouteDef};
+use crate::domain::ids::is_well_formed;
+use crate::engine::EngineError;
+use crate::model::{Room, RoomEvent};
+use crate::store::RoomQuery;
+
+pub fn routes() -> Vec<RouteDef> {
+    vec![
+        route(Method::POST, "/rooms", create),
+        route(Method::GET, "/rooms", list),
+        route(Method::GET, "/rooms/{id}", show),
+        route(Method::POST, "/rooms/{id}/join", join),
+        route(Method::POST, "/rooms/{id}/quit", quit),
+        route(Method::POST, "/rooms/{id}/moves", play),
+        route(Method::GET, "/rooms/{id}/events", events),
+    ]
+}
+
+/// A room id from the path; one this server could not have issued is simply not found.
+fn room_id(path: web::Path<String>) -> Result<String, ApiError> {
+    let id = path.into_inner();
+    if is_well_formed(&id) {
+        Ok(id)
+    } else {
+        Err(EngineError::RoomNotFound.into())
+    }
+}
+
+/// A room as JSON, tagged with its version.
+fn room_response(status: StatusCode, room: &Room) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::ETAG, etag(room.version)))
+        .json(room)
+}
+
+fn parse_query<T: serde::de::DeserializeOwned>(req: &HttpRequest) -> Result<T, ApiError> {
+    web::Query::<T>::from_query(req.query_string())
+        .map(web::Query::into_inner)
+        .map_err(|e| ApiError::InvalidQuery(e.to_string()))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewRoom {
+    game: String,
+    #[serde(default)]
+    private: bool,
+}
+
+/// Creates a room of a game with the caller as its first player.
+async fn create(
+    context: web::Data<AppContext>,
+    Caller(player): Caller,
+    Json(body): Json<NewRoom>,
+) -> Result<HttpResponse, ApiError> {
+    let room = context
+        .engine
+        .create_room(&player, &body.game, body.private)
+        .await?;
+    let mut response = room_response(StatusCode::CREATED, &room);
+    response.headers_mut().insert(
+        header::LOCATION,
+        header::HeaderValue::from_str(&format!("/rooms/{}", room.id)).expect("ids are header-safe"),
+    );
+    Ok(response)
+}
+
+const DEFAULT_PAGE: i64 = 20;
+const MAX_PAGE: i64 = 100;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListParams {
+    game: Option<String>,
+    joinable: Option<bool>,
+    finished: Option<bool>,
+    player: Option<String>,
+    limit: Option<i64>,
+    cursor: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RoomPage {
+    rooms: Vec<Room>,
+    next_cursor: Option<String>,
+}
+
+/// A page of rooms, newest first. Private rooms are listed only to their own players, and only
+/// when they ask for their rooms (`player=<their id>`).
+async fn list(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    MaybeCaller(caller): MaybeCaller,
+) -> Result<HttpResponse, ApiError> {
+    let params: ListParams = parse_query(&req)?;
+    let limit = params.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::InvalidQuery(format!(
+            "limit must be from 1 to {MAX_PAGE}"
+        )));
+    }
+    let before_seq = params
+        .cursor
+        .map(|c| {
+            c.parse::<i64>().ok().filter(|seq| *seq > 0).ok_or_else(|| {
+                ApiError::InvalidQuery("cursor must be a nextCursor this server returned".into())
+            })
+        })
+        .transpose()?;
+    if let Some(game) = &params.game {
+        if !context.engine.games().iter().any(|g| g.id == game) {
+            return Err(EngineError::GameNotFound(game.clone()).into());
+        }
+    }
+    let include_private = matches!((&caller, &params.player), (Some(me), Some(p)) if &me.id == p);
+    let query = RoomQuery {
+        game: params.game,
+        joinable: params.joinable,
+        finished: params.finished,
+        player: params.player,
+        include_private,
+        before_seq,
+        limit: limit + 1,
+    };
+    let mut rows = context.engine.rooms(&query).await?;
+    let next_cursor = if rows.len() as i64 > limit {
+        rows.truncate(limit as usize);
+        rows.last().map(|(seq, _)| seq.to_string())
+    } else {
+        None
+    };
+    Ok(HttpResponse::Ok().json(RoomPage {
+        rooms: rows.into_iter().map(|(_, room)| room).collect(),
+        next_cursor,
+    }))
+}
+
+/// The room, with `ETag: "<version>"`; `If-None-Match` with that tag answers 304.
+async fn show(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let room = context.engine.room(&room_id(path)?).await?;
+    if not_modified(&req, room.version) {
+        return Ok(HttpResponse::NotModified()
+            .insert_header((header::ETAG, etag(room.version)))
+            .finish());
+    }
+    Ok(room_response(StatusCode::OK, &room))
+}
+
+async fn join(
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+    Caller(player): Caller,
+    IfMatch(pinned): IfMatch,
+) -> Result<HttpResponse, ApiError> {
+    let room = context
+        .engine
+        .join(&room_id(path)?, &player, pinned)
+        .await?;
+    Ok(room_response(StatusCode::OK, &room))
+}
+
+async fn quit(
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+    Caller(player): Caller,
+    IfMatch(pinned): IfMatch,
+) -> Result<HttpResponse, ApiError> {
+    let room = context
+        .engine
+        .quit(&room_id(path)?, &player, pinned)
+        .await?;
+    Ok(room_response(StatusCode::OK, &room))
+}
+
+/// The body is the move, any JSON the game understands.
+async fn play(
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+    Caller(player): Caller,
+    IfMatch(pinned): IfMatch,
+    Json(mv): Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let room = context
+        .engine
+        .play(&room_id(path)?, &player, &mv, pinned)
+        .await?;
+    Ok(room_response(StatusCode::OK, &room))
+}
+
+const DEFAULT_EVENTS: i64 = 100;
+const MAX_EVENTS: i64 = 1000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventParams {
+    after: Option<i64>,
+    limit: Option<i64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventPage {
+    events: Vec<RoomEvent>,
+    /// Pass as `after` for the next page; `null` when this page reaches the latest version.
+    next_after: Option<i64>,
+}
+
+/// The room's history, one entry per version, oldest first.
+async fn events(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let params: EventParams = parse_query(&req)?;
+    let after = params.after.unwrap_or(0);
+    let limit = params.limit.unwrap_or(DEFAULT_EVENTS);
+    if after < 0 || !(1..=MAX_EVENTS).contains(&limit) {
+        return Err(ApiError::InvalidQuery(format!(
+            "after must be a version (0 or more) and limit from 1 to {MAX_EVENTS}"
+        )));
+    }
+    let mut events = context
+        .engine
+        .events(&room_id(path)?, after, limit + 1)
+        .await?;
+    let next_after = if events.len() as i64 > limit {
+        events.truncate(limit as usize);
+        events.last().map(|e| e.version)
+    } else {
+        None
+    };
+    Ok(HttpResponse::Ok().json(EventPage { events, next_after }))
+}

@@ -1,0 +1,5 @@
+//! Values validated at the edge, so the core only ever sees well-formed ones.
+
+pub mod credentials;
+pub mod ids;
+pub mod username;

@@ -1,0 +1,38 @@
+use crate::game::{GameError, PatchError};
+use crate::store::StoreError;
+
+/// Why an action on a room was not applied. Whatever the variant, nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("there is no room with that id")]
+    RoomNotFound,
+    #[error("there is no game `{0}`")]
+    GameNotFound(String),
+    #[error("this server no longer hosts the game `{0}` this room plays")]
+    GameUnavailable(String),
+    #[error("you are not a player of this room")]
+    NotAPlayer,
+    #[error("the room is not open for joining")]
+    RoomNotJoinable,
+    #[error("the game in this room is finished")]
+    RoomFinished,
+    #[error("you are already a player of this room")]
+    AlreadyAPlayer,
+    #[error("the room has the most players it can hold ({0})")]
+    RoomFull(usize),
+    #[error("the room is at version {current}, not the version you pinned")]
+    VersionMismatch { current: i64 },
+    #[error("{0}")]
+    GameRefused(GameError),
+    #[error("the game's {hook} hook returned an invalid patch: {error}")]
+    InvalidPatch {
+        hook: &'static str,
+        error: PatchError,
+    },
+    #[error("the game's {hook} hook crashed")]
+    HookPanicked { hook: &'static str, message: String },
+    #[error("the room is changing too fast; try again")]
+    Contention,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

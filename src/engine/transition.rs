@@ -1,0 +1,165 @@
+//! One step of a room's life: a working copy of the room that hooks are applied to, one
+//! version and one event at a time, until it is committed or dropped.
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
+
+use serde_json::Value;
+
+use super::EngineError;
+use crate::game::{Game, HookResult, PlayerRef, RoomStartContext};
+use crate::model::{now, EventKind, Room, RoomEvent};
+use crate::store::RoomCommit;
+
+pub struct Transition<'g> {
+    game: &'g dyn Game,
+    pub room: Room,
+    expected_version: Option<i64>,
+    events: Vec<RoomEvent>,
+    members_changed: bool,
+    now: String,
+}
+
+impl<'g> Transition<'g> {
+    /// Starts from a stored room (`expected_version` is its version) or a blank one (`None`).
+    pub fn new(game: &'g dyn Game, room: Room, expected_version: Option<i64>) -> Self {
+        Self {
+            game,
+            room,
+            expected_version,
+            events: Vec::new(),
+            members_changed: expected_version.is_none(),
+            now: now(),
+        }
+    }
+
+    /// Seats a player at the end of `players` (a former player leaves `inactive_players`).
+    pub fn add_player(&mut self, player: &PlayerRef) {
+        self.room.inactive_players.retain(|p| p.id != player.id);
+        self.room.players.push(player.clone());
+        self.members_changed = true;
+    }
+
+    /// Moves a current player to `inactive_players`.
+    pub fn remove_player(&mut self, player_id: &str) {
+        if let Some(index) = self.room.players.iter().position(|p| p.id == player_id) {
+            let player = self.room.players.remove(index);
+            self.room.inactive_players.retain(|p| p.id != player_id);
+            self.room.inactive_players.push(player);
+            self.members_changed = true;
+        }
+    }
+
+    /// Runs the hook for `kind` on a copy of the room and applies its patch as a new version.
+    pub fn run_hook(
+        &mut self,
+        kind: EventKind,
+        player: &PlayerRef,
+        mv: Option<&Value>,
+    ) -> Result<(), EngineError> {
+        let board = self.room.board_game();
+        let game = self.game;
+        let hook = hook_name(kind);
+        quiet_hook_panics();
+        IN_HOOK.set(true);
+        let outcome = catch_unwind(AssertUnwindSafe(|| -> HookResult {
+            match kind {
+                EventKind::RoomStart | EventKind::Reset => game.on_room_start(&RoomStartContext {
+                    private: self.room.private,
+                }),
+                EventKind::Join => game.on_player_join(player, &board),
+                EventKind::Quit => game.on_player_quit(player, &board),
+                EventKind::Move => game.on_player_move(player, mv.unwrap_or(&Value::Null), &board),
+            }
+        }));
+        IN_HOOK.set(false);
+        let patch = match outcome {
+            Ok(result) => result.map_err(EngineError::GameRefused)?,
+            Err(panic) => {
+                let message = panic_message(panic.as_ref());
+                tracing::error!(game = %self.room.game, room = %self.room.id, hook, %message, "a game hook panicked");
+                return Err(EngineError::HookPanicked { hook, message });
+            }
+        };
+        let patch = patch
+            .validate()
+            .map_err(|error| EngineError::InvalidPatch { hook, error })?;
+        if let Some(state) = patch.state {
+            self.room.state = state;
+        }
+        if let Some(joinable) = patch.joinable {
+            self.room.joinable = joinable;
+        }
+        if let Some(finished) = patch.finished {
+            self.room.finished = finished;
+        }
+        self.record(kind, player, mv);
+        Ok(())
+    }
+
+    /// Adds a version for a change the platform made without a hook.
+    pub fn record(&mut self, kind: EventKind, player: &PlayerRef, mv: Option<&Value>) {
+        if self.room.finished {
+            self.room.joinable = false;
+        }
+        self.room.version += 1;
+        self.room.updated_at = self.now.clone();
+        self.events.push(RoomEvent {
+            version: self.room.version,
+            kind,
+            player: Some(player.clone()),
+            mv: mv.cloned(),
+            state: self.room.state.clone(),
+            joinable: self.room.joinable,
+            finished: self.room.finished,
+            created_at: self.now.clone(),
+        });
+    }
+
+    pub fn as_commit(&self) -> RoomCommit<'_> {
+        RoomCommit {
+            room: &self.room,
+            expected_version: self.expected_version,
+            events: &self.events,
+            members_changed: self.members_changed,
+        }
+    }
+}
+
+thread_local! {
+    static IN_HOOK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A panic inside a game hook is caught and logged by [`Transition::run_hook`]; this keeps the
+/// default panic printer from also writing it to stderr. Every other panic is printed as usual.
+fn quiet_hook_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_HOOK.get() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn hook_name(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::RoomStart | EventKind::Reset => "onRoomStart",
+        EventKind::Join => "onPlayerJoin",
+        EventKind::Quit => "onPlayerQuit",
+        EventKind::Move => "onPlayerMove",
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}

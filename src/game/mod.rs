@@ -1,0 +1,86 @@
+//! The contract between the platform and a game: four hooks that see a copy of the room and
+//! answer with a partial patch. Games know nothing of HTTP or SQL, and the trait is object-safe
+//! so natively compiled games and sandboxed uploaded ones can sit behind the same `dyn Game`.
+
+mod patch;
+mod registry;
+
+pub use patch::{Patch, PatchError, ValidPatch};
+pub use registry::GameRegistry;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A player as hooks and clients see one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerRef {
+    pub id: String,
+    pub username: String,
+}
+
+/// What `onRoomStart` is told about the room being created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoomStartContext {
+    pub private: bool,
+}
+
+/// The persisted record a hook sees: a copy, so a hook cannot change the stored room.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BoardGame {
+    pub players: Vec<PlayerRef>,
+    pub version: i64,
+    pub joinable: bool,
+    pub finished: bool,
+    pub state: Value,
+    pub room_start_context: RoomStartContext,
+}
+
+/// What the lobby shows about a game.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GameInfo {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub min_players: usize,
+    pub max_players: usize,
+    pub description: &'static str,
+}
+
+/// A game refusing an action. `reason` is a stable, machine-readable name
+/// (`not_your_turn`, `cell_taken`, …); `message` is for people.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct GameError {
+    pub reason: String,
+    pub message: String,
+}
+
+impl GameError {
+    pub fn new(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            message: message.into(),
+        }
+    }
+}
+
+pub type HookResult = Result<Patch, GameError>;
+
+/// A turn-based game written as four lifecycle hooks. Every hook is a pure function of its
+/// arguments: no I/O, no clock, no shared mutable state.
+pub trait Game: Send + Sync {
+    fn info(&self) -> GameInfo;
+
+    /// Runs when a room is created (and again when a finished room is reset).
+    fn on_room_start(&self, context: &RoomStartContext) -> HookResult;
+
+    /// Runs after `player` has been appended to `game.players`.
+    fn on_player_join(&self, player: &PlayerRef, game: &BoardGame) -> HookResult;
+
+    /// Runs after `player` has been removed from `game.players`.
+    fn on_player_quit(&self, player: &PlayerRef, game: &BoardGame) -> HookResult;
+
+    /// Runs when a current player of an unfinished room sends `mv`, any JSON value.
+    fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult;
+}

@@ -1,0 +1,141 @@
+//! The partial patch a hook returns. It is kept as the JSON object the hook produced, so that
+//! games of any origin (native or uploaded) are validated by the same rules in one place.
+
+use serde_json::{Map, Value};
+
+/// What a hook returns: an object that may hold `state`, `joinable` and `finished`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Patch(Map<String, Value>);
+
+impl Patch {
+    /// The empty patch `{}`: nothing changes but the version.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// A patch exactly as a hook wrote it; checked when the engine applies it.
+    pub fn from_json(value: Value) -> Result<Self, PatchError> {
+        match value {
+            Value::Object(map) => Ok(Self(map)),
+            other => Err(PatchError::NotAnObject(json_type(&other))),
+        }
+    }
+
+    pub fn state(mut self, state: Value) -> Self {
+        self.0.insert("state".into(), state);
+        self
+    }
+
+    pub fn joinable(mut self, joinable: bool) -> Self {
+        self.0.insert("joinable".into(), Value::Bool(joinable));
+        self
+    }
+
+    pub fn finished(mut self, finished: bool) -> Self {
+        self.0.insert("finished".into(), Value::Bool(finished));
+        self
+    }
+
+    /// Checks the patch against the contract: only the three known keys, each of its type.
+    pub fn validate(self) -> Result<ValidPatch, PatchError> {
+        let mut valid = ValidPatch::default();
+        for (key, value) in self.0 {
+            match key.as_str() {
+                "state" => valid.state = Some(value),
+                "joinable" => valid.joinable = Some(as_bool(&key, value)?),
+                "finished" => valid.finished = Some(as_bool(&key, value)?),
+                _ => return Err(PatchError::UnknownKey(key)),
+            }
+        }
+        Ok(valid)
+    }
+}
+
+fn as_bool(key: &str, value: Value) -> Result<bool, PatchError> {
+    value.as_bool().ok_or_else(|| PatchError::NotABool {
+        key: key.to_owned(),
+        found: json_type(&value),
+    })
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A patch that passed validation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ValidPatch {
+    pub state: Option<Value>,
+    pub joinable: Option<bool>,
+    pub finished: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatchError {
+    #[error("a patch must be a JSON object, the hook returned {0}")]
+    NotAnObject(&'static str),
+    #[error("a patch may only hold `state`, `joinable` and `finished`; the hook returned `{0}`")]
+    UnknownKey(String),
+    #[error("`{key}` in a patch must be a boolean, the hook returned {found}")]
+    NotABool { key: String, found: &'static str },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builder_patches_validate_to_their_fields() {
+        let valid = Patch::empty()
+            .state(json!({"a": 1}))
+            .joinable(false)
+            .finished(true)
+            .validate()
+            .unwrap();
+        assert_eq!(valid.state, Some(json!({"a": 1})));
+        assert_eq!(valid.joinable, Some(false));
+        assert_eq!(valid.finished, Some(true));
+    }
+
+    #[test]
+    fn empty_patch_changes_nothing() {
+        assert_eq!(Patch::empty().validate().unwrap(), ValidPatch::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_by_name() {
+        let err = Patch::from_json(json!({"state": {}, "score": 3}))
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert_eq!(err, PatchError::UnknownKey("score".into()));
+        assert!(err.to_string().contains("`score`"));
+    }
+
+    #[test]
+    fn wrongly_typed_flags_are_rejected() {
+        let err = Patch::from_json(json!({"finished": "yes"}))
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert!(
+            matches!(err, PatchError::NotABool { ref key, found: "a string" } if key == "finished")
+        );
+    }
+
+    #[test]
+    fn non_objects_are_not_patches() {
+        assert_eq!(
+            Patch::from_json(json!([1])).unwrap_err(),
+            PatchError::NotAnObject("an array")
+        );
+    }
+}

@@ -1,0 +1,32 @@
+//! The games this server hosts, by id.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{Game, GameInfo};
+
+#[derive(Clone, Default)]
+pub struct GameRegistry {
+    games: BTreeMap<&'static str, Arc<dyn Game>>,
+}
+
+impl GameRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a game; a later game with the same id replaces the earlier one.
+    pub fn register(mut self, game: Arc<dyn Game>) -> Self {
+        self.games.insert(game.info().id, game);
+        self
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Arc<dyn Game>> {
+        self.games.get(id)
+    }
+
+    /// Every game, ordered by id.
+    pub fn list(&self) -> Vec<GameInfo> {
+        self.games.values().map(|game| game.info()).collect()
+    }
+}

@@ -1,0 +1,345 @@
+//! Rules shared by every "three in a line" game: two seats (X is `players[0]`), alternating
+//! turns, a win when a move completes a line, a draw when the board fills up, and a forfeit
+//! when a player quits mid-game. A [`Geometry`] supplies the board: its cells, its lines, how
+//! moves are written and how the board looks in JSON.
+
+use std::marker::PhantomData;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::game::{
+    BoardGame, Game, GameError, GameInfo, HookResult, Patch, PlayerRef, RoomStartContext,
+};
+
+/// A player's mark. X moves first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Mark {
+    X,
+    O,
+}
+
+impl Mark {
+    pub fn of_seat(seat: usize) -> Mark {
+        if seat == 0 {
+            Mark::X
+        } else {
+            Mark::O
+        }
+    }
+
+    pub fn other(self) -> Mark {
+        match self {
+            Mark::X => Mark::O,
+            Mark::O => Mark::X,
+        }
+    }
+}
+
+pub type Cell = Option<Mark>;
+pub type Line = [usize; 3];
+
+/// The shape of a board.
+pub trait Geometry: Send + Sync + 'static {
+    const INFO: GameInfo;
+    const CELLS: usize;
+
+    /// Every winning line.
+    fn lines() -> &'static [Line];
+
+    /// For each cell, the indices (into [`Geometry::lines`]) of the lines through it.
+    fn lines_through(cell: usize) -> &'static [usize];
+
+    /// Reads a client's move into a cell index, checking only its shape and range.
+    fn parse_move(mv: &Value) -> Result<usize, GameError>;
+
+    /// Writes a cell index as a client would send it.
+    fn move_json(cell: usize) -> Value;
+
+    fn board_json(board: &[Cell]) -> Value;
+    fn parse_board(board: &Value) -> Option<Vec<Cell>>;
+    fn line_json(line: Line) -> Value;
+}
+
+/// Builds the cell → lines table from a list of lines.
+pub fn index_lines(cells: usize, lines: &[Line]) -> Vec<Vec<usize>> {
+    let mut through = vec![Vec::new(); cells];
+    for (index, line) in lines.iter().enumerate() {
+        for &cell in line {
+            through[cell].push(index);
+        }
+    }
+    through
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Status {
+    PreGame,
+    InGame,
+    EndGame,
+}
+
+/// The position on the board, independent of who the players are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Position<G: Geometry> {
+    pub board: Vec<Cell>,
+    pub to_move: Mark,
+    pub move_count: usize,
+    geometry: PhantomData<G>,
+}
+
+/// How a position stands after a move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ongoing,
+    Won(Mark, Line),
+    Drawn,
+}
+
+impl<G: Geometry> Default for Position<G> {
+    fn default() -> Self {
+        Self {
+            board: vec![None; G::CELLS],
+            to_move: Mark::X,
+            move_count: 0,
+            geometry: PhantomData,
+        }
+    }
+}
+
+impl<G: Geometry> Position<G> {
+    pub fn from_board(board: Vec<Cell>) -> Self {
+        let move_count = board.iter().filter(|cell| cell.is_some()).count();
+        let to_move = if move_count % 2 == 0 {
+            Mark::X
+        } else {
+            Mark::O
+        };
+        Self {
+            board,
+            to_move,
+            move_count,
+            geometry: PhantomData,
+        }
+    }
+
+    pub fn empty_cells(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..G::CELLS).filter(|&cell| self.board[cell].is_none())
+    }
+
+    /// Places the mark of the side to move on an empty cell; the outcome looks only at the
+    /// lines through that cell.
+    pub fn play(&mut self, cell: usize) -> Outcome {
+        debug_assert!(self.board[cell].is_none());
+        let mark = self.to_move;
+        self.board[cell] = Some(mark);
+        self.move_count += 1;
+        self.to_move = mark.other();
+        if let Some(line) = self.line_completed_by(cell) {
+            Outcome::Won(mark, line)
+        } else if self.move_count == G::CELLS {
+            Outcome::Drawn
+        } else {
+            Outcome::Ongoing
+        }
+    }
+
+    pub fn undo(&mut self, cell: usize) {
+        self.board[cell] = None;
+        self.move_count -= 1;
+        self.to_move = self.to_move.other();
+    }
+
+    /// The line through `cell` that its occupant has filled, if any.
+    pub fn line_completed_by(&self, cell: usize) -> Option<Line> {
+        let mark = self.board[cell]?;
+        G::lines_through(cell)
+            .iter()
+            .map(|&index| G::lines()[index])
+            .find(|line| line.iter().all(|&c| self.board[c] == Some(mark)))
+    }
+}
+
+/// The game state as stored in the room and shown to clients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StateJson {
+    status: Status,
+    board: Value,
+    plr_to_move_index: usize,
+    winner: Option<PlayerRef>,
+    winning_line: Option<Value>,
+    move_count: usize,
+}
+
+/// A decoded room state.
+pub struct TurnState<G: Geometry> {
+    pub status: Status,
+    pub position: Position<G>,
+    pub plr_to_move_index: usize,
+    winner: Option<PlayerRef>,
+    winning_line: Option<Value>,
+}
+
+impl<G: Geometry> TurnState<G> {
+    fn initial() -> Self {
+        Self {
+            status: Status::PreGame,
+            position: Position::default(),
+            plr_to_move_index: 0,
+            winner: None,
+            winning_line: None,
+        }
+    }
+
+    pub fn decode(state: &Value) -> Result<Self, GameError> {
+        let invalid = || {
+            GameError::new(
+                "invalid_state",
+                "the room's state is not a game of this kind",
+            )
+        };
+        let json: StateJson = serde_json::from_value(state.clone()).map_err(|_| invalid())?;
+        let board = G::parse_board(&json.board).ok_or_else(invalid)?;
+        Ok(Self {
+            status: json.status,
+            position: Position::from_board(board),
+            plr_to_move_index: json.plr_to_move_index,
+            winner: json.winner,
+            winning_line: json.winning_line,
+        })
+    }
+
+    pub fn encode(&self) -> Value {
+        serde_json::to_value(StateJson {
+            status: self.status,
+            board: G::board_json(&self.position.board),
+            plr_to_move_index: self.plr_to_move_index,
+            winner: self.winner.clone(),
+            winning_line: self.winning_line.clone(),
+            move_count: self.position.move_count,
+        })
+        .expect("a game state always serialises")
+    }
+}
+
+/// Two-seat, turn-taking hooks for any geometry.
+pub struct LineGame<G: Geometry>(PhantomData<G>);
+
+impl<G: Geometry> Default for LineGame<G> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
+
+const SEATS: usize = 2;
+
+impl<G: Geometry> Game for LineGame<G> {
+    fn info(&self) -> GameInfo {
+        G::INFO
+    }
+
+    fn on_room_start(&self, _context: &RoomStartContext) -> HookResult {
+        Ok(Patch::empty()
+            .state(TurnState::<G>::initial().encode())
+            .joinable(true)
+            .finished(false))
+    }
+
+    fn on_player_join(&self, _player: &PlayerRef, game: &BoardGame) -> HookResult {
+        let mut turn = TurnState::<G>::decode(&game.state)?;
+        if game.players.len() > SEATS || turn.status != Status::PreGame {
+            return Err(GameError::new("room_full", "both seats are taken"));
+        }
+        if game.players.len() < SEATS {
+            return Ok(Patch::empty().joinable(true));
+        }
+        turn.status = Status::InGame;
+        turn.plr_to_move_index = 0;
+        Ok(Patch::empty().state(turn.encode()).joinable(false))
+    }
+
+    fn on_player_quit(&self, _player: &PlayerRef, game: &BoardGame) -> HookResult {
+        let mut turn = TurnState::<G>::decode(&game.state)?;
+        match turn.status {
+            // Still waiting for an opponent: the seat opens up again.
+            Status::PreGame => Ok(Patch::empty().joinable(true)),
+            // A quit mid-game is a forfeit: whoever is left wins.
+            Status::InGame => {
+                turn.status = Status::EndGame;
+                turn.winner = game.players.first().cloned();
+                Ok(Patch::empty().state(turn.encode()).finished(true))
+            }
+            Status::EndGame => Ok(Patch::empty()),
+        }
+    }
+
+    fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult {
+        let mut turn = TurnState::<G>::decode(&game.state)?;
+        match turn.status {
+            Status::PreGame => {
+                return Err(GameError::new(
+                    "game_not_started",
+                    "the game has not started: it is waiting for a second player",
+                ))
+            }
+            Status::EndGame => return Err(GameError::new("game_over", "the game is over")),
+            Status::InGame => {}
+        }
+        let seat = game
+            .players
+            .iter()
+            .position(|p| p.id == player.id)
+            .ok_or_else(|| GameError::new("not_a_player", "only the room's players can move"))?;
+        if seat != turn.plr_to_move_index {
+            let whose = game
+                .players
+                .get(turn.plr_to_move_index)
+                .map_or("the other player", |p| p.username.as_str());
+            return Err(GameError::new(
+                "not_your_turn",
+                format!("it is {whose}'s turn"),
+            ));
+        }
+        let cell = G::parse_move(mv)?;
+        if turn.position.board[cell].is_some() {
+            return Err(GameError::new("cell_taken", "that cell is already taken"));
+        }
+        if turn.position.to_move != Mark::of_seat(seat) {
+            return Err(GameError::new(
+                "invalid_state",
+                "the board does not agree with whose turn it is",
+            ));
+        }
+        match turn.position.play(cell) {
+            Outcome::Won(_, line) => {
+                turn.status = Status::EndGame;
+                turn.winner = Some(player.clone());
+                turn.winning_line = Some(G::line_json(line));
+                Ok(Patch::empty().state(turn.encode()).finished(true))
+            }
+            Outcome::Drawn => {
+                turn.status = Status::EndGame;
+                Ok(Patch::empty().state(turn.encode()).finished(true))
+            }
+            Outcome::Ongoing => {
+                turn.plr_to_move_index = (seat + 1) % SEATS;
+                Ok(Patch::empty().state(turn.encode()))
+            }
+        }
+    }
+}
+
+/// Reads a non-negative integer field of a move; `None` when absent.
+pub fn move_field(mv: &Value, key: &str, example: &str) -> Result<Option<i64>, GameError> {
+    match mv.get(key) {
+        None => Ok(None),
+        Some(value) => value.as_i64().map(Some).ok_or_else(|| {
+            GameError::new(
+                "invalid_move",
+                format!("`{key}` must be an integer; a move looks like {example}"),
+            )
+        }),
+    }
+}

@@ -1,0 +1,13 @@
+//! The games that ship with the server.
+
+pub mod line_game;
+pub mod tictactoe;
+
+use std::sync::Arc;
+
+use crate::game::GameRegistry;
+
+/// The registry of built-in games.
+pub fn builtin() -> GameRegistry {
+    GameRegistry::new().register(Arc::new(tictactoe::TicTacToe::default()))
+}

@@ -1,0 +1,31 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use turnhouse::config::Config;
+use turnhouse::startup::Application;
+use turnhouse::{games, telemetry};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config = Config::parse();
+    telemetry::init("info");
+    let app = match Application::build(&config, games::builtin()).await {
+        Ok(app) => app,
+        Err(err) => {
+            tracing::error!(error = %err, "could not start");
+            return ExitCode::FAILURE;
+        }
+    };
+    let host = config
+        .bind
+        .rsplit_once(':')
+        .map_or(config.bind.as_str(), |(host, _)| host);
+    tracing::info!(database = %config.database_url, "listening on http://{host}:{}", app.port());
+    match app.run_until_stopped().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!(error = %err, "the server stopped with an error");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The records the engine works on and the store keeps: rooms, their events, and accounts.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::game::{BoardGame, PlayerRef, RoomStartContext};
+
+/// A room: the BoardGame record of its game plus what the platform keeps around it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Room {
+    pub id: String,
+    pub game: String,
+    pub players: Vec<PlayerRef>,
+    pub inactive_players: Vec<PlayerRef>,
+    pub version: i64,
+    pub joinable: bool,
+    pub finished: bool,
+    pub private: bool,
+    pub state: Value,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Room {
+    /// A room before any hook has run: version 0, no players, joinable, state `null`.
+    pub fn blank(id: String, game: String, private: bool, now: String) -> Self {
+        Self {
+            id,
+            game,
+            players: Vec::new(),
+            inactive_players: Vec::new(),
+            version: 0,
+            joinable: true,
+            finished: false,
+            private,
+            state: Value::Null,
+            created_at: now.clone(),
+            updated_at: now,
+        }
+    }
+
+    /// The copy of the record a hook is shown.
+    pub fn board_game(&self) -> BoardGame {
+        BoardGame {
+            players: self.players.clone(),
+            version: self.version,
+            joinable: self.joinable,
+            finished: self.finished,
+            state: self.state.clone(),
+            room_start_context: RoomStartContext {
+                private: self.private,
+            },
+        }
+    }
+
+    pub fn is_player(&self, player_id: &str) -> bool {
+        self.players.iter().any(|p| p.id == player_id)
+    }
+}
+
+/// What made a new version of a room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// `onRoomStart` ran for a new room.
+    RoomStart,
+    /// `onRoomStart` ran again for a room being played again.
+    Reset,
+    Join,
+    Quit,
+    Move,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::RoomStart => "room_start",
+            EventKind::Reset => "reset",
+            EventKind::Join => "join",
+            EventKind::Quit => "quit",
+            EventKind::Move => "move",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::RoomStart,
+            Self::Reset,
+            Self::Join,
+            Self::Quit,
+            Self::Move,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == s)
+    }
+}
+
+/// One version of a room's history: what happened and the record it resulted in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoomEvent {
+    pub version: i64,
+    pub kind: EventKind,
+    pub player: Option<PlayerRef>,
+    #[serde(rename = "move")]
+    pub mv: Option<Value>,
+    pub state: Value,
+    pub joinable: bool,
+    pub finished: bool,
+    pub created_at: String,
+}
+
+/// A player account as stored.
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub id: String,
+    pub username: String,
+    pub token_hash: String,
+    pub created_at: String,
+}
+
+impl Account {
+    pub fn player_ref(&self) -> PlayerRef {
+        PlayerRef {
+            id: self.id.clone(),
+            username: self.username.clone(),
+        }
+    }
+}
+
+/// The current time as RFC 3339 text with milliseconds, in UTC: sortable and readable in SQL.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

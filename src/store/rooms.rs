@@ -1,0 +1,167 @@
+//! Rooms and who is in them.
+
+use serde::de::DeserializeOwned;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Row, SqliteConnection};
+
+use super::{on_unique, Store, StoreError};
+use crate::model::Room;
+
+/// `SELECT <every room column> FROM rooms <tail>`, as one static string.
+macro_rules! select_rooms {
+    ($tail:literal) => {
+        concat!(
+            "SELECT seq, id, game, private, version, joinable, finished, state, players, \
+             inactive_players, created_at, updated_at FROM rooms ",
+            $tail
+        )
+    };
+}
+
+/// A lobby query. Private rooms are only included when `include_private` is set, and then only
+/// those of `player` (the API sets it when a player lists their own rooms).
+#[derive(Debug, Clone, Default)]
+pub struct RoomQuery {
+    pub game: Option<String>,
+    pub joinable: Option<bool>,
+    pub finished: Option<bool>,
+    pub player: Option<String>,
+    pub include_private: bool,
+    /// Only rooms created before the room with this sequence number (the page cursor).
+    pub before_seq: Option<i64>,
+    pub limit: i64,
+}
+
+pub(super) async fn insert(conn: &mut SqliteConnection, room: &Room) -> Result<bool, StoreError> {
+    sqlx::query(
+        "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&room.id)
+    .bind(&room.game)
+    .bind(room.private)
+    .bind(room.version)
+    .bind(room.joinable)
+    .bind(room.finished)
+    .bind(room.state.to_string())
+    .bind(to_json(&room.players))
+    .bind(to_json(&room.inactive_players))
+    .bind(&room.created_at)
+    .bind(&room.updated_at)
+    .execute(conn)
+    .await
+    .map_err(|e| on_unique(e, StoreError::Conflict))?;
+    Ok(true)
+}
+
+/// The compare-and-set: writes the room only if it is still at `expected_version`.
+pub(super) async fn update_if_version(
+    conn: &mut SqliteConnection,
+    room: &Room,
+    expected_version: i64,
+) -> Result<bool, StoreError> {
+    let result = sqlx::query(
+        "UPDATE rooms SET version = ?, joinable = ?, finished = ?, state = ?, players = ?, \
+         inactive_players = ?, updated_at = ? WHERE id = ? AND version = ?",
+    )
+    .bind(room.version)
+    .bind(room.joinable)
+    .bind(room.finished)
+    .bind(room.state.to_string())
+    .bind(to_json(&room.players))
+    .bind(to_json(&room.inactive_players))
+    .bind(&room.updated_at)
+    .bind(&room.id)
+    .bind(expected_version)
+    .execute(conn)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Records every current (active) and former (inactive) player of the room.
+pub(super) async fn write_members(
+    conn: &mut SqliteConnection,
+    room: &Room,
+) -> Result<(), StoreError> {
+    let members = room
+        .players
+        .iter()
+        .map(|p| (p, true))
+        .chain(room.inactive_players.iter().map(|p| (p, false)));
+    for (player, active) in members {
+        sqlx::query(
+            "INSERT INTO room_players (room_id, player_id, active) VALUES (?, ?, ?) \
+             ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active",
+        )
+        .bind(&room.id)
+        .bind(&player.id)
+        .bind(active)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+impl Store {
+    pub async fn room(&self, id: &str) -> Result<Option<Room>, StoreError> {
+        let row = sqlx::query(select_rooms!("WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&self.read)
+            .await?;
+        row.as_ref()
+            .map(room_from_row)
+            .transpose()
+            .map(|r| r.map(|(_, room)| room))
+    }
+
+    /// A page of rooms, newest first, each with its sequence number (for the next cursor).
+    pub async fn rooms(&self, query: &RoomQuery) -> Result<Vec<(i64, Room)>, StoreError> {
+        let sql = select_rooms!(
+            "WHERE (private = 0 OR ?1) \
+               AND (?2 IS NULL OR game = ?2) \
+               AND (?3 IS NULL OR joinable = ?3) \
+               AND (?4 IS NULL OR finished = ?4) \
+               AND (?5 IS NULL OR id IN (SELECT room_id FROM room_players WHERE player_id = ?5)) \
+               AND (?6 IS NULL OR seq < ?6) \
+             ORDER BY seq DESC LIMIT ?7"
+        );
+        let rows = sqlx::query(sql)
+            .bind(query.include_private)
+            .bind(&query.game)
+            .bind(query.joinable)
+            .bind(query.finished)
+            .bind(&query.player)
+            .bind(query.before_seq)
+            .bind(query.limit)
+            .fetch_all(&self.read)
+            .await?;
+        rows.iter().map(room_from_row).collect()
+    }
+}
+
+fn room_from_row(row: &SqliteRow) -> Result<(i64, Room), StoreError> {
+    Ok((
+        row.try_get("seq")?,
+        Room {
+            id: row.try_get("id")?,
+            game: row.try_get("game")?,
+            private: row.try_get("private")?,
+            version: row.try_get("version")?,
+            joinable: row.try_get("joinable")?,
+            finished: row.try_get("finished")?,
+            state: parse_json(&row.try_get::<String, _>("state")?)?,
+            players: parse_json(&row.try_get::<String, _>("players")?)?,
+            inactive_players: parse_json(&row.try_get::<String, _>("inactive_players")?)?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+        },
+    ))
+}
+
+pub(super) fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("records always serialise")
+}

@@ -1,0 +1,13 @@
+//! Logging: `tracing` to stdout, filtered by `RUST_LOG` (default `info`).
+
+use tracing_subscriber::EnvFilter;
+
+pub fn init(default_filter: &str) {
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter));
+    // A second call (several tests in one process) keeps the first subscriber.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .try_init();
+}

@@ -1,0 +1,209 @@
+//! `TestApp`: the real server on a free loopback port with a fresh SQLite file, and typed
+//! helpers to drive it over HTTP.
+
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use reqwest::{Method, Response, StatusCode};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+use turnhouse::config::Config;
+use turnhouse::game::GameRegistry;
+use turnhouse::startup::Application;
+
+static TRACING: LazyLock<()> = LazyLock::new(|| {
+    if std::env::var_os("TEST_LOG").is_some() {
+        turnhouse::telemetry::init("debug");
+    }
+});
+
+pub struct TestApp {
+    pub address: String,
+    pub db_path: PathBuf,
+    pub client: reqwest::Client,
+    _dir: Option<TempDir>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TestPlayer {
+    pub id: String,
+    pub username: String,
+    pub token: String,
+}
+
+impl TestApp {
+    pub async fn spawn() -> Self {
+        Self::spawn_with(turnhouse::games::builtin()).await
+    }
+
+    pub async fn spawn_with(games: GameRegistry) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let db_path = dir.path().join("test.db");
+        let mut app = Self::spawn_on(db_path, games).await;
+        app._dir = Some(dir);
+        app
+    }
+
+    /// A second server instance on this one's database file, as in a scaled-out deployment.
+    pub async fn spawn_beside(&self, games: GameRegistry) -> Self {
+        Self::spawn_on(self.db_path.clone(), games).await
+    }
+
+    async fn spawn_on(db_path: PathBuf, games: GameRegistry) -> Self {
+        LazyLock::force(&TRACING);
+        let config = Config::for_database(db_path.to_str().unwrap());
+        let app = Application::build(&config, games)
+            .await
+            .expect("the app builds");
+        let address = format!("http://127.0.0.1:{}", app.port());
+        tokio::spawn(app.run_until_stopped());
+        Self {
+            address,
+            db_path,
+            client: reqwest::Client::new(),
+            _dir: None,
+        }
+    }
+
+    /// Sends a request; `body` is sent as JSON text when given.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Response {
+        let mut request = self
+            .client
+            .request(method, format!("{}{path}", self.address));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.body(body.to_string());
+        }
+        request.send().await.expect("the server answers")
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.request(Method::GET, path, None, None).await
+    }
+
+    pub async fn get_json(&self, path: &str) -> Value {
+        let response = self.get(path).await;
+        assert_eq!(response.status(), StatusCode::OK, "GET {path}");
+        response.json().await.unwrap()
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: Option<&Value>) -> Response {
+        self.request(Method::POST, path, token, body).await
+    }
+
+    pub async fn register(&self, username: &str) -> TestPlayer {
+        let response = self
+            .post("/players", None, Some(&json!({"username": username})))
+            .await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let body: Value = response.json().await.unwrap();
+        TestPlayer {
+            id: body["id"].as_str().unwrap().to_owned(),
+            username: body["username"].as_str().unwrap().to_owned(),
+            token: body["token"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// Creates a room of `game` with `body`'s extra fields; returns the room.
+    pub async fn create_room(&self, player: &TestPlayer, body: Value) -> Value {
+        let response = self.post("/rooms", Some(&player.token), Some(&body)).await;
+        assert_eq!(
+            response.status(),
+            StatusCode::CREATED,
+            "{:?}",
+            response.text().await
+        );
+        response.json().await.unwrap()
+    }
+
+    pub async fn join(&self, player: &TestPlayer, room: &str) -> Response {
+        self.post(&format!("/rooms/{room}/join"), Some(&player.token), None)
+            .await
+    }
+
+    pub async fn quit(&self, player: &TestPlayer, room: &str) -> Response {
+        self.post(&format!("/rooms/{room}/quit"), Some(&player.token), None)
+            .await
+    }
+
+    pub async fn play(&self, player: &TestPlayer, room: &str, mv: Value) -> Response {
+        self.post(
+            &format!("/rooms/{room}/moves"),
+            Some(&player.token),
+            Some(&mv),
+        )
+        .await
+    }
+
+    /// Plays a move that must be accepted; returns the room after it.
+    pub async fn play_ok(&self, player: &TestPlayer, room: &str, mv: Value) -> Value {
+        let response = self.play(player, room, mv.clone()).await;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "move {mv} refused: {body}");
+        body
+    }
+
+    pub async fn room(&self, room: &str) -> Value {
+        self.get_json(&format!("/rooms/{room}")).await
+    }
+
+    /// A whole room history (following pages).
+    pub async fn events(&self, room: &str) -> Vec<Value> {
+        let mut all = Vec::new();
+        let mut after = 0;
+        loop {
+            let page = self
+                .get_json(&format!("/rooms/{room}/events?after={after}&limit=1000"))
+                .await;
+            all.extend(page["events"].as_array().unwrap().iter().cloned());
+            match page["nextAfter"].as_i64() {
+                Some(next) => after = next,
+                None => return all,
+            }
+        }
+    }
+
+    /// A two-player tic-tac-toe game, started: returns (room id, X, O).
+    pub async fn started_tictactoe(&self) -> (String, TestPlayer, TestPlayer) {
+        let x = self.register(&unique("x")).await;
+        let o = self.register(&unique("o")).await;
+        let room = self.create_room(&x, json!({"game": "tictactoe"})).await;
+        let id = room["id"].as_str().unwrap().to_owned();
+        assert_eq!(self.join(&o, &id).await.status(), StatusCode::OK);
+        (id, x, o)
+    }
+}
+
+/// A username that no other test in this process uses.
+pub fn unique(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("{prefix}_{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Asserts an RFC 9457 problem with this status and code; returns its body.
+pub async fn assert_problem(response: Response, status: StatusCode, code: &str) -> Value {
+    assert_eq!(response.status(), status, "expected {status} {code}");
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(content_type, "application/problem+json");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["status"], status.as_u16());
+    assert!(
+        body["detail"].as_str().is_some_and(|d| !d.is_empty()),
+        "{body}"
+    );
+    body
+}

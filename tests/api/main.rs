@@ -1,0 +1,12 @@
+//! Black-box tests: the real server over HTTP, a fresh SQLite file each.
+
+mod concurrency;
+mod errors;
+mod helpers;
+mod hooks;
+mod openapi;
+mod players;
+mod readme;
+mod restart;
+mod test_games;
+mod tictactoe;

@@ -1,0 +1,88 @@
+//! `openapi.yaml` describes exactly the routes the server serves.
+
+use std::collections::BTreeSet;
+
+use reqwest::Method;
+use serde_json::Value;
+
+use crate::helpers::TestApp;
+
+fn spec() -> Value {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml")).unwrap();
+    serde_yaml::from_str(&text).expect("openapi.yaml parses")
+}
+
+fn spec_routes(spec: &Value) -> BTreeSet<(String, String)> {
+    let methods = ["get", "put", "post", "delete", "patch", "head", "options"];
+    spec["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| methods.contains(&k.as_str()))
+                .map(move |m| (m.to_uppercase(), path.clone()))
+        })
+        .collect()
+}
+
+#[test]
+fn the_spec_lists_exactly_the_served_routes() {
+    let spec = spec();
+    assert!(spec["openapi"].as_str().unwrap().starts_with("3.1"));
+    let served: BTreeSet<(String, String)> = turnhouse::api::route_table()
+        .into_iter()
+        .map(|(method, path)| (method.to_string(), path.to_owned()))
+        .collect();
+    assert_eq!(spec_routes(&spec), served);
+}
+
+#[test]
+fn every_operation_documents_its_errors_as_problems() {
+    let spec = spec();
+    for (method, path) in spec_routes(&spec) {
+        let op = &spec["paths"][&path][method.to_lowercase()];
+        assert!(
+            op["operationId"].is_string(),
+            "{method} {path} has an operationId"
+        );
+        let responses = op["responses"].as_object().unwrap();
+        assert!(
+            responses.keys().any(|k| k.starts_with('2')),
+            "{method} {path} documents success"
+        );
+    }
+    let codes = spec["components"]["schemas"]["Problem"]["properties"]["code"]["enum"]
+        .as_array()
+        .expect("the Problem schema lists every code");
+    for code in [
+        "malformed_json",
+        "missing_token",
+        "not_a_player",
+        "room_not_found",
+        "version_mismatch",
+        "game_refused",
+    ] {
+        assert!(codes.iter().any(|c| c == code), "{code} is documented");
+    }
+}
+
+/// Each documented route answers something other than "no such route" on the live server.
+#[tokio::test]
+async fn every_documented_route_is_live() {
+    let app = TestApp::spawn().await;
+    for (method, path) in spec_routes(&spec()) {
+        let path = path.replace("{id}", "0123456789abcdef0123456789abcdef");
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let response = app.request(method.clone(), &path, None, None).await;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        assert!(
+            body["code"] != "route_not_found" && body["code"] != "method_not_allowed",
+            "{method} {path}: {status} {body}"
+        );
+    }
+}

@@ -1,0 +1,73 @@
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_problem, unique, TestApp};
+
+#[tokio::test]
+async fn a_player_gets_an_id_and_a_token_once() {
+    let app = TestApp::spawn().await;
+    let name = unique("alice");
+    let response = app
+        .post("/players", None, Some(&json!({"username": name})))
+        .await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["username"], name.as_str());
+    let token = body["token"].as_str().unwrap();
+    assert!(token.starts_with(body["id"].as_str().unwrap()));
+    // 256 bits of secret after the id.
+    assert_eq!(token.split_once('.').unwrap().1.len(), 64);
+
+    // Only a hash of the secret is stored.
+    let stored: Vec<(String, String)> =
+        sqlite_rows(&app, "SELECT username, token_hash FROM players").await;
+    assert_eq!(stored.len(), 1);
+    assert!(!stored[0].1.contains(token.split_once('.').unwrap().1));
+}
+
+#[tokio::test]
+async fn usernames_are_generated_when_not_given() {
+    let app = TestApp::spawn().await;
+    let mut names = std::collections::HashSet::new();
+    for body in [None, Some(json!({}))] {
+        for _ in 0..5 {
+            let response = app.post("/players", None, body.as_ref()).await;
+            assert_eq!(response.status(), StatusCode::CREATED);
+            let body: Value = response.json().await.unwrap();
+            let name = body["username"].as_str().unwrap().to_owned();
+            assert!(name.contains('_'), "adjective_animal: {name}");
+            assert!(names.insert(name), "generated names are unique");
+        }
+    }
+}
+
+#[tokio::test]
+async fn usernames_are_unique_and_well_formed() {
+    let app = TestApp::spawn().await;
+    let name = unique("bob");
+    app.register(&name).await;
+    let again = app
+        .post("/players", None, Some(&json!({"username": name})))
+        .await;
+    assert_problem(again, StatusCode::CONFLICT, "username_taken").await;
+    for bad in ["ab", "with space", "ünïcode", "a;drop"] {
+        let response = app
+            .post("/players", None, Some(&json!({"username": bad})))
+            .await;
+        assert_problem(response, StatusCode::BAD_REQUEST, "invalid_username").await;
+    }
+    let count: Vec<(String,)> = sqlite_rows(&app, "SELECT username FROM players").await;
+    assert_eq!(count.len(), 1, "refused registrations store nothing");
+}
+
+/// Rows of a query against the test's database file, read directly.
+pub async fn sqlite_rows<T>(app: &TestApp, sql: &'static str) -> Vec<T>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+{
+    let url = format!("sqlite://{}", app.db_path.display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let rows = sqlx::query_as::<_, T>(sql).fetch_all(&pool).await.unwrap();
+    pool.close().await;
+    rows
+}

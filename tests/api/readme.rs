@@ -1,0 +1,87 @@
+//! The README's walk-through and SQL queries, run as written against a live server.
+
+use std::process::Command;
+
+use crate::helpers::TestApp;
+
+const README: &str = include_str!("../../README.md");
+
+/// The fenced blocks of `language` in the README, in order.
+fn blocks(language: &str) -> Vec<String> {
+    let fence = format!("```{language}");
+    let mut found = Vec::new();
+    let mut current: Option<String> = None;
+    for line in README.lines() {
+        match &mut current {
+            None if line.trim_end() == fence => current = Some(String::new()),
+            Some(block) if line.trim_end() == "```" => {
+                found.push(std::mem::take(block));
+                current = None;
+            }
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            None => {}
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_walkthrough_plays_a_whole_game() {
+    let app = TestApp::spawn().await;
+    let script = blocks("sh").join("\n");
+    assert!(
+        script.contains("API=http://127.0.0.1:8080"),
+        "the walk-through sets its address first"
+    );
+    // The one change: the address of this test's server instead of the default one.
+    let script = script.replace("API=http://127.0.0.1:8080", &format!("API={}", app.address));
+    let output = run(Command::new("bash").args(["-euo", "pipefail", "-c", &script])).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the walk-through failed:\n{stdout}\n{stderr}"
+    );
+    for expected in [
+        "\"status\": \"endGame\"",
+        "\"username\": \"alice\"",
+        "\"code\": \"game_refused\"",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "the walk-through shows {expected}:\n{stdout}"
+        );
+    }
+
+    // The SQL queries, through the sqlite3 shell, on the database the walk-through filled.
+    let queries = blocks("sql");
+    assert!(!queries.is_empty());
+    for query in queries {
+        let output = run(Command::new("sqlite3")
+            .args(["-readonly", "-header"])
+            .arg(&app.db_path)
+            .arg(&query))
+        .await;
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{query}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            printed.lines().count() >= 2,
+            "{query} printed a header and at least one row:\n{printed}"
+        );
+    }
+}
+
+/// Runs a command to completion off the async workers (the server shares this runtime).
+async fn run(command: &mut Command) -> std::process::Output {
+    let mut command = std::mem::replace(command, Command::new("true"));
+    tokio::task::spawn_blocking(move || command.output().expect("the command runs"))
+        .await
+        .unwrap()
+}
