@@ -24,7 +24,6 @@ struct CreatedPlayer {
 }
 
 /// Registers a player; the token in the answer is the only time it is shown.
-#[tracing::instrument(skip_all)]
 async fn create(
     context: web::Data<AppContext>,
     body: OptionalJson<NewPlayer>,

@@ -76,7 +76,7 @@ impl Engine {
     }
 
     /// Creates a room: `onRoomStart`, then the creator joins; two versions, one commit.
-    #[tracing::instrument(skip(self, creator), fields(player = %creator.id))]
+    #[tracing::instrument(level = "debug", skip(self, creator), fields(player = %creator.id))]
     pub async fn create_room(
         &self,
         creator: &PlayerRef,
@@ -96,7 +96,7 @@ impl Engine {
         Ok(step.room)
     }
 
-    #[tracing::instrument(skip(self, player), fields(player = %player.id))]
+    #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
     pub async fn join(
         &self,
         room_id: &str,
@@ -126,7 +126,7 @@ impl Engine {
 
     /// A player leaves. In an unfinished game `onPlayerQuit` decides what that means (a forfeit,
     /// usually); from a finished room the player only moves to the inactive players.
-    #[tracing::instrument(skip(self, player), fields(player = %player.id))]
+    #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
     pub async fn quit(
         &self,
         room_id: &str,
@@ -148,7 +148,7 @@ impl Engine {
         .await
     }
 
-    #[tracing::instrument(skip(self, player, mv), fields(player = %player.id))]
+    #[tracing::instrument(level = "debug", skip(self, player, mv), fields(player = %player.id))]
     pub async fn play(
         &self,
         room_id: &str,

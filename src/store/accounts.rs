@@ -6,7 +6,7 @@ use super::{on_unique, Store, StoreError};
 use crate::model::Account;
 
 impl Store {
-    #[tracing::instrument(skip_all, fields(username = %account.username))]
+    #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]
     pub async fn create_account(&self, account: &Account) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, ?, ?)",

@@ -111,7 +111,7 @@ impl Store {
     /// Applies a room change: the compare-and-set on `version`, the memberships and the events,
     /// in one transaction. [`StoreError::Conflict`] when the room moved on (or, for a new room,
     /// already exists); nothing is written then.
-    #[tracing::instrument(skip_all, fields(room = %commit.room.id, version = commit.room.version))]
+    #[tracing::instrument(level = "debug", skip_all, fields(room = %commit.room.id, version = commit.room.version))]
     pub async fn commit(&self, commit: RoomCommit<'_>) -> Result<(), StoreError> {
         let mut tx = self.write.begin().await?;
         let written = match commit.expected_version {
