@@ -20,6 +20,11 @@ pub struct Config {
         default_value = "sqlite://data/turnhouse.db"
     )]
     pub database_url: String,
+
+    /// Seed for the computer opponents' random choices. With a fixed seed, a room with the same
+    /// history gets the same bot moves (for tests and replays); by default each start picks one.
+    #[arg(long, env = "BOT_SEED")]
+    pub bot_seed: Option<u64>,
 }
 
 impl Config {
@@ -28,6 +33,7 @@ impl Config {
         Self {
             bind: "127.0.0.1:0".into(),
             database_url: database_url.into(),
+            bot_seed: None,
         }
     }
 }

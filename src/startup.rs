@@ -8,7 +8,7 @@ use tracing_actix_web::TracingLogger;
 
 use crate::api::{self, AppContext};
 use crate::config::Config;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError};
 use crate::game::GameRegistry;
 use crate::store::{Store, StoreError};
 
@@ -16,6 +16,8 @@ use crate::store::{Store, StoreError};
 pub enum StartupError {
     #[error("could not open the database: {0}")]
     Store(#[from] StoreError),
+    #[error("could not prepare the engine: {0}")]
+    Engine(#[from] EngineError),
     #[error("could not listen on {bind}: {source}")]
     Bind {
         bind: String,
@@ -33,7 +35,8 @@ impl Application {
     pub async fn build(config: &Config, games: GameRegistry) -> Result<Self, StartupError> {
         let store = Store::open(&config.database_url).await?;
         let context = web::Data::new(AppContext {
-            engine: Engine::new(store, games),
+            engine: Engine::start(store, games, config.bot_seed.unwrap_or_else(rand::random))
+                .await?,
         });
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),

@@ -71,6 +71,8 @@ impl ApiError {
                 EngineError::NotAPlayer => "not_a_player",
                 EngineError::RoomNotJoinable => "room_not_joinable",
                 EngineError::RoomFinished => "room_finished",
+                EngineError::RoomNotFinished => "room_not_finished",
+                EngineError::BotsUnsupported(_) => "bots_unsupported",
                 EngineError::AlreadyAPlayer => "already_a_player",
                 EngineError::RoomFull(_) => "room_full",
                 EngineError::VersionMismatch { .. } => "version_mismatch",
@@ -131,10 +133,13 @@ impl ResponseError for ApiError {
                 EngineError::NotAPlayer => StatusCode::FORBIDDEN,
                 EngineError::RoomNotJoinable
                 | EngineError::RoomFinished
+                | EngineError::RoomNotFinished
                 | EngineError::AlreadyAPlayer
                 | EngineError::RoomFull(_) => StatusCode::CONFLICT,
                 EngineError::VersionMismatch { .. } => StatusCode::PRECONDITION_FAILED,
-                EngineError::GameRefused(_) => StatusCode::UNPROCESSABLE_ENTITY,
+                EngineError::GameRefused(_) | EngineError::BotsUnsupported(_) => {
+                    StatusCode::UNPROCESSABLE_ENTITY
+                }
                 EngineError::InvalidPatch { .. }
                 | EngineError::HookPanicked { .. }
                 | EngineError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,

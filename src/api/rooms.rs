@@ -8,7 +8,8 @@ use serde_json::Value;
 use super::extract::{etag, not_modified, Caller, IfMatch, Json, MaybeCaller};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
-use crate::engine::EngineError;
+use crate::engine::{BotSeat, EngineError, Placement, RoomOptions};
+use crate::game::BotLevel;
 use crate::model::{Room, RoomEvent};
 use crate::store::RoomQuery;
 
@@ -16,9 +17,12 @@ pub fn routes() -> Vec<RouteDef> {
     vec![
         route(Method::POST, "/rooms", create),
         route(Method::GET, "/rooms", list),
+        // Before `/rooms/{id}`, which would otherwise take "quickplay" for an id.
+        route(Method::POST, "/rooms/quickplay", quickplay),
         route(Method::GET, "/rooms/{id}", show),
         route(Method::POST, "/rooms/{id}/join", join),
         route(Method::POST, "/rooms/{id}/quit", quit),
+        route(Method::POST, "/rooms/{id}/reset", reset),
         route(Method::POST, "/rooms/{id}/moves", play),
         route(Method::GET, "/rooms/{id}/events", events),
     ]
@@ -47,30 +51,72 @@ fn parse_query<T: serde::de::DeserializeOwned>(req: &HttpRequest) -> Result<T, A
         .map_err(|e| ApiError::InvalidQuery(e.to_string()))
 }
 
+/// A room as JSON, with `Location` (for a room just created).
+fn created_response(room: &Room) -> HttpResponse {
+    let mut response = room_response(StatusCode::CREATED, room);
+    response.headers_mut().insert(
+        header::LOCATION,
+        header::HeaderValue::from_str(&format!("/rooms/{}", room.id)).expect("ids are header-safe"),
+    );
+    response
+}
+
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct NewRoom {
     game: String,
     #[serde(default)]
     private: bool,
+    bot: Option<BotLevel>,
+    bot_plays_first: Option<bool>,
 }
 
-/// Creates a room of a game with the caller as its first player.
+/// Creates a room of a game with the caller as its first player, and a bot if asked for.
 async fn create(
     context: web::Data<AppContext>,
     Caller(player): Caller,
     Json(body): Json<NewRoom>,
 ) -> Result<HttpResponse, ApiError> {
+    let bot = match (body.bot, body.bot_plays_first) {
+        (None, Some(_)) => {
+            return Err(ApiError::InvalidBody(
+                "botPlaysFirst needs a bot: add \"bot\": \"easy\", \"medium\" or \"hard\"".into(),
+            ))
+        }
+        (None, None) => None,
+        (Some(level), first) => Some(BotSeat {
+            level,
+            plays_first: first.unwrap_or(false),
+        }),
+    };
+    let options = RoomOptions {
+        private: body.private,
+        bot,
+    };
     let room = context
         .engine
-        .create_room(&player, &body.game, body.private)
+        .create_room(&player, &body.game, options)
         .await?;
-    let mut response = room_response(StatusCode::CREATED, &room);
-    response.headers_mut().insert(
-        header::LOCATION,
-        header::HeaderValue::from_str(&format!("/rooms/{}", room.id)).expect("ids are header-safe"),
-    );
-    Ok(response)
+    Ok(created_response(&room))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuickPlay {
+    game: String,
+}
+
+/// Joins the oldest open public room of the game (200), or opens one (201).
+async fn quickplay(
+    context: web::Data<AppContext>,
+    Caller(player): Caller,
+    Json(body): Json<QuickPlay>,
+) -> Result<HttpResponse, ApiError> {
+    let (room, placement) = context.engine.quickplay(&player, &body.game).await?;
+    Ok(match placement {
+        Placement::Joined => room_response(StatusCode::OK, &room),
+        Placement::Created => created_response(&room),
+    })
 }
 
 const DEFAULT_PAGE: i64 = 20;
@@ -181,6 +227,20 @@ async fn quit(
     let room = context
         .engine
         .quit(&room_id(path)?, &player, pinned)
+        .await?;
+    Ok(room_response(StatusCode::OK, &room))
+}
+
+/// Play again: a player of a finished room starts a fresh game in it.
+async fn reset(
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+    Caller(player): Caller,
+    IfMatch(pinned): IfMatch,
+) -> Result<HttpResponse, ApiError> {
+    let room = context
+        .engine
+        .reset(&room_id(path)?, &player, pinned)
         .await?;
     Ok(room_response(StatusCode::OK, &room))
 }

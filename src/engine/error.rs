@@ -20,6 +20,10 @@ pub enum EngineError {
     AlreadyAPlayer,
     #[error("the room has the most players it can hold ({0})")]
     RoomFull(usize),
+    #[error("the game in this room is not finished yet")]
+    RoomNotFinished,
+    #[error("the game `{0}` has no computer opponents")]
+    BotsUnsupported(String),
     #[error("the room is at version {current}, not the version you pinned")]
     VersionMismatch { current: i64 },
     #[error("{0}")]

@@ -1,8 +1,10 @@
 //! The engine: checks an action's preconditions, runs the game's hooks on a copy of the room,
 //! and commits the result with a compare-and-set on the room's version, re-reading and
-//! re-running on a race a bounded number of times.
+//! re-running on a race a bounded number of times. After every action, seated computer
+//! opponents whose turn it is move through the same path, each move a version of its own.
 
 mod accounts;
+mod bots;
 mod error;
 mod room_locks;
 mod transition;
@@ -14,12 +16,13 @@ use rand::Rng;
 use serde_json::Value;
 
 pub use accounts::RegisterError;
+use bots::BotRoster;
 pub use error::EngineError;
 use room_locks::RoomLocks;
 use transition::Transition;
 
 use crate::domain::ids::new_id;
-use crate::game::{Game, GameInfo, GameRegistry, PlayerRef};
+use crate::game::{BotLevel, Game, GameInfo, GameRegistry, PlayerRef};
 use crate::model::{now, EventKind, Room, RoomEvent};
 use crate::store::{RoomQuery, Store, StoreError};
 
@@ -29,20 +32,51 @@ pub const MAX_PLAYERS: usize = 50;
 /// How many times an action is re-read and re-run after losing a version race.
 const MAX_ATTEMPTS: usize = 20;
 
+/// A computer opponent to seat in a new room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BotSeat {
+    pub level: BotLevel,
+    /// The bot takes the first seat (and so, in two-seat games, the first move).
+    pub plays_first: bool,
+}
+
+/// What a new room should be.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoomOptions {
+    pub private: bool,
+    pub bot: Option<BotSeat>,
+}
+
+/// How quick play placed the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    Joined,
+    Created,
+}
+
 #[derive(Clone)]
 pub struct Engine {
     store: Store,
     games: Arc<GameRegistry>,
     locks: RoomLocks,
+    bots: Arc<BotRoster>,
 }
 
 impl Engine {
-    pub fn new(store: Store, games: GameRegistry) -> Self {
-        Self {
+    /// Prepares the engine, making sure the bot accounts exist. `bot_seed` salts every bot
+    /// decision (see [`crate::config::Config::bot_seed`]).
+    pub async fn start(
+        store: Store,
+        games: GameRegistry,
+        bot_seed: u64,
+    ) -> Result<Self, EngineError> {
+        let bots = BotRoster::load(&store, bot_seed).await?;
+        Ok(Self {
             store,
             games: Arc::new(games),
             locks: RoomLocks::default(),
-        }
+            bots: Arc::new(bots),
+        })
     }
 
     pub fn games(&self) -> Vec<GameInfo> {
@@ -75,24 +109,94 @@ impl Engine {
         Ok(self.store.events(room_id, after, limit).await?)
     }
 
-    /// Creates a room: `onRoomStart`, then the creator joins; two versions, one commit.
+    fn game(&self, game_id: &str) -> Result<&Arc<dyn Game>, EngineError> {
+        self.games
+            .get(game_id)
+            .ok_or_else(|| EngineError::GameNotFound(game_id.to_owned()))
+    }
+
+    /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before
+    /// or after them): one version per hook, one commit.
     #[tracing::instrument(level = "debug", skip(self, creator), fields(player = %creator.id))]
     pub async fn create_room(
         &self,
         creator: &PlayerRef,
         game_id: &str,
-        private: bool,
+        options: RoomOptions,
     ) -> Result<Room, EngineError> {
-        let game = self
-            .games
-            .get(game_id)
-            .ok_or_else(|| EngineError::GameNotFound(game_id.to_owned()))?;
-        let room = Room::blank(new_id(), game_id.to_owned(), private, now());
+        let room = self.insert_room(creator, game_id, options, false).await?;
+        self.let_bots_play(room).await
+    }
+
+    /// Joins the oldest open public room of `game_id` the caller is not already in, or creates
+    /// one. Two callers at once end up in the same room: a room is only created if, at the
+    /// moment of writing, there is still no open room to join.
+    #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
+    pub async fn quickplay(
+        &self,
+        player: &PlayerRef,
+        game_id: &str,
+    ) -> Result<(Room, Placement), EngineError> {
+        self.game(game_id)?;
+        for _ in 0..MAX_ATTEMPTS {
+            match self.store.oldest_open_room(game_id, &player.id).await? {
+                Some(room_id) => match self.join(&room_id, player, None).await {
+                    Ok(room) => return Ok((room, Placement::Joined)),
+                    // Filled or closed since it was found: look again.
+                    Err(
+                        EngineError::RoomNotJoinable
+                        | EngineError::RoomFinished
+                        | EngineError::RoomFull(_)
+                        | EngineError::AlreadyAPlayer,
+                    ) => continue,
+                    Err(other) => return Err(other),
+                },
+                None => match self
+                    .insert_room(player, game_id, RoomOptions::default(), true)
+                    .await
+                {
+                    Ok(room) => return Ok((room, Placement::Created)),
+                    // Someone opened a room meanwhile: join it instead.
+                    Err(EngineError::Store(StoreError::Conflict)) => continue,
+                    Err(other) => return Err(other),
+                },
+            }
+        }
+        Err(EngineError::Contention)
+    }
+
+    async fn insert_room(
+        &self,
+        creator: &PlayerRef,
+        game_id: &str,
+        options: RoomOptions,
+        only_if_none_open: bool,
+    ) -> Result<Room, EngineError> {
+        let game = self.game(game_id)?;
+        let mut seats = vec![creator.clone()];
+        if let Some(seat) = options.bot {
+            if !game.info().bots {
+                return Err(EngineError::BotsUnsupported(game_id.to_owned()));
+            }
+            let bot = self.bots.account(seat.level).clone();
+            if seat.plays_first {
+                seats.insert(0, bot);
+            } else {
+                seats.push(bot);
+            }
+        }
+        let room = Room::blank(new_id(), game_id.to_owned(), options.private, now());
         let mut step = Transition::new(game.as_ref(), room, None);
         step.run_hook(EventKind::RoomStart, creator, None)?;
-        step.add_player(creator);
-        step.run_hook(EventKind::Join, creator, None)?;
-        self.store.commit(step.as_commit()).await?;
+        for player in &seats {
+            step.add_player(player);
+            step.run_hook(EventKind::Join, player, None)?;
+        }
+        let mut commit = step.as_commit();
+        if only_if_none_open {
+            commit.only_if_no_open_room_for = Some(&creator.id);
+        }
+        self.store.commit(commit).await?;
         Ok(step.room)
     }
 
@@ -103,25 +207,27 @@ impl Engine {
         player: &PlayerRef,
         if_match: Option<i64>,
     ) -> Result<Room, EngineError> {
-        self.update(room_id, if_match, |step, game| {
-            let room = &step.room;
-            if room.is_player(&player.id) {
-                return Err(EngineError::AlreadyAPlayer);
-            }
-            if room.finished {
-                return Err(EngineError::RoomFinished);
-            }
-            if !room.joinable {
-                return Err(EngineError::RoomNotJoinable);
-            }
-            let capacity = game.info().max_players.min(MAX_PLAYERS);
-            if room.players.len() >= capacity {
-                return Err(EngineError::RoomFull(capacity));
-            }
-            step.add_player(player);
-            step.run_hook(EventKind::Join, player, None)
-        })
-        .await
+        let room = self
+            .update(room_id, if_match, |step, game| {
+                let room = &step.room;
+                if room.is_player(&player.id) {
+                    return Err(EngineError::AlreadyAPlayer);
+                }
+                if room.finished {
+                    return Err(EngineError::RoomFinished);
+                }
+                if !room.joinable {
+                    return Err(EngineError::RoomNotJoinable);
+                }
+                let capacity = game.info().max_players.min(MAX_PLAYERS);
+                if room.players.len() >= capacity {
+                    return Err(EngineError::RoomFull(capacity));
+                }
+                step.add_player(player);
+                step.run_hook(EventKind::Join, player, None)
+            })
+            .await?;
+        self.let_bots_play(room).await
     }
 
     /// A player leaves. In an unfinished game `onPlayerQuit` decides what that means (a forfeit,
@@ -133,23 +239,37 @@ impl Engine {
         player: &PlayerRef,
         if_match: Option<i64>,
     ) -> Result<Room, EngineError> {
-        self.update(room_id, if_match, |step, _| {
-            if !step.room.is_player(&player.id) {
-                return Err(EngineError::NotAPlayer);
-            }
-            step.remove_player(&player.id);
-            if step.room.finished {
-                step.record(EventKind::Quit, player, None);
-                Ok(())
-            } else {
-                step.run_hook(EventKind::Quit, player, None)
-            }
-        })
-        .await
+        let room = self
+            .update(room_id, if_match, |step, _| {
+                if !step.room.is_player(&player.id) {
+                    return Err(EngineError::NotAPlayer);
+                }
+                step.remove_player(&player.id);
+                if step.room.finished {
+                    step.record(EventKind::Quit, player, None);
+                    Ok(())
+                } else {
+                    step.run_hook(EventKind::Quit, player, None)
+                }
+            })
+            .await?;
+        self.let_bots_play(room).await
     }
 
+    /// A move by a current player of an unfinished room; seated bots answer before this returns.
     #[tracing::instrument(level = "debug", skip(self, player, mv), fields(player = %player.id))]
     pub async fn play(
+        &self,
+        room_id: &str,
+        player: &PlayerRef,
+        mv: &Value,
+        if_match: Option<i64>,
+    ) -> Result<Room, EngineError> {
+        let room = self.apply_move(room_id, player, mv, if_match).await?;
+        self.let_bots_play(room).await
+    }
+
+    async fn apply_move(
         &self,
         room_id: &str,
         player: &PlayerRef,
@@ -166,6 +286,43 @@ impl Engine {
             step.run_hook(EventKind::Move, player, Some(mv))
         })
         .await
+    }
+
+    /// Play again: a player of a finished room starts a fresh game in it. The players become
+    /// inactive, `onRoomStart` runs again, the caller joins, then any bots that were seated;
+    /// the version keeps counting and the history is kept.
+    #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
+    pub async fn reset(
+        &self,
+        room_id: &str,
+        player: &PlayerRef,
+        if_match: Option<i64>,
+    ) -> Result<Room, EngineError> {
+        let room = self
+            .update(room_id, if_match, |step, _| {
+                if !step.room.is_player(&player.id) {
+                    return Err(EngineError::NotAPlayer);
+                }
+                if !step.room.finished {
+                    return Err(EngineError::RoomNotFinished);
+                }
+                let bots: Vec<PlayerRef> = step
+                    .room
+                    .players
+                    .iter()
+                    .filter(|p| self.bots.level_of(&p.id).is_some())
+                    .cloned()
+                    .collect();
+                step.restart();
+                step.run_hook(EventKind::Reset, player, None)?;
+                for seat in std::iter::once(player).chain(&bots) {
+                    step.add_player(seat);
+                    step.run_hook(EventKind::Join, seat, None)?;
+                }
+                Ok(())
+            })
+            .await?;
+        self.let_bots_play(room).await
     }
 
     /// Reads the room, lets `apply` change a working copy, and commits it if the room is still

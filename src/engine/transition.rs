@@ -51,6 +51,18 @@ impl<'g> Transition<'g> {
         }
     }
 
+    /// Back to a room before any hook: every player inactive, no state, open, unfinished.
+    pub fn restart(&mut self) {
+        for player in std::mem::take(&mut self.room.players) {
+            self.room.inactive_players.retain(|p| p.id != player.id);
+            self.room.inactive_players.push(player);
+        }
+        self.room.state = Value::Null;
+        self.room.joinable = true;
+        self.room.finished = false;
+        self.members_changed = true;
+    }
+
     /// Runs the hook for `kind` on a copy of the room and applies its patch as a new version.
     pub fn run_hook(
         &mut self,
@@ -123,6 +135,7 @@ impl<'g> Transition<'g> {
             expected_version: self.expected_version,
             events: &self.events,
             members_changed: self.members_changed,
+            only_if_no_open_room_for: None,
         }
     }
 }

@@ -44,7 +44,37 @@ pub struct GameInfo {
     pub name: &'static str,
     pub min_players: usize,
     pub max_players: usize,
+    /// Whether rooms of this game can seat computer opponents.
+    pub bots: bool,
     pub description: &'static str,
+}
+
+/// How well a computer opponent plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BotLevel {
+    /// A random legal move.
+    Easy,
+    /// Wins if it can, else blocks, else plays at random.
+    Medium,
+    /// The strongest play the game offers.
+    Hard,
+}
+
+impl BotLevel {
+    pub const ALL: [BotLevel; 3] = [BotLevel::Easy, BotLevel::Medium, BotLevel::Hard];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BotLevel::Easy => "easy",
+            BotLevel::Medium => "medium",
+            BotLevel::Hard => "hard",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|level| level.as_str() == s)
+    }
 }
 
 /// A game refusing an action. `reason` is a stable, machine-readable name
@@ -83,4 +113,18 @@ pub trait Game: Send + Sync {
 
     /// Runs when a current player of an unfinished room sends `mv`, any JSON value.
     fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult;
+
+    /// The move a computer opponent seated as `bot` makes now, or `None` when it is not its
+    /// turn. Pure like the hooks: all randomness comes from `seed`. Games without bots (see
+    /// [`GameInfo::bots`]) keep the default.
+    fn bot_move(
+        &self,
+        level: BotLevel,
+        bot: &PlayerRef,
+        game: &BoardGame,
+        seed: u64,
+    ) -> Option<Value> {
+        let _ = (level, bot, game, seed);
+        None
+    }
 }

@@ -5,11 +5,14 @@
 
 use std::marker::PhantomData;
 
+use rand::rngs::StdRng;
+use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::line_bots;
 use crate::game::{
-    BoardGame, Game, GameError, GameInfo, HookResult, Patch, PlayerRef, RoomStartContext,
+    BoardGame, BotLevel, Game, GameError, GameInfo, HookResult, Patch, PlayerRef, RoomStartContext,
 };
 
 /// A player's mark. X moves first.
@@ -40,7 +43,7 @@ pub type Cell = Option<Mark>;
 pub type Line = [usize; 3];
 
 /// The shape of a board.
-pub trait Geometry: Send + Sync + 'static {
+pub trait Geometry: Clone + std::fmt::Debug + PartialEq + Eq + Send + Sync + 'static {
     const INFO: GameInfo;
     const CELLS: usize;
 
@@ -328,6 +331,28 @@ impl<G: Geometry> Game for LineGame<G> {
                 Ok(Patch::empty().state(turn.encode()))
             }
         }
+    }
+
+    fn bot_move(
+        &self,
+        level: BotLevel,
+        bot: &PlayerRef,
+        game: &BoardGame,
+        seed: u64,
+    ) -> Option<Value> {
+        Self::bot_cell(level, bot, game, seed).map(G::move_json)
+    }
+}
+
+impl<G: Geometry> LineGame<G> {
+    /// A bot moves when the game is on and the seat to move is its own.
+    fn bot_cell(level: BotLevel, bot: &PlayerRef, game: &BoardGame, seed: u64) -> Option<usize> {
+        let turn = TurnState::<G>::decode(&game.state).ok()?;
+        let to_move = game.players.get(turn.plr_to_move_index)?;
+        if game.finished || turn.status != Status::InGame || to_move.id != bot.id {
+            return None;
+        }
+        line_bots::choose(level, &turn.position, &mut StdRng::seed_from_u64(seed))
     }
 }
 

@@ -1,7 +1,9 @@
 //! The games that ship with the server.
 
+pub mod line_bots;
 pub mod line_game;
 pub mod tictactoe;
+pub mod tictactoe3d;
 
 use std::sync::Arc;
 
@@ -9,5 +11,7 @@ use crate::game::GameRegistry;
 
 /// The registry of built-in games.
 pub fn builtin() -> GameRegistry {
-    GameRegistry::new().register(Arc::new(tictactoe::TicTacToe::default()))
+    GameRegistry::new()
+        .register(Arc::new(tictactoe::TicTacToe::default()))
+        .register(Arc::new(tictactoe3d::TicTacToe3d::default()))
 }

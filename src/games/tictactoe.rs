@@ -11,6 +11,7 @@ use crate::game::{GameError, GameInfo};
 pub type TicTacToe = LineGame<Square>;
 
 /// The 3x3 board; cell `row * 3 + col`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Square;
 
 /// Rows, columns, then the two diagonals.
@@ -35,6 +36,7 @@ impl Geometry for Square {
         name: "Tic-tac-toe",
         min_players: 2,
         max_players: 2,
+        bots: true,
         description: "Three in a row on a 3x3 board. X (the first player) moves first; \
                       a move is {\"x\": row, \"y\": col}.",
     };

@@ -3,6 +3,7 @@
 use sqlx::Row;
 
 use super::{on_unique, Store, StoreError};
+use crate::game::{BotLevel, PlayerRef};
 use crate::model::Account;
 
 impl Store {
@@ -36,5 +37,34 @@ impl Store {
             })
         })
         .transpose()
+    }
+
+    /// The account of the bot of `level`, created with `id`, `username` and `created_at` if it
+    /// does not exist yet. Bots have no token: their empty hash matches no secret.
+    pub async fn bot_account(
+        &self,
+        level: BotLevel,
+        id: &str,
+        username: &str,
+        created_at: &str,
+    ) -> Result<PlayerRef, StoreError> {
+        sqlx::query(
+            "INSERT INTO players (id, username, token_hash, created_at, bot) VALUES (?, ?, '', ?, ?) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(id)
+        .bind(username)
+        .bind(created_at)
+        .bind(level.as_str())
+        .execute(&self.write)
+        .await?;
+        let row = sqlx::query("SELECT id, username FROM players WHERE bot = ?")
+            .bind(level.as_str())
+            .fetch_one(&self.write)
+            .await?;
+        Ok(PlayerRef {
+            id: row.try_get("id")?,
+            username: row.try_get("username")?,
+        })
     }
 }

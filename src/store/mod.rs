@@ -58,6 +58,9 @@ pub struct RoomCommit<'a> {
     pub events: &'a [RoomEvent],
     /// Whether `players` or `inactive_players` changed, so memberships must be rewritten.
     pub members_changed: bool,
+    /// For a new room: write it only if no open public room of its game that this player is
+    /// not already in exists at the moment of writing (quick play), else [`StoreError::Conflict`].
+    pub only_if_no_open_room_for: Option<&'a str>,
 }
 
 #[derive(Clone)]
@@ -113,9 +116,11 @@ impl Store {
     /// already exists); nothing is written then.
     #[tracing::instrument(level = "debug", skip_all, fields(room = %commit.room.id, version = commit.room.version))]
     pub async fn commit(&self, commit: RoomCommit<'_>) -> Result<(), StoreError> {
-        let mut tx = self.write.begin().await?;
+        // IMMEDIATE: take the write lock before reading anything, so another process's commit
+        // can never invalidate what this transaction read.
+        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
         let written = match commit.expected_version {
-            None => rooms::insert(&mut tx, commit.room).await?,
+            None => rooms::insert(&mut tx, commit.room, commit.only_if_no_open_room_for).await?,
             Some(version) => rooms::update_if_version(&mut tx, commit.room, version).await?,
         };
         if !written {

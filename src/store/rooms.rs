@@ -32,11 +32,33 @@ pub struct RoomQuery {
     pub limit: i64,
 }
 
-pub(super) async fn insert(conn: &mut SqliteConnection, room: &Room) -> Result<bool, StoreError> {
-    sqlx::query(
+/// `<room> is open to <player>`: public, joinable, unfinished, and the player is not in it.
+macro_rules! open_to_player {
+    ($game:literal, $player:literal) => {
+        concat!(
+            "game = ",
+            $game,
+            " AND private = 0 AND joinable = 1 AND finished = 0 \
+             AND id NOT IN (SELECT room_id FROM room_players WHERE player_id = ",
+            $player,
+            " AND active = 1)"
+        )
+    };
+}
+
+/// Inserts a new room; with `unless_open_for`, only if no room is open to that player.
+pub(super) async fn insert(
+    conn: &mut SqliteConnection,
+    room: &Room,
+    unless_open_for: Option<&str>,
+) -> Result<bool, StoreError> {
+    let result = sqlx::query(concat!(
         "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 \
+         WHERE ?12 IS NULL OR NOT EXISTS (SELECT 1 FROM rooms WHERE ",
+        open_to_player!("?2", "?12"),
+        ")"
+    ))
     .bind(&room.id)
     .bind(&room.game)
     .bind(room.private)
@@ -48,10 +70,11 @@ pub(super) async fn insert(conn: &mut SqliteConnection, room: &Room) -> Result<b
     .bind(to_json(&room.inactive_players))
     .bind(&room.created_at)
     .bind(&room.updated_at)
+    .bind(unless_open_for)
     .execute(conn)
     .await
     .map_err(|e| on_unique(e, StoreError::Conflict))?;
-    Ok(true)
+    Ok(result.rows_affected() == 1)
 }
 
 /// The compare-and-set: writes the room only if it is still at `expected_version`.
@@ -112,6 +135,24 @@ impl Store {
             .map(room_from_row)
             .transpose()
             .map(|r| r.map(|(_, room)| room))
+    }
+
+    /// The oldest room quick play can put `player_id` in.
+    pub async fn oldest_open_room(
+        &self,
+        game: &str,
+        player_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let id = sqlx::query_scalar(concat!(
+            "SELECT id FROM rooms WHERE ",
+            open_to_player!("?1", "?2"),
+            " ORDER BY seq LIMIT 1"
+        ))
+        .bind(game)
+        .bind(player_id)
+        .fetch_optional(&self.read)
+        .await?;
+        Ok(id)
     }
 
     /// A page of rooms, newest first, each with its sequence number (for the next cursor).

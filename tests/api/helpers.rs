@@ -17,6 +17,9 @@ static TRACING: LazyLock<()> = LazyLock::new(|| {
     }
 });
 
+/// Bots decide the same way in every run.
+pub const BOT_SEED: u64 = 2026;
+
 pub struct TestApp {
     pub address: String,
     pub db_path: PathBuf,
@@ -51,7 +54,8 @@ impl TestApp {
 
     async fn spawn_on(db_path: PathBuf, games: GameRegistry) -> Self {
         LazyLock::force(&TRACING);
-        let config = Config::for_database(db_path.to_str().unwrap());
+        let mut config = Config::for_database(db_path.to_str().unwrap());
+        config.bot_seed = Some(BOT_SEED);
         let app = Application::build(&config, games)
             .await
             .expect("the app builds");

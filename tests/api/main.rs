@@ -1,9 +1,12 @@
 //! Black-box tests: the real server over HTTP, a fresh SQLite file each.
 
+mod bots;
 mod concurrency;
+mod cube;
 mod errors;
 mod helpers;
 mod hooks;
+mod lobby;
 mod openapi;
 mod players;
 mod readme;

@@ -18,6 +18,7 @@ impl Game for Counter {
             name: "Counter",
             min_players: 1,
             max_players: 1000,
+            bots: false,
             description: "Every move adds one.",
         }
     }
@@ -60,6 +61,7 @@ impl Game for BrokenStart {
             name: "Broken start",
             min_players: 1,
             max_players: 2,
+            bots: false,
             description: "Crashes when a room starts.",
         }
     }

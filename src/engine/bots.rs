@@ -1,0 +1,109 @@
+//! Computer opponents: one player account per level, and the loop that lets seated bots move
+//! when it is their turn. A bot's move is an ordinary `onPlayerMove`, pinned to the version the
+//! bot looked at, so it can never land on a room that changed under it.
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+
+use super::{Engine, EngineError};
+use crate::domain::ids::new_id;
+use crate::game::{BotLevel, PlayerRef};
+use crate::model::{now, Room};
+use crate::store::Store;
+
+/// More bot moves in a row than any game here needs; a guard against two bots playing forever.
+const MAX_BOT_MOVES: usize = 64;
+
+pub struct BotRoster {
+    accounts: HashMap<BotLevel, PlayerRef>,
+    seed: u64,
+}
+
+impl BotRoster {
+    /// Finds (creating on first start) the account of each bot level.
+    pub async fn load(store: &Store, seed: u64) -> Result<Self, EngineError> {
+        let mut accounts = HashMap::new();
+        for level in BotLevel::ALL {
+            let username = format!("{} bot", level.as_str());
+            let account = store
+                .bot_account(level, &new_id(), &username, &now())
+                .await?;
+            accounts.insert(level, account);
+        }
+        Ok(Self { accounts, seed })
+    }
+
+    pub fn account(&self, level: BotLevel) -> &PlayerRef {
+        &self.accounts[&level]
+    }
+
+    pub fn level_of(&self, player_id: &str) -> Option<BotLevel> {
+        self.accounts
+            .iter()
+            .find_map(|(level, account)| (account.id == player_id).then_some(*level))
+    }
+
+    /// The random source of one decision: the server's bot seed and the position (game,
+    /// version, state), so the same history under the same seed brings the same moves.
+    fn seed_for(&self, room: &Room) -> u64 {
+        let digest = Sha256::digest(format!(
+            "{}:{}:{}:{}",
+            self.seed, room.game, room.version, room.state
+        ));
+        u64::from_le_bytes(
+            digest[..8]
+                .try_into()
+                .expect("a SHA-256 digest has 8 bytes"),
+        )
+    }
+}
+
+impl Engine {
+    /// Lets the room's bots move for as long as one of them has the turn.
+    pub(super) async fn let_bots_play(&self, mut room: Room) -> Result<Room, EngineError> {
+        for _ in 0..MAX_BOT_MOVES {
+            let seated: Vec<(PlayerRef, BotLevel)> = room
+                .players
+                .iter()
+                .filter_map(|p| self.bots.level_of(&p.id).map(|level| (p.clone(), level)))
+                .collect();
+            if room.finished || seated.is_empty() {
+                return Ok(room);
+            }
+            let Some(game) = self.games.get(&room.game).cloned() else {
+                return Ok(room);
+            };
+            let board = room.board_game();
+            let seed = self.bots.seed_for(&room);
+            // Searching can take a while on big boards: keep it off the async workers.
+            let decision = tokio::task::spawn_blocking(move || {
+                seated.into_iter().find_map(|(bot, level)| {
+                    game.bot_move(level, &bot, &board, seed).map(|mv| (bot, mv))
+                })
+            })
+            .await;
+            let (bot, mv) = match decision {
+                Ok(Some(choice)) => choice,
+                Ok(None) => return Ok(room),
+                Err(err) => {
+                    tracing::error!(room = %room.id, error = %err, "a bot crashed while choosing a move");
+                    return Ok(room);
+                }
+            };
+            match self
+                .apply_move(&room.id, &bot, &mv, Some(room.version))
+                .await
+            {
+                Ok(next) => room = next,
+                // Someone else moved first: look at the room again.
+                Err(EngineError::VersionMismatch { .. }) => room = self.room(&room.id).await?,
+                Err(err) => {
+                    tracing::error!(room = %room.id, bot = %bot.username, %mv, error = %err, "a bot's move was refused");
+                    return Ok(room);
+                }
+            }
+        }
+        Ok(room)
+    }
+}

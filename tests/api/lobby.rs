@@ -1,0 +1,297 @@
+//! The lobby: quick play, private rooms, listing, and playing again.
+
+use std::collections::HashSet;
+
+use futures::future::join_all;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_problem, unique, TestApp, TestPlayer};
+
+async fn quickplay(app: &TestApp, player: &TestPlayer, game: &str) -> (StatusCode, Value) {
+    let response = app
+        .post(
+            "/rooms/quickplay",
+            Some(&player.token),
+            Some(&json!({"game": game})),
+        )
+        .await;
+    (response.status(), response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn quick_play_opens_a_room_then_fills_it() {
+    let app = TestApp::spawn().await;
+    let (a, b, c) = (
+        app.register(&unique("a")).await,
+        app.register(&unique("b")).await,
+        app.register(&unique("c")).await,
+    );
+    let (status, first) = quickplay(&app, &a, "tictactoe").await;
+    assert_eq!(status, StatusCode::CREATED);
+    // Quick play never puts you in a room you are already in.
+    let (status, again) = quickplay(&app, &a, "tictactoe").await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_ne!(again["id"], first["id"]);
+
+    let (status, joined) = quickplay(&app, &b, "tictactoe").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(joined["id"], first["id"], "the oldest open room first");
+    assert_eq!(joined["state"]["status"], "inGame");
+    let (status, joined) = quickplay(&app, &c, "tictactoe").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(joined["id"], again["id"]);
+
+    let unknown = app
+        .post(
+            "/rooms/quickplay",
+            Some(&a.token),
+            Some(&json!({"game": "go"})),
+        )
+        .await;
+    assert_problem(unknown, StatusCode::NOT_FOUND, "game_not_found").await;
+    let anonymous = app
+        .post(
+            "/rooms/quickplay",
+            None,
+            Some(&json!({"game": "tictactoe"})),
+        )
+        .await;
+    assert_problem(anonymous, StatusCode::UNAUTHORIZED, "missing_token").await;
+}
+
+/// Pairs of players quick-playing at the same moment always meet in one room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn simultaneous_quick_players_share_one_room() {
+    let app = TestApp::spawn().await;
+    for _ in 0..15 {
+        let pair = [
+            app.register(&unique("q")).await,
+            app.register(&unique("q")).await,
+        ];
+        let results = join_all(pair.iter().map(|p| quickplay(&app, p, "tictactoe3d"))).await;
+        let statuses: HashSet<StatusCode> = results.iter().map(|(s, _)| *s).collect();
+        assert_eq!(
+            statuses,
+            HashSet::from([StatusCode::CREATED, StatusCode::OK]),
+            "one opens, one joins"
+        );
+        assert_eq!(results[0].1["id"], results[1].1["id"]);
+        let room = app.room(results[0].1["id"].as_str().unwrap()).await;
+        assert_eq!(room["players"].as_array().unwrap().len(), 2);
+        assert_eq!(room["state"]["status"], "inGame");
+    }
+    let open = app.get_json("/rooms?joinable=true").await;
+    assert_eq!(
+        open["rooms"],
+        json!([]),
+        "no half-empty room was left behind"
+    );
+}
+
+#[tokio::test]
+async fn private_rooms_are_unlisted_but_open_to_anyone_with_the_id() {
+    let app = TestApp::spawn().await;
+    let owner = app.register(&unique("owner")).await;
+    let private = app
+        .create_room(&owner, json!({"game": "tictactoe", "private": true}))
+        .await;
+    let id = private["id"].as_str().unwrap();
+    assert_eq!(private["private"], true);
+    for query in [
+        "",
+        "?game=tictactoe",
+        "?joinable=true",
+        &format!("?player={}", owner.id),
+    ] {
+        assert_eq!(
+            app.get_json(&format!("/rooms{query}")).await["rooms"],
+            json!([]),
+            "listed by {query}"
+        );
+    }
+    // Quick play does not match it.
+    let stranger = app.register(&unique("stranger")).await;
+    let (status, room) = quickplay(&app, &stranger, "tictactoe").await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_ne!(room["id"], id);
+    // Anyone with the id watches, and joins while it is open.
+    assert_eq!(app.room(id).await["id"], id);
+    let friend = app.register(&unique("friend")).await;
+    assert_eq!(app.join(&friend, id).await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_players_own_listing_includes_their_private_rooms() {
+    let app = TestApp::spawn().await;
+    let me = app.register(&unique("me")).await;
+    let other = app.register(&unique("other")).await;
+    let public = app.create_room(&me, json!({"game": "tictactoe"})).await;
+    let private = app
+        .create_room(&me, json!({"game": "tictactoe3d", "private": true}))
+        .await;
+    app.create_room(&other, json!({"game": "tictactoe"})).await;
+
+    let path = format!("/rooms?player={}", me.id);
+    let mine: Value = app
+        .request(reqwest::Method::GET, &path, Some(&me.token), None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&Value> = mine["rooms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["id"])
+        .collect();
+    assert_eq!(
+        ids,
+        [&private["id"], &public["id"]],
+        "newest first, private included"
+    );
+    let seen_by_other: Value = app
+        .request(reqwest::Method::GET, &path, Some(&other.token), None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&Value> = seen_by_other["rooms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["id"])
+        .collect();
+    assert_eq!(ids, [&public["id"]], "others see only the public ones");
+    let anonymous = app.get_json(&path).await;
+    assert_eq!(anonymous["rooms"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn pages_of_rooms_follow_the_cursor_without_repeats() {
+    let app = TestApp::spawn().await;
+    let p = app.register(&unique("pager")).await;
+    let mut created = Vec::new();
+    for _ in 0..5 {
+        created.push(app.create_room(&p, json!({"game": "tictactoe"})).await["id"].clone());
+    }
+    created.reverse();
+    let mut seen = Vec::new();
+    let mut path = "/rooms?limit=2".to_owned();
+    loop {
+        let page = app.get_json(&path).await;
+        seen.extend(
+            page["rooms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].clone()),
+        );
+        match page["nextCursor"].as_str() {
+            Some(cursor) => path = format!("/rooms?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, created);
+}
+
+#[tokio::test]
+async fn play_again_starts_a_fresh_game_in_the_same_room() {
+    let app = TestApp::spawn().await;
+    let (room, x, o) = app.started_tictactoe().await;
+    let early = app
+        .post(&format!("/rooms/{room}/reset"), Some(&x.token), None)
+        .await;
+    assert_problem(early, StatusCode::CONFLICT, "room_not_finished").await;
+    for (turn, (r, c)) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
+        .into_iter()
+        .enumerate()
+    {
+        let player = if turn % 2 == 0 { &x } else { &o };
+        app.play_ok(player, &room, json!({"x": r, "y": c})).await;
+    }
+    let watcher = app.register(&unique("watcher")).await;
+    let stranger = app
+        .post(&format!("/rooms/{room}/reset"), Some(&watcher.token), None)
+        .await;
+    assert_problem(stranger, StatusCode::FORBIDDEN, "not_a_player").await;
+
+    let response = app
+        .post(&format!("/rooms/{room}/reset"), Some(&o.token), None)
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let fresh: Value = response.json().await.unwrap();
+    assert_eq!(
+        fresh["version"], 10,
+        "8 before, then onRoomStart and the caller's join"
+    );
+    assert_eq!(fresh["finished"], false);
+    assert_eq!(fresh["joinable"], true);
+    assert_eq!(fresh["state"]["status"], "preGame");
+    assert_eq!(fresh["state"]["moveCount"], 0);
+    assert_eq!(
+        fresh["players"],
+        json!([{"id": o.id, "username": o.username}])
+    );
+    assert_eq!(
+        fresh["inactivePlayers"],
+        json!([{"id": x.id, "username": x.username}])
+    );
+
+    let events = app.events(&room).await;
+    assert_eq!(events.len(), 10, "the first game's history is kept");
+    assert_eq!(events[8]["kind"], "reset");
+    assert_eq!(events[9]["kind"], "join");
+    // The old opponent can take the seat again, and the new game starts.
+    let rejoined: Value = app.join(&x, &room).await.json().await.unwrap();
+    assert_eq!(rejoined["state"]["status"], "inGame");
+    assert_eq!(rejoined["inactivePlayers"], json!([]));
+}
+
+#[tokio::test]
+async fn play_again_against_a_bot_reseats_it() {
+    let app = TestApp::spawn().await;
+    let human = app.register(&unique("human")).await;
+    let room = app
+        .create_room(&human, json!({"game": "tictactoe", "bot": "medium"}))
+        .await;
+    let id = room["id"].as_str().unwrap().to_owned();
+    // Forfeit is a quit; a quit from the finished room only makes the player inactive.
+    let forfeited: Value = app.quit(&human, &id).await.json().await.unwrap();
+    assert_eq!(forfeited["state"]["winner"]["username"], "medium bot");
+    let reset = app
+        .post(&format!("/rooms/{id}/reset"), Some(&human.token), None)
+        .await;
+    assert_problem(reset, StatusCode::FORBIDDEN, "not_a_player").await;
+
+    let room = app
+        .create_room(&human, json!({"game": "tictactoe", "bot": "medium"}))
+        .await;
+    let id = room["id"].as_str().unwrap().to_owned();
+    let mut last = room;
+    while last["finished"] == false {
+        let board = &last["state"]["board"];
+        let cell = (0..9).find(|c| board[c / 3][c % 3].is_null()).unwrap();
+        last = app
+            .play_ok(&human, &id, json!({"x": cell / 3, "y": cell % 3}))
+            .await;
+    }
+    let fresh: Value = app
+        .post(&format!("/rooms/{id}/reset"), Some(&human.token), None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        fresh["state"]["status"], "inGame",
+        "the bot took its seat again"
+    );
+    assert_eq!(fresh["players"][0]["id"], human.id.as_str());
+    assert_eq!(fresh["players"][1]["username"], "medium bot");
+    let after_quit: Value = app.quit(&human, &id).await.json().await.unwrap();
+    assert_eq!(after_quit["finished"], true);
+    let version = after_quit["version"].as_i64().unwrap();
+    let again: Value = app.quit(&human, &id).await.json().await.unwrap();
+    assert_eq!(again["code"], "not_a_player");
+    assert_eq!(app.room(&id).await["version"], version);
+}
