@@ -86,3 +86,31 @@ async fn every_documented_route_is_live() {
         );
     }
 }
+
+/// The Problem schema lists exactly the codes the server can answer with.
+#[test]
+fn the_spec_lists_every_problem_code() {
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/error.rs")).unwrap();
+    let body = source
+        .split("pub fn code(&self)")
+        .nth(1)
+        .unwrap()
+        .split("fn extensions")
+        .next()
+        .unwrap();
+    let served: BTreeSet<String> = body
+        .split("=> \"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect();
+    let spec = spec();
+    let documented: BTreeSet<String> = spec["components"]["schemas"]["Problem"]["properties"]
+        ["code"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(documented, served);
+}
