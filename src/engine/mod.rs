@@ -241,9 +241,7 @@ impl Engine {
     ) -> Result<Room, EngineError> {
         let room = self
             .update(room_id, if_match, |step, _| {
-                if !step.room.is_player(&player.id) {
-                    return Err(EngineError::NotAPlayer);
-                }
+                step.require_player(&player.id)?;
                 step.remove_player(&player.id);
                 if step.room.finished {
                     step.record(EventKind::Quit, player, None);
@@ -277,9 +275,7 @@ impl Engine {
         if_match: Option<i64>,
     ) -> Result<Room, EngineError> {
         self.update(room_id, if_match, |step, _| {
-            if !step.room.is_player(&player.id) {
-                return Err(EngineError::NotAPlayer);
-            }
+            step.require_player(&player.id)?;
             if step.room.finished {
                 return Err(EngineError::RoomFinished);
             }
@@ -300,9 +296,7 @@ impl Engine {
     ) -> Result<Room, EngineError> {
         let room = self
             .update(room_id, if_match, |step, _| {
-                if !step.room.is_player(&player.id) {
-                    return Err(EngineError::NotAPlayer);
-                }
+                step.require_player(&player.id)?;
                 if !step.room.finished {
                     return Err(EngineError::RoomNotFinished);
                 }

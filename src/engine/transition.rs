@@ -34,6 +34,15 @@ impl<'g> Transition<'g> {
         }
     }
 
+    /// Only current players may do what follows.
+    pub fn require_player(&self, player_id: &str) -> Result<(), EngineError> {
+        if self.room.is_player(player_id) {
+            Ok(())
+        } else {
+            Err(EngineError::NotAPlayer)
+        }
+    }
+
     /// Seats a player at the end of `players` (a former player leaves `inactive_players`).
     pub fn add_player(&mut self, player: &PlayerRef) {
         self.room.inactive_players.retain(|p| p.id != player.id);

@@ -318,10 +318,12 @@ mod tests {
         assert!(won >= 90, "hard won {won} of 100 as O");
     }
 
+    /// The cube favours the first player (who can force a win), so from the second seat hard
+    /// beats medium in most games rather than all.
     #[test]
-    fn hard_second_on_the_cube_beats_medium_mostly() {
+    fn hard_second_on_the_cube_beats_medium_nine_times_in_ten() {
         let won = wins(BotLevel::Medium, BotLevel::Hard, Mark::O);
-        assert!(won >= 50, "hard won {won} of 100 as O against medium");
+        assert!(won >= 90, "hard won {won} of 100 as O against medium");
     }
 
     /// Random positions on both boards: medium always completes a line it can, and otherwise
