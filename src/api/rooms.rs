@@ -20,9 +20,9 @@ pub fn routes() -> Vec<RouteDef> {
         // Before `/rooms/{id}`, which would otherwise take "quickplay" for an id.
         route(Method::POST, "/rooms/quickplay", quickplay),
         route(Method::GET, "/rooms/{id}", show),
-        route(Method::POST, "/rooms/{id}/join", join),
-        route(Method::POST, "/rooms/{id}/quit", quit),
-        route(Method::POST, "/rooms/{id}/reset", reset),
+        action_route("/rooms/{id}/join", Action::Join),
+        action_route("/rooms/{id}/quit", Action::Quit),
+        action_route("/rooms/{id}/reset", Action::Reset),
         route(Method::POST, "/rooms/{id}/moves", play),
         route(Method::GET, "/rooms/{id}/events", events),
     ]
@@ -205,44 +205,28 @@ async fn show(
     Ok(room_response(StatusCode::OK, &room))
 }
 
-async fn join(
-    context: web::Data<AppContext>,
-    path: web::Path<String>,
-    Caller(player): Caller,
-    IfMatch(pinned): IfMatch,
-) -> Result<HttpResponse, ApiError> {
-    let room = context
-        .engine
-        .join(&room_id(path)?, &player, pinned)
-        .await?;
-    Ok(room_response(StatusCode::OK, &room))
+/// The actions that are a bodiless POST on a room: join, quit, play again.
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Join,
+    Quit,
+    Reset,
 }
 
-async fn quit(
-    context: web::Data<AppContext>,
-    path: web::Path<String>,
-    Caller(player): Caller,
-    IfMatch(pinned): IfMatch,
-) -> Result<HttpResponse, ApiError> {
-    let room = context
-        .engine
-        .quit(&room_id(path)?, &player, pinned)
-        .await?;
-    Ok(room_response(StatusCode::OK, &room))
-}
-
-/// Play again: a player of a finished room starts a fresh game in it.
-async fn reset(
-    context: web::Data<AppContext>,
-    path: web::Path<String>,
-    Caller(player): Caller,
-    IfMatch(pinned): IfMatch,
-) -> Result<HttpResponse, ApiError> {
-    let room = context
-        .engine
-        .reset(&room_id(path)?, &player, pinned)
-        .await?;
-    Ok(room_response(StatusCode::OK, &room))
+fn action_route(path: &'static str, action: Action) -> RouteDef {
+    let handler = move |context: web::Data<AppContext>,
+                        path: web::Path<String>,
+                        Caller(player): Caller,
+                        IfMatch(pinned): IfMatch| async move {
+        let (engine, id) = (&context.engine, room_id(path)?);
+        let room = match action {
+            Action::Join => engine.join(&id, &player, pinned).await?,
+            Action::Quit => engine.quit(&id, &player, pinned).await?,
+            Action::Reset => engine.reset(&id, &player, pinned).await?,
+        };
+        Ok::<_, ApiError>(room_response(StatusCode::OK, &room))
+    };
+    route(Method::POST, path, handler)
 }
 
 /// The body is the move, any JSON the game understands.
