@@ -54,21 +54,25 @@ impl<'g> Transition<'g> {
     pub fn remove_player(&mut self, player_id: &str) {
         if let Some(index) = self.room.players.iter().position(|p| p.id == player_id) {
             let player = self.room.players.remove(index);
-            self.room.inactive_players.retain(|p| p.id != player_id);
-            self.room.inactive_players.push(player);
-            self.members_changed = true;
+            self.make_inactive(player);
         }
     }
 
     /// Back to a room before any hook: every player inactive, no state, open, unfinished.
     pub fn restart(&mut self) {
         for player in std::mem::take(&mut self.room.players) {
-            self.room.inactive_players.retain(|p| p.id != player.id);
-            self.room.inactive_players.push(player);
+            self.make_inactive(player);
         }
         self.room.state = Value::Null;
         self.room.joinable = true;
         self.room.finished = false;
+        self.members_changed = true;
+    }
+
+    /// Records a player who left as an inactive player (once, at the end of the list).
+    fn make_inactive(&mut self, player: PlayerRef) {
+        self.room.inactive_players.retain(|p| p.id != player.id);
+        self.room.inactive_players.push(player);
         self.members_changed = true;
     }
 

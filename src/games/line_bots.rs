@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use rand::seq::IndexedRandom;
 use rand::Rng;
 
-use super::line_game::{Geometry, Mark, Outcome, Position};
+use super::line_game::{Geometry, Line, Mark, Outcome, Position};
 use crate::game::BotLevel;
 
 /// Boards with at most this many cells are searched to the end.
@@ -48,22 +48,31 @@ pub fn choose<G: Geometry>(
 pub fn winning_cells<G: Geometry>(pos: &Position<G>, mark: Mark) -> Vec<usize> {
     let mut cells = Vec::new();
     for line in G::lines() {
-        let mut own = 0;
-        let mut empty = None;
-        for &cell in line {
-            match pos.board[cell] {
-                Some(m) if m == mark => own += 1,
-                None => empty = Some(cell),
-                Some(_) => own = -3,
-            }
+        if count(pos, line, mark, None) != (2, 0) {
+            continue;
         }
-        if let (2, Some(cell)) = (own, empty) {
-            if !cells.contains(&cell) {
-                cells.push(cell);
-            }
+        let empty = line.iter().find(|&&c| pos.board[c].is_none());
+        if let Some(&cell) = empty.filter(|c| !cells.contains(*c)) {
+            cells.push(cell);
         }
     }
     cells
+}
+
+/// How many of `line`'s cells, leaving out `skip`, hold `mark` and how many the other mark.
+fn count<G: Geometry>(
+    pos: &Position<G>,
+    line: &Line,
+    mark: Mark,
+    skip: Option<usize>,
+) -> (usize, usize) {
+    line.iter()
+        .filter(|&&c| Some(c) != skip)
+        .fold((0, 0), |(own, theirs), &c| match pos.board[c] {
+            Some(m) if m == mark => (own + 1, theirs),
+            Some(_) => (own, theirs + 1),
+            None => (own, theirs),
+        })
 }
 
 /// A best move by full search: a win as soon as possible, a loss as late as possible.
@@ -130,7 +139,7 @@ fn tactical<G: Geometry>(pos: &Position<G>, rng: &mut impl Rng) -> usize {
     if let Some(cell) = forced_win(&mut work, ATTACK_DEPTH) {
         return cell;
     }
-    let mut ranked: Vec<(i32, u32, usize)> = pos
+    let mut ranked: Vec<(usize, u32, usize)> = pos
         .empty_cells()
         .map(|cell| (promise(pos, cell), rng.random(), cell))
         .collect();
@@ -189,36 +198,23 @@ pub fn forced_win<G: Geometry>(pos: &mut Position<G>, depth: u32) -> Option<usiz
 
 /// Whether `mark` on `cell` would make two in a line with the third cell still empty.
 fn makes_threat<G: Geometry>(pos: &Position<G>, cell: usize, mark: Mark) -> bool {
-    G::lines_through(cell).iter().any(|&index| {
-        let others = G::lines()[index].iter().filter(|&&c| c != cell);
-        let (own, empty) = others.fold((0, 0), |(own, empty), &c| match pos.board[c] {
-            Some(m) if m == mark => (own + 1, empty),
-            None => (own, empty + 1),
-            Some(_) => (own, empty + 9),
-        });
-        own == 1 && empty == 1
-    })
+    G::lines_through(cell)
+        .iter()
+        .any(|&index| count(pos, &G::lines()[index], mark, Some(cell)) == (1, 0))
 }
 
 /// How promising a quiet move is: lines it builds on, lines it denies, lines still open.
-fn promise<G: Geometry>(pos: &Position<G>, cell: usize) -> i32 {
-    let me = pos.to_move;
+fn promise<G: Geometry>(pos: &Position<G>, cell: usize) -> usize {
     G::lines_through(cell)
         .iter()
-        .map(|&index| {
-            let others = G::lines()[index].iter().filter(|&&c| c != cell);
-            let (own, theirs) = others.fold((0, 0), |(own, theirs), &c| match pos.board[c] {
-                Some(m) if m == me => (own + 1, theirs),
-                Some(_) => (own, theirs + 1),
-                None => (own, theirs),
-            });
-            match (own, theirs) {
+        .map(
+            |&index| match count(pos, &G::lines()[index], pos.to_move, Some(cell)) {
                 (0, 0) => 1,
                 (own, 0) => 8 * own,
                 (0, theirs) => 4 * theirs,
                 _ => 0,
-            }
-        })
+            },
+        )
         .sum()
 }
 
