@@ -43,6 +43,7 @@ impl Room {
     /// The copy of the record a hook is shown.
     pub fn board_game(&self) -> BoardGame {
         BoardGame {
+            room_id: self.id.clone(),
             players: self.players.clone(),
             version: self.version,
             joinable: self.joinable,

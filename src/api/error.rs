@@ -51,36 +51,46 @@ impl From<RegisterError> for ApiError {
 impl ApiError {
     /// The stable, documented name of the problem.
     pub fn code(&self) -> &'static str {
+        self.classify().1
+    }
+
+    /// The status and code of every problem, in one match so the two never drift apart.
+    fn classify(&self) -> (StatusCode, &'static str) {
+        use StatusCode as S;
         match self {
-            ApiError::MalformedJson(_) => "malformed_json",
-            ApiError::InvalidBody(_) => "invalid_body",
-            ApiError::InvalidQuery(_) => "invalid_query",
-            ApiError::InvalidHeader(_) => "invalid_header",
-            ApiError::InvalidUsername(_) => "invalid_username",
-            ApiError::MissingToken => "missing_token",
-            ApiError::InvalidToken => "invalid_token",
-            ApiError::RouteNotFound { .. } => "route_not_found",
-            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
-            ApiError::PayloadTooLarge(_) => "payload_too_large",
-            ApiError::BadPayload(_) => "bad_payload",
-            ApiError::UsernameTaken(_) => "username_taken",
+            ApiError::MalformedJson(_) => (S::BAD_REQUEST, "malformed_json"),
+            ApiError::InvalidBody(_) => (S::BAD_REQUEST, "invalid_body"),
+            ApiError::InvalidQuery(_) => (S::BAD_REQUEST, "invalid_query"),
+            ApiError::InvalidHeader(_) => (S::BAD_REQUEST, "invalid_header"),
+            ApiError::InvalidUsername(_) => (S::BAD_REQUEST, "invalid_username"),
+            ApiError::BadPayload(_) => (S::BAD_REQUEST, "bad_payload"),
+            ApiError::MissingToken => (S::UNAUTHORIZED, "missing_token"),
+            ApiError::InvalidToken => (S::UNAUTHORIZED, "invalid_token"),
+            ApiError::RouteNotFound { .. } => (S::NOT_FOUND, "route_not_found"),
+            ApiError::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ApiError::PayloadTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ApiError::UsernameTaken(_) => (S::CONFLICT, "username_taken"),
             ApiError::Engine(err) => match err {
-                EngineError::RoomNotFound => "room_not_found",
-                EngineError::GameNotFound(_) => "game_not_found",
-                EngineError::GameUnavailable(_) => "game_unavailable",
-                EngineError::NotAPlayer => "not_a_player",
-                EngineError::RoomNotJoinable => "room_not_joinable",
-                EngineError::RoomFinished => "room_finished",
-                EngineError::RoomNotFinished => "room_not_finished",
-                EngineError::BotsUnsupported(_) => "bots_unsupported",
-                EngineError::AlreadyAPlayer => "already_a_player",
-                EngineError::RoomFull(_) => "room_full",
-                EngineError::VersionMismatch { .. } => "version_mismatch",
-                EngineError::GameRefused(_) => "game_refused",
-                EngineError::InvalidPatch { .. } => "invalid_patch",
-                EngineError::HookPanicked { .. } => "hook_crashed",
-                EngineError::Contention => "contention",
-                EngineError::Store(_) => "internal",
+                EngineError::RoomNotFound => (S::NOT_FOUND, "room_not_found"),
+                EngineError::GameNotFound(_) => (S::NOT_FOUND, "game_not_found"),
+                EngineError::GameUnavailable(_) => (S::SERVICE_UNAVAILABLE, "game_unavailable"),
+                EngineError::NotAPlayer => (S::FORBIDDEN, "not_a_player"),
+                EngineError::RoomNotJoinable => (S::CONFLICT, "room_not_joinable"),
+                EngineError::RoomFinished => (S::CONFLICT, "room_finished"),
+                EngineError::RoomNotFinished => (S::CONFLICT, "room_not_finished"),
+                EngineError::AlreadyAPlayer => (S::CONFLICT, "already_a_player"),
+                EngineError::RoomFull(_) => (S::CONFLICT, "room_full"),
+                EngineError::BotsUnsupported(_) => (S::UNPROCESSABLE_ENTITY, "bots_unsupported"),
+                EngineError::VersionMismatch { .. } => (S::PRECONDITION_FAILED, "version_mismatch"),
+                EngineError::GameRefused(_) => (S::UNPROCESSABLE_ENTITY, "game_refused"),
+                EngineError::InvalidPatch { .. } => (S::INTERNAL_SERVER_ERROR, "invalid_patch"),
+                EngineError::HookCrashed { .. } => (S::INTERNAL_SERVER_ERROR, "hook_crashed"),
+                EngineError::HookTimeout { .. } => (S::INTERNAL_SERVER_ERROR, "hook_timeout"),
+                EngineError::HookOutOfMemory { .. } => {
+                    (S::INTERNAL_SERVER_ERROR, "hook_out_of_memory")
+                }
+                EngineError::Contention => (S::SERVICE_UNAVAILABLE, "contention"),
+                EngineError::Store(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
             },
         }
     }
@@ -106,9 +116,12 @@ impl ApiError {
             ApiError::Engine(EngineError::Store(_)) => {
                 "the server could not complete the request".into()
             }
-            ApiError::Engine(EngineError::HookPanicked { hook, .. }) => {
-                format!("the game's {hook} hook crashed; the room is unchanged")
-            }
+            ApiError::Engine(
+                err @ (EngineError::HookCrashed { .. }
+                | EngineError::HookTimeout { .. }
+                | EngineError::HookOutOfMemory { .. }
+                | EngineError::InvalidPatch { .. }),
+            ) => format!("{err}; the room is unchanged"),
             other => other.to_string(),
         }
     }
@@ -116,38 +129,7 @@ impl ApiError {
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        match self {
-            ApiError::MalformedJson(_)
-            | ApiError::InvalidBody(_)
-            | ApiError::InvalidQuery(_)
-            | ApiError::InvalidHeader(_)
-            | ApiError::InvalidUsername(_)
-            | ApiError::BadPayload(_) => StatusCode::BAD_REQUEST,
-            ApiError::MissingToken | ApiError::InvalidToken => StatusCode::UNAUTHORIZED,
-            ApiError::RouteNotFound { .. } => StatusCode::NOT_FOUND,
-            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UsernameTaken(_) => StatusCode::CONFLICT,
-            ApiError::Engine(err) => match err {
-                EngineError::RoomNotFound | EngineError::GameNotFound(_) => StatusCode::NOT_FOUND,
-                EngineError::NotAPlayer => StatusCode::FORBIDDEN,
-                EngineError::RoomNotJoinable
-                | EngineError::RoomFinished
-                | EngineError::RoomNotFinished
-                | EngineError::AlreadyAPlayer
-                | EngineError::RoomFull(_) => StatusCode::CONFLICT,
-                EngineError::VersionMismatch { .. } => StatusCode::PRECONDITION_FAILED,
-                EngineError::GameRefused(_) | EngineError::BotsUnsupported(_) => {
-                    StatusCode::UNPROCESSABLE_ENTITY
-                }
-                EngineError::InvalidPatch { .. }
-                | EngineError::HookPanicked { .. }
-                | EngineError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
-                EngineError::GameUnavailable(_) | EngineError::Contention => {
-                    StatusCode::SERVICE_UNAVAILABLE
-                }
-            },
-        }
+        self.classify().0
     }
 
     fn error_response(&self) -> HttpResponse {
@@ -174,16 +156,13 @@ impl ResponseError for ApiError {
     }
 }
 
-/// `error: cause: cause…`, for logs, with a crashed hook's panic message.
+/// `error: cause: cause…`, for logs.
 fn error_chain(err: &ApiError) -> String {
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {
         let _ = write!(text, ": {cause}");
         source = cause.source();
-    }
-    if let ApiError::Engine(EngineError::HookPanicked { message, .. }) = err {
-        let _ = write!(text, ": {message}");
     }
     text
 }

@@ -163,7 +163,7 @@ async fn list(
         })
         .transpose()?;
     if let Some(game) = &params.game {
-        if !context.engine.games().iter().any(|g| g.id == game) {
+        if !context.engine.games().iter().any(|g| g.id == game.as_str()) {
             return Err(EngineError::GameNotFound(game.clone()).into());
         }
     }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
-use super::{Engine, EngineError};
+use super::{Action, Engine, EngineError};
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::{now, Room};
@@ -71,7 +71,7 @@ impl Engine {
             if room.finished || seated.is_empty() {
                 return Ok(room);
             }
-            let Some(game) = self.games.get(&room.game).cloned() else {
+            let Ok(game) = self.game_of(&room) else {
                 return Ok(room);
             };
             let board = room.board_game();
@@ -91,8 +91,13 @@ impl Engine {
                     return Ok(room);
                 }
             };
+            let id = room.id.clone();
             match self
-                .apply_move(&room.id, &bot, &mv, Some(room.version))
+                .update(
+                    &id,
+                    Some(room.version),
+                    Action::Move(bot.clone(), mv.clone()),
+                )
                 .await
             {
                 Ok(next) => room = next,

@@ -1,4 +1,4 @@
-use crate::game::{GameError, PatchError};
+use crate::game::{GameError, HookError, PatchError};
 use crate::store::StoreError;
 
 /// Why an action on a room was not applied. Whatever the variant, nothing was written.
@@ -33,10 +33,32 @@ pub enum EngineError {
         hook: &'static str,
         error: PatchError,
     },
-    #[error("the game's {hook} hook crashed")]
-    HookPanicked { hook: &'static str, message: String },
+    #[error("the game's {hook} hook crashed: {message}")]
+    HookCrashed { hook: &'static str, message: String },
+    #[error("the game's {hook} hook ran past its time limit of {limit_ms} ms and was stopped")]
+    HookTimeout { hook: &'static str, limit_ms: u64 },
+    #[error("the game's {hook} hook ran out of memory (its limit is {limit_mib} MiB)")]
+    HookOutOfMemory { hook: &'static str, limit_mib: u64 },
     #[error("the room is changing too fast; try again")]
     Contention,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl EngineError {
+    /// The error for a hook that failed through a fault of the game's code.
+    pub fn from_hook_fault(hook: &'static str, fault: HookError) -> Self {
+        match fault {
+            HookError::Refused(refusal) => EngineError::GameRefused(refusal),
+            HookError::Timeout { limit_ms } => EngineError::HookTimeout { hook, limit_ms },
+            HookError::OutOfMemory { limit_mib } => {
+                EngineError::HookOutOfMemory { hook, limit_mib }
+            }
+            HookError::Crashed(message) => EngineError::HookCrashed { hook, message },
+            HookError::InvalidResult(message) => EngineError::InvalidPatch {
+                hook,
+                error: PatchError::Unrepresentable(message),
+            },
+        }
+    }
 }

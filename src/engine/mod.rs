@@ -4,8 +4,10 @@
 //! opponents whose turn it is move through the same path, each move a version of its own.
 
 mod accounts;
+mod action;
 mod bots;
 mod error;
+mod hook_runner;
 mod room_locks;
 mod transition;
 
@@ -16,8 +18,10 @@ use rand::Rng;
 use serde_json::Value;
 
 pub use accounts::RegisterError;
+use action::Action;
 use bots::BotRoster;
 pub use error::EngineError;
+use hook_runner::run_hooks;
 use room_locks::RoomLocks;
 use transition::Transition;
 
@@ -109,10 +113,19 @@ impl Engine {
         Ok(self.store.events(room_id, after, limit).await?)
     }
 
-    fn game(&self, game_id: &str) -> Result<&Arc<dyn Game>, EngineError> {
+    fn game(&self, game_id: &str) -> Result<Arc<dyn Game>, EngineError> {
         self.games
             .get(game_id)
+            .cloned()
             .ok_or_else(|| EngineError::GameNotFound(game_id.to_owned()))
+    }
+
+    /// The game a stored room plays.
+    fn game_of(&self, room: &Room) -> Result<Arc<dyn Game>, EngineError> {
+        self.games
+            .get(&room.game)
+            .cloned()
+            .ok_or_else(|| EngineError::GameUnavailable(room.game.clone()))
     }
 
     /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before
@@ -186,12 +199,17 @@ impl Engine {
             }
         }
         let room = Room::blank(new_id(), game_id.to_owned(), options.private, now());
-        let mut step = Transition::new(game.as_ref(), room, None);
-        step.run_hook(EventKind::RoomStart, creator, None)?;
-        for player in &seats {
-            step.add_player(player);
-            step.run_hook(EventKind::Join, player, None)?;
-        }
+        let starter = creator.clone();
+        let step = run_hooks(game, move |game| {
+            let mut step = Transition::new(game, room, None);
+            step.run_hook(EventKind::RoomStart, &starter, None)?;
+            for player in &seats {
+                step.add_player(player);
+                step.run_hook(EventKind::Join, player, None)?;
+            }
+            Ok(step)
+        })
+        .await?;
         let mut commit = step.as_commit();
         if only_if_none_open {
             commit.only_if_no_open_room_for = Some(&creator.id);
@@ -207,27 +225,8 @@ impl Engine {
         player: &PlayerRef,
         if_match: Option<i64>,
     ) -> Result<Room, EngineError> {
-        let room = self
-            .update(room_id, if_match, |step, game| {
-                let room = &step.room;
-                if room.is_player(&player.id) {
-                    return Err(EngineError::AlreadyAPlayer);
-                }
-                if room.finished {
-                    return Err(EngineError::RoomFinished);
-                }
-                if !room.joinable {
-                    return Err(EngineError::RoomNotJoinable);
-                }
-                let capacity = game.info().max_players.min(MAX_PLAYERS);
-                if room.players.len() >= capacity {
-                    return Err(EngineError::RoomFull(capacity));
-                }
-                step.add_player(player);
-                step.run_hook(EventKind::Join, player, None)
-            })
-            .await?;
-        self.let_bots_play(room).await
+        self.act(room_id, Action::Join(player.clone()), if_match)
+            .await
     }
 
     /// A player leaves. In an unfinished game `onPlayerQuit` decides what that means (a forfeit,
@@ -239,19 +238,8 @@ impl Engine {
         player: &PlayerRef,
         if_match: Option<i64>,
     ) -> Result<Room, EngineError> {
-        let room = self
-            .update(room_id, if_match, |step, _| {
-                step.require_player(&player.id)?;
-                step.remove_player(&player.id);
-                if step.room.finished {
-                    step.record(EventKind::Quit, player, None);
-                    Ok(())
-                } else {
-                    step.run_hook(EventKind::Quit, player, None)
-                }
-            })
-            .await?;
-        self.let_bots_play(room).await
+        self.act(room_id, Action::Quit(player.clone()), if_match)
+            .await
     }
 
     /// A move by a current player of an unfinished room; seated bots answer before this returns.
@@ -263,25 +251,8 @@ impl Engine {
         mv: &Value,
         if_match: Option<i64>,
     ) -> Result<Room, EngineError> {
-        let room = self.apply_move(room_id, player, mv, if_match).await?;
-        self.let_bots_play(room).await
-    }
-
-    async fn apply_move(
-        &self,
-        room_id: &str,
-        player: &PlayerRef,
-        mv: &Value,
-        if_match: Option<i64>,
-    ) -> Result<Room, EngineError> {
-        self.update(room_id, if_match, |step, _| {
-            step.require_player(&player.id)?;
-            if step.room.finished {
-                return Err(EngineError::RoomFinished);
-            }
-            step.run_hook(EventKind::Move, player, Some(mv))
-        })
-        .await
+        self.act(room_id, Action::Move(player.clone(), mv.clone()), if_match)
+            .await
     }
 
     /// Play again: a player of a finished room starts a fresh game in it. The players become
@@ -294,44 +265,31 @@ impl Engine {
         player: &PlayerRef,
         if_match: Option<i64>,
     ) -> Result<Room, EngineError> {
-        let room = self
-            .update(room_id, if_match, |step, _| {
-                step.require_player(&player.id)?;
-                if !step.room.finished {
-                    return Err(EngineError::RoomNotFinished);
-                }
-                let bots: Vec<PlayerRef> = step
-                    .room
-                    .players
-                    .iter()
-                    .filter(|p| self.bots.level_of(&p.id).is_some())
-                    .cloned()
-                    .collect();
-                step.restart();
-                step.run_hook(EventKind::Reset, player, None)?;
-                for seat in std::iter::once(player).chain(&bots) {
-                    step.add_player(seat);
-                    step.run_hook(EventKind::Join, seat, None)?;
-                }
-                Ok(())
-            })
-            .await?;
+        self.act(room_id, Action::Reset(player.clone()), if_match)
+            .await
+    }
+
+    /// Applies a player's action, then lets seated bots take their turns.
+    async fn act(
+        &self,
+        room_id: &str,
+        action: Action,
+        if_match: Option<i64>,
+    ) -> Result<Room, EngineError> {
+        let room = self.update(room_id, if_match, action).await?;
         self.let_bots_play(room).await
     }
 
-    /// Reads the room, lets `apply` change a working copy, and commits it if the room is still
+    /// Reads the room, applies `action` to a working copy, and commits it if the room is still
     /// at the version that was read; otherwise reads again. A pinned version (`if_match`) that
     /// is no longer current is answered at once instead. Actions of this process on one room
     /// take turns, so a race is only ever lost to another instance.
-    async fn update<F>(
+    async fn update(
         &self,
         room_id: &str,
         if_match: Option<i64>,
-        mut apply: F,
-    ) -> Result<Room, EngineError>
-    where
-        F: FnMut(&mut Transition<'_>, &dyn Game) -> Result<(), EngineError>,
-    {
+        action: Action,
+    ) -> Result<Room, EngineError> {
         let _turn = self.locks.lock(room_id).await;
         for attempt in 0..MAX_ATTEMPTS {
             let room = self.room(room_id).await?;
@@ -342,13 +300,15 @@ impl Engine {
                     });
                 }
             }
-            let game = self
-                .games
-                .get(&room.game)
-                .ok_or_else(|| EngineError::GameUnavailable(room.game.clone()))?;
+            let game = self.game_of(&room)?;
             let version = room.version;
-            let mut step = Transition::new(game.as_ref(), room, Some(version));
-            apply(&mut step, game.as_ref())?;
+            let (action, bots) = (action.clone(), self.bots.clone());
+            let step = run_hooks(game, move |game| {
+                let mut step = Transition::new(game, room, Some(version));
+                action.apply(&mut step, &bots)?;
+                Ok(step)
+            })
+            .await?;
             match self.store.commit(step.as_commit()).await {
                 Ok(()) => return Ok(step.room),
                 Err(StoreError::Conflict) => {

@@ -3,17 +3,17 @@
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Once;
+use std::sync::{Arc, Once};
 
 use serde_json::Value;
 
 use super::EngineError;
-use crate::game::{Game, HookResult, PlayerRef, RoomStartContext};
+use crate::game::{Game, HookError, HookResult, PlayerRef};
 use crate::model::{now, EventKind, Room, RoomEvent};
 use crate::store::RoomCommit;
 
-pub struct Transition<'g> {
-    game: &'g dyn Game,
+pub struct Transition {
+    game: Arc<dyn Game>,
     pub room: Room,
     expected_version: Option<i64>,
     events: Vec<RoomEvent>,
@@ -21,9 +21,9 @@ pub struct Transition<'g> {
     now: String,
 }
 
-impl<'g> Transition<'g> {
+impl Transition {
     /// Starts from a stored room (`expected_version` is its version) or a blank one (`None`).
-    pub fn new(game: &'g dyn Game, room: Room, expected_version: Option<i64>) -> Self {
+    pub fn new(game: Arc<dyn Game>, room: Room, expected_version: Option<i64>) -> Self {
         Self {
             game,
             room,
@@ -32,6 +32,11 @@ impl<'g> Transition<'g> {
             members_changed: expected_version.is_none(),
             now: now(),
         }
+    }
+
+    /// The game whose hooks this step runs.
+    pub fn game(&self) -> &dyn Game {
+        self.game.as_ref()
     }
 
     /// Only current players may do what follows.
@@ -84,27 +89,31 @@ impl<'g> Transition<'g> {
         mv: Option<&Value>,
     ) -> Result<(), EngineError> {
         let board = self.room.board_game();
-        let game = self.game;
+        let game = self.game.as_ref();
         let hook = hook_name(kind);
         quiet_hook_panics();
         IN_HOOK.set(true);
         let outcome = catch_unwind(AssertUnwindSafe(|| -> HookResult {
             match kind {
-                EventKind::RoomStart | EventKind::Reset => game.on_room_start(&RoomStartContext {
-                    private: self.room.private,
-                }),
+                EventKind::RoomStart | EventKind::Reset => game.on_room_start(&board),
                 EventKind::Join => game.on_player_join(player, &board),
                 EventKind::Quit => game.on_player_quit(player, &board),
                 EventKind::Move => game.on_player_move(player, mv.unwrap_or(&Value::Null), &board),
             }
         }));
         IN_HOOK.set(false);
-        let patch = match outcome {
-            Ok(result) => result.map_err(EngineError::GameRefused)?,
-            Err(panic) => {
-                let message = panic_message(panic.as_ref());
-                tracing::error!(game = %self.room.game, room = %self.room.id, hook, %message, "a game hook panicked");
-                return Err(EngineError::HookPanicked { hook, message });
+        let result = outcome.unwrap_or_else(|panic| {
+            Err(HookError::Crashed(format!(
+                "panicked: {}",
+                panic_message(panic.as_ref())
+            )))
+        });
+        let patch = match result {
+            Ok(patch) => patch,
+            Err(HookError::Refused(refusal)) => return Err(EngineError::GameRefused(refusal)),
+            Err(fault) => {
+                tracing::error!(game = %self.room.game, room = %self.room.id, hook, error = %fault, "a game hook failed");
+                return Err(EngineError::from_hook_fault(hook, fault));
             }
         };
         let patch = patch

@@ -5,8 +5,10 @@
 mod patch;
 mod registry;
 
-pub use patch::{Patch, PatchError, ValidPatch};
+pub use patch::{Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
 pub use registry::GameRegistry;
+
+use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,6 +30,9 @@ pub struct RoomStartContext {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BoardGame {
+    /// The room this record belongs to, for a game's logs; not part of what a hook is shown.
+    #[serde(skip)]
+    pub room_id: String,
     pub players: Vec<PlayerRef>,
     pub version: i64,
     pub joinable: bool,
@@ -36,17 +41,18 @@ pub struct BoardGame {
     pub room_start_context: RoomStartContext,
 }
 
-/// What the lobby shows about a game.
+/// What the lobby shows about a game. Built-in games describe themselves with constants;
+/// uploaded games with what their author sent, hence the `Cow`s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GameInfo {
-    pub id: &'static str,
-    pub name: &'static str,
+    pub id: Cow<'static, str>,
+    pub name: Cow<'static, str>,
     pub min_players: usize,
     pub max_players: usize,
     /// Whether rooms of this game can seat computer opponents.
     pub bots: bool,
-    pub description: &'static str,
+    pub description: Cow<'static, str>,
 }
 
 /// How well a computer opponent plays.
@@ -95,15 +101,37 @@ impl GameError {
     }
 }
 
-pub type HookResult = Result<Patch, GameError>;
+/// Why a hook produced no patch. Only a refusal is the game's answer to the action; every
+/// other variant is a fault in the game's code, reported as such and changing nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    /// The game said no (an uploaded game: the hook threw).
+    #[error(transparent)]
+    Refused(#[from] GameError),
+    /// The hook ran past its time limit and was stopped.
+    #[error("the hook ran past its time limit of {limit_ms} ms")]
+    Timeout { limit_ms: u64 },
+    /// The hook needed more memory than its limit allows.
+    #[error("the hook ran out of memory (the limit is {limit_mib} MiB)")]
+    OutOfMemory { limit_mib: u64 },
+    /// The hook failed in some other way: a panic, a stack overflow, an engine failure.
+    #[error("{0}")]
+    Crashed(String),
+    /// The hook returned something that is not a patch a record can hold (not JSON, cyclic…).
+    #[error("{0}")]
+    InvalidResult(String),
+}
+
+pub type HookResult = Result<Patch, HookError>;
 
 /// A turn-based game written as four lifecycle hooks. Every hook is a pure function of its
 /// arguments: no I/O, no clock, no shared mutable state.
 pub trait Game: Send + Sync {
     fn info(&self) -> GameInfo;
 
-    /// Runs when a room is created (and again when a finished room is reset).
-    fn on_room_start(&self, context: &RoomStartContext) -> HookResult;
+    /// Runs when a room is created (and again when a finished room is reset). `game` is the
+    /// record before any hook: no players, `state` null, joinable, unfinished.
+    fn on_room_start(&self, game: &BoardGame) -> HookResult;
 
     /// Runs after `player` has been appended to `game.players`.
     fn on_player_join(&self, player: &PlayerRef, game: &BoardGame) -> HookResult;
@@ -113,6 +141,13 @@ pub trait Game: Send + Sync {
 
     /// Runs when a current player of an unfinished room sends `mv`, any JSON value.
     fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult;
+
+    /// Whether the hooks wait on something outside this thread (an uploaded game's sandbox).
+    /// The engine then calls them on the blocking pool, so that waiting never holds up the
+    /// threads that serve requests; native hooks are pure computation and run in place.
+    fn hooks_wait(&self) -> bool {
+        false
+    }
 
     /// The move a computer opponent seated as `bot` makes now, or `None` when it is not its
     /// turn. Pure like the hooks: all randomness comes from `seed`. Games without bots (see

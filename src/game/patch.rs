@@ -3,6 +3,10 @@
 
 use serde_json::{Map, Value};
 
+/// The largest `state` a room may hold, as JSON text. Every version of it is kept in the
+/// history, so a game that grows its state without bound is stopped here, by name.
+pub const MAX_STATE_BYTES: usize = 1 << 20;
+
 /// What a hook returns: an object that may hold `state`, `joinable` and `finished`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Patch(Map<String, Value>);
@@ -41,7 +45,13 @@ impl Patch {
         let mut valid = ValidPatch::default();
         for (key, value) in self.0 {
             match key.as_str() {
-                "state" => valid.state = Some(value),
+                "state" => {
+                    let bytes = json_len(&value);
+                    if bytes > MAX_STATE_BYTES {
+                        return Err(PatchError::StateTooLarge { bytes });
+                    }
+                    valid.state = Some(value)
+                }
                 "joinable" => valid.joinable = Some(as_bool(&key, value)?),
                 "finished" => valid.finished = Some(as_bool(&key, value)?),
                 _ => return Err(PatchError::UnknownKey(key)),
@@ -56,6 +66,23 @@ fn as_bool(key: &str, value: Value) -> Result<bool, PatchError> {
         key: key.to_owned(),
         found: json_type(&value),
     })
+}
+
+/// The length of `value` as JSON text, without building the text.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).expect("counting never fails");
+    count.0
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -85,6 +112,12 @@ pub enum PatchError {
     UnknownKey(String),
     #[error("`{key}` in a patch must be a boolean, the hook returned {found}")]
     NotABool { key: String, found: &'static str },
+    #[error(
+        "the state is {bytes} bytes of JSON; a room's state may hold at most {MAX_STATE_BYTES}"
+    )]
+    StateTooLarge { bytes: usize },
+    #[error("the hook returned something a room record cannot hold: {0}")]
+    Unrepresentable(String),
 }
 
 #[cfg(test)]
@@ -129,6 +162,20 @@ mod tests {
         assert!(
             matches!(err, PatchError::NotABool { ref key, found: "a string" } if key == "finished")
         );
+    }
+
+    #[test]
+    fn oversized_states_are_rejected_with_their_size() {
+        let big = json!({"s": "x".repeat(MAX_STATE_BYTES)});
+        let err = Patch::empty().state(big).validate().unwrap_err();
+        assert_eq!(
+            err,
+            PatchError::StateTooLarge {
+                bytes: MAX_STATE_BYTES + 8
+            }
+        );
+        let fits = json!({"s": "x".repeat(MAX_STATE_BYTES - 8)});
+        assert!(Patch::empty().state(fits).validate().is_ok());
     }
 
     #[test]

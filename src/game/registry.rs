@@ -1,4 +1,5 @@
-//! The games this server hosts, by id.
+//! The games compiled into this server, by id. Uploaded games live in the database and are
+//! looked up by the engine next to these.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use super::{Game, GameInfo};
 
 #[derive(Clone, Default)]
 pub struct GameRegistry {
-    games: BTreeMap<&'static str, Arc<dyn Game>>,
+    games: BTreeMap<String, Arc<dyn Game>>,
 }
 
 impl GameRegistry {
@@ -17,7 +18,7 @@ impl GameRegistry {
 
     /// Adds a game; a later game with the same id replaces the earlier one.
     pub fn register(mut self, game: Arc<dyn Game>) -> Self {
-        self.games.insert(game.info().id, game);
+        self.games.insert(game.info().id.into_owned(), game);
         self
     }
 

@@ -11,9 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::line_bots;
-use crate::game::{
-    BoardGame, BotLevel, Game, GameError, GameInfo, HookResult, Patch, PlayerRef, RoomStartContext,
-};
+use crate::game::{BoardGame, BotLevel, Game, GameError, GameInfo, HookResult, Patch, PlayerRef};
 
 /// A player's mark. X moves first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -243,7 +241,7 @@ impl<G: Geometry> Game for LineGame<G> {
         G::INFO
     }
 
-    fn on_room_start(&self, _context: &RoomStartContext) -> HookResult {
+    fn on_room_start(&self, _game: &BoardGame) -> HookResult {
         Ok(Patch::empty()
             .state(TurnState::<G>::initial().encode())
             .joinable(true)
@@ -253,7 +251,7 @@ impl<G: Geometry> Game for LineGame<G> {
     fn on_player_join(&self, _player: &PlayerRef, game: &BoardGame) -> HookResult {
         let mut turn = TurnState::<G>::decode(&game.state)?;
         if game.players.len() > SEATS || turn.status != Status::PreGame {
-            return Err(GameError::new("room_full", "both seats are taken"));
+            return Err(GameError::new("room_full", "both seats are taken").into());
         }
         if game.players.len() < SEATS {
             return Ok(Patch::empty().joinable(true));
@@ -285,9 +283,10 @@ impl<G: Geometry> Game for LineGame<G> {
                 return Err(GameError::new(
                     "game_not_started",
                     "the game has not started: it is waiting for a second player",
-                ))
+                )
+                .into())
             }
-            Status::EndGame => return Err(GameError::new("game_over", "the game is over")),
+            Status::EndGame => return Err(GameError::new("game_over", "the game is over").into()),
             Status::InGame => {}
         }
         let seat = game
@@ -300,20 +299,18 @@ impl<G: Geometry> Game for LineGame<G> {
                 .players
                 .get(turn.plr_to_move_index)
                 .map_or("the other player", |p| p.username.as_str());
-            return Err(GameError::new(
-                "not_your_turn",
-                format!("it is {whose}'s turn"),
-            ));
+            return Err(GameError::new("not_your_turn", format!("it is {whose}'s turn")).into());
         }
         let cell = G::parse_move(mv)?;
         if turn.position.board[cell].is_some() {
-            return Err(GameError::new("cell_taken", "that cell is already taken"));
+            return Err(GameError::new("cell_taken", "that cell is already taken").into());
         }
         if turn.position.to_move != Mark::of_seat(seat) {
             return Err(GameError::new(
                 "invalid_state",
                 "the board does not agree with whose turn it is",
-            ));
+            )
+            .into());
         }
         match turn.position.play(cell) {
             Outcome::Won(_, line) => {

@@ -1,6 +1,7 @@
 //! Tic-tac-toe on a 3x3 board. Moves are `{"x": row, "y": col}`; the board is three rows of
 //! `null | "X" | "O"`; a winning line is three `[row, col]` pairs.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde_json::{json, Value};
@@ -32,13 +33,15 @@ const MOVE_EXAMPLE: &str = r#"{"x": row, "y": col} with row and col in 0..=2"#;
 
 impl Geometry for Square {
     const INFO: GameInfo = GameInfo {
-        id: "tictactoe",
-        name: "Tic-tac-toe",
+        id: Cow::Borrowed("tictactoe"),
+        name: Cow::Borrowed("Tic-tac-toe"),
         min_players: 2,
         max_players: 2,
         bots: true,
-        description: "Three in a row on a 3x3 board. X (the first player) moves first; \
-                      a move is {\"x\": row, \"y\": col}.",
+        description: Cow::Borrowed(
+            "Three in a row on a 3x3 board. X (the first player) moves first; \
+             a move is {\"x\": row, \"y\": col}.",
+        ),
     };
     const CELLS: usize = 9;
 
@@ -87,7 +90,7 @@ impl Geometry for Square {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{BoardGame, Game, PlayerRef, RoomStartContext};
+    use crate::game::{BoardGame, Game, HookError, PlayerRef, RoomStartContext};
     use crate::games::line_game::{Mark, Outcome, Position};
 
     fn player(n: usize) -> PlayerRef {
@@ -97,15 +100,37 @@ mod tests {
         }
     }
 
+    /// The game's name for why it refused.
+    fn refusal_reason(err: HookError) -> String {
+        match err {
+            HookError::Refused(refusal) => refusal.reason,
+            other => panic!("a refusal, not {other}"),
+        }
+    }
+
+    /// The record `onRoomStart` sees.
+    fn blank(private: bool) -> BoardGame {
+        BoardGame {
+            room_id: "r".into(),
+            players: vec![],
+            version: 0,
+            joinable: true,
+            finished: false,
+            state: Value::Null,
+            room_start_context: RoomStartContext { private },
+        }
+    }
+
     /// A room as the engine would hold it after both players joined.
     fn started() -> BoardGame {
         let game = TicTacToe::default();
         let start = game
-            .on_room_start(&RoomStartContext { private: false })
+            .on_room_start(&blank(false))
             .unwrap()
             .validate()
             .unwrap();
         let mut room = BoardGame {
+            room_id: "r".into(),
             players: vec![player(0), player(1)],
             version: 3,
             joinable: true,
@@ -124,7 +149,7 @@ mod tests {
     }
 
     /// Plays moves alternately from a started room; returns the last patch's state and flags.
-    fn play(moves: &[(i64, i64)]) -> Result<(Value, Option<bool>), GameError> {
+    fn play(moves: &[(i64, i64)]) -> Result<(Value, Option<bool>), HookError> {
         let game = TicTacToe::default();
         let mut room = started();
         let mut finished = None;
@@ -143,7 +168,7 @@ mod tests {
     fn first_join_waits_second_starts() {
         let game = TicTacToe::default();
         let start = game
-            .on_room_start(&RoomStartContext { private: true })
+            .on_room_start(&blank(true))
             .unwrap()
             .validate()
             .unwrap();
@@ -154,6 +179,7 @@ mod tests {
             json!([[null, null, null], [null, null, null], [null, null, null]])
         );
         let room = BoardGame {
+            room_id: "r".into(),
             players: vec![player(0)],
             version: 1,
             joinable: true,
@@ -210,7 +236,7 @@ mod tests {
 
     #[test]
     fn refusals_have_distinct_reasons() {
-        let reason = |moves: &[(i64, i64)]| play(moves).unwrap_err().reason;
+        let reason = |moves: &[(i64, i64)]| refusal_reason(play(moves).unwrap_err());
         assert_eq!(reason(&[(0, 0), (0, 0)]), "cell_taken");
         assert_eq!(reason(&[(3, 0)]), "off_board");
         assert_eq!(reason(&[(0, -1)]), "off_board");
@@ -233,9 +259,7 @@ mod tests {
         let game = TicTacToe::default();
         let room = started();
         let err = |p: usize, mv: Value| {
-            game.on_player_move(&player(p), &mv, &room)
-                .unwrap_err()
-                .reason
+            refusal_reason(game.on_player_move(&player(p), &mv, &room).unwrap_err())
         };
         assert_eq!(err(1, json!({"x": 0, "y": 0})), "not_your_turn");
         assert_eq!(err(0, json!({"x": "0", "y": 0})), "invalid_move");
@@ -246,16 +270,18 @@ mod tests {
         let mut waiting = started();
         waiting.state["status"] = json!("preGame");
         assert_eq!(
-            game.on_player_move(&player(0), &json!({"x": 0, "y": 0}), &waiting)
-                .unwrap_err()
-                .reason,
+            refusal_reason(
+                game.on_player_move(&player(0), &json!({"x": 0, "y": 0}), &waiting)
+                    .unwrap_err()
+            ),
             "game_not_started"
         );
         waiting.state = json!({"board": 7});
         assert_eq!(
-            game.on_player_move(&player(0), &json!({"x": 0, "y": 0}), &waiting)
-                .unwrap_err()
-                .reason,
+            refusal_reason(
+                game.on_player_move(&player(0), &json!({"x": 0, "y": 0}), &waiting)
+                    .unwrap_err()
+            ),
             "invalid_state"
         );
     }

@@ -2,6 +2,7 @@
 //! `{"index": 0..26}` or `{"x", "y", "z"}`; the board is a flat array of 27 `null | "X" | "O"`;
 //! a winning line is three cell indices.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde_json::{json, Value};
@@ -80,13 +81,15 @@ const MOVE_EXAMPLE: &str = r#"{"index": 0..=26} or {"x": 0..=2, "y": 0..=2, "z":
 
 impl Geometry for Cube {
     const INFO: GameInfo = GameInfo {
-        id: "tictactoe3d",
-        name: "3D tic-tac-toe",
+        id: Cow::Borrowed("tictactoe3d"),
+        name: Cow::Borrowed("3D tic-tac-toe"),
         min_players: 2,
         max_players: 2,
         bots: true,
-        description: "Three in a line in a 3x3x3 cube (49 lines). X moves first; a move is \
-                      {\"index\": x + 3y + 9z} or {\"x\", \"y\", \"z\"}.",
+        description: Cow::Borrowed(
+            "Three in a line in a 3x3x3 cube (49 lines). X moves first; a move is \
+             {\"index\": x + 3y + 9z} or {\"x\", \"y\", \"z\"}.",
+        ),
     };
     const CELLS: usize = 27;
 

@@ -5,7 +5,6 @@
 use serde_json::{json, Value};
 use turnhouse::game::{
     BoardGame, Game, GameError, GameInfo, GameRegistry, HookResult, Patch, PlayerRef,
-    RoomStartContext,
 };
 
 /// State `{"count": n}`; every move adds one, unless the move asks for something else.
@@ -14,16 +13,16 @@ pub struct Counter;
 impl Game for Counter {
     fn info(&self) -> GameInfo {
         GameInfo {
-            id: "counter",
-            name: "Counter",
+            id: "counter".into(),
+            name: "Counter".into(),
             min_players: 1,
             max_players: 1000,
             bots: false,
-            description: "Every move adds one.",
+            description: "Every move adds one.".into(),
         }
     }
 
-    fn on_room_start(&self, _: &RoomStartContext) -> HookResult {
+    fn on_room_start(&self, _: &BoardGame) -> HookResult {
         Ok(Patch::empty().state(json!({"count": 0})))
     }
 
@@ -38,9 +37,9 @@ impl Game for Counter {
     fn on_player_move(&self, _: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult {
         match mv.get("do").and_then(Value::as_str) {
             Some("panic") => panic!("the counter was asked to crash"),
-            Some("refuse") => Err(GameError::new("not_today", "the counter refuses")),
+            Some("refuse") => Err(GameError::new("not_today", "the counter refuses").into()),
             Some("extra") => Patch::from_json(json!({"state": {"count": -1}, "score": 1}))
-                .map_err(|e| GameError::new("bad", e.to_string())),
+                .map_err(|e| GameError::new("bad", e.to_string()).into()),
             Some("noop") => Ok(Patch::empty()),
             Some("finish") => Ok(Patch::empty().finished(true).joinable(true)),
             _ => {
@@ -57,16 +56,16 @@ pub struct BrokenStart;
 impl Game for BrokenStart {
     fn info(&self) -> GameInfo {
         GameInfo {
-            id: "broken_start",
-            name: "Broken start",
+            id: "broken_start".into(),
+            name: "Broken start".into(),
             min_players: 1,
             max_players: 2,
             bots: false,
-            description: "Crashes when a room starts.",
+            description: "Crashes when a room starts.".into(),
         }
     }
 
-    fn on_room_start(&self, _: &RoomStartContext) -> HookResult {
+    fn on_room_start(&self, _: &BoardGame) -> HookResult {
         panic!("onRoomStart is broken")
     }
 

@@ -1,0 +1,87 @@
+//! The actions a player takes on an existing room, as values. Each checks its preconditions
+//! against the room and runs its hooks on a working copy; the engine runs every one of them
+//! through the same path (read, hooks, compare-and-set commit, retry).
+
+use serde_json::Value;
+
+use super::bots::BotRoster;
+use super::transition::Transition;
+use super::{EngineError, MAX_PLAYERS};
+use crate::game::PlayerRef;
+use crate::model::EventKind;
+
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// The player takes a seat: `onPlayerJoin`.
+    Join(PlayerRef),
+    /// The player leaves: `onPlayerQuit`, or in a finished room only inactive.
+    Quit(PlayerRef),
+    /// The player sends a move, any JSON: `onPlayerMove`.
+    Move(PlayerRef, Value),
+    /// Play again in a finished room: `onRoomStart`, then the player and any seated bots join.
+    Reset(PlayerRef),
+}
+
+impl Action {
+    /// Checks the action against the room and applies its hooks to `step`. Pure but for the
+    /// hooks themselves: it reads nothing else and writes nothing.
+    pub fn apply(&self, step: &mut Transition, bots: &BotRoster) -> Result<(), EngineError> {
+        match self {
+            Action::Join(player) => {
+                let room = &step.room;
+                if room.is_player(&player.id) {
+                    return Err(EngineError::AlreadyAPlayer);
+                }
+                if room.finished {
+                    return Err(EngineError::RoomFinished);
+                }
+                if !room.joinable {
+                    return Err(EngineError::RoomNotJoinable);
+                }
+                let capacity = step.game().info().max_players.min(MAX_PLAYERS);
+                if room.players.len() >= capacity {
+                    return Err(EngineError::RoomFull(capacity));
+                }
+                step.add_player(player);
+                step.run_hook(EventKind::Join, player, None)
+            }
+            Action::Quit(player) => {
+                step.require_player(&player.id)?;
+                step.remove_player(&player.id);
+                if step.room.finished {
+                    step.record(EventKind::Quit, player, None);
+                    Ok(())
+                } else {
+                    step.run_hook(EventKind::Quit, player, None)
+                }
+            }
+            Action::Move(player, mv) => {
+                step.require_player(&player.id)?;
+                if step.room.finished {
+                    return Err(EngineError::RoomFinished);
+                }
+                step.run_hook(EventKind::Move, player, Some(mv))
+            }
+            Action::Reset(player) => {
+                step.require_player(&player.id)?;
+                if !step.room.finished {
+                    return Err(EngineError::RoomNotFinished);
+                }
+                let seated_bots: Vec<PlayerRef> = step
+                    .room
+                    .players
+                    .iter()
+                    .filter(|p| bots.level_of(&p.id).is_some())
+                    .cloned()
+                    .collect();
+                step.restart();
+                step.run_hook(EventKind::Reset, player, None)?;
+                for seat in std::iter::once(player).chain(&seated_bots) {
+                    step.add_player(seat);
+                    step.run_hook(EventKind::Join, seat, None)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
