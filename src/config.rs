@@ -1,6 +1,11 @@
 //! Settings, from command-line flags or the environment.
 
-use clap::Parser;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::sandbox::Limits;
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -25,6 +30,76 @@ pub struct Config {
     /// history gets the same bot moves (for tests and replays); by default each start picks one.
     #[arg(long, env = "BOT_SEED")]
     pub bot_seed: Option<u64>,
+
+    #[command(flatten)]
+    pub hook_limits: HookLimits,
+
+    /// Sandbox processes that run uploaded games' hooks, at most (each runs one call at a time).
+    #[arg(long, env = "SANDBOX_WORKERS", default_value_t = 4)]
+    pub sandbox_workers: usize,
+
+    /// The program started as `<program> sandbox-worker` for sandbox processes; this binary
+    /// unless set.
+    #[arg(long, env = "SANDBOX_PROGRAM", hide = true)]
+    pub sandbox_program: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// A sandbox process, started by the server (not for people to run).
+    #[command(hide = true)]
+    SandboxWorker(HookLimits),
+}
+
+/// The limits every hook of an uploaded game runs under.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct HookLimits {
+    /// Time one hook call may run, in milliseconds.
+    #[arg(
+        long = "hook-time-limit-ms",
+        env = "HOOK_TIME_LIMIT_MS",
+        default_value_t = 50
+    )]
+    pub time_ms: u64,
+
+    /// Memory one hook call's JavaScript heap may use, in MiB.
+    #[arg(
+        long = "hook-memory-limit-mib",
+        env = "HOOK_MEMORY_LIMIT_MIB",
+        default_value_t = 32
+    )]
+    pub memory_mib: u64,
+
+    /// Stack one hook call may use, in KiB (deep recursion stops here).
+    #[arg(
+        long = "hook-stack-limit-kib",
+        env = "HOOK_STACK_LIMIT_KIB",
+        default_value_t = 512
+    )]
+    pub stack_kib: u64,
+}
+
+impl Default for HookLimits {
+    fn default() -> Self {
+        Self {
+            time_ms: 50,
+            memory_mib: 32,
+            stack_kib: 512,
+        }
+    }
+}
+
+impl HookLimits {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            time: Duration::from_millis(self.time_ms.max(1)),
+            memory_bytes: (self.memory_mib.max(1) as usize) << 20,
+            stack_bytes: (self.stack_kib.max(64) as usize) << 10,
+        }
+    }
 }
 
 impl Config {
@@ -34,6 +109,10 @@ impl Config {
             bind: "127.0.0.1:0".into(),
             database_url: database_url.into(),
             bot_seed: None,
+            hook_limits: HookLimits::default(),
+            sandbox_workers: 4,
+            sandbox_program: None,
+            command: None,
         }
     }
 }

@@ -1,13 +1,21 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use turnhouse::config::Config;
+use turnhouse::config::{Command, Config};
 use turnhouse::startup::Application;
-use turnhouse::{games, telemetry};
+use turnhouse::{games, sandbox, telemetry};
+
+fn main() -> ExitCode {
+    let config = Config::parse();
+    match config.command {
+        // A sandbox process: no runtime, no logging, nothing but the JS engine.
+        Some(Command::SandboxWorker(limits)) => sandbox::worker::run(limits.limits()),
+        None => serve(config),
+    }
+}
 
 #[tokio::main]
-async fn main() -> ExitCode {
-    let config = Config::parse();
+async fn serve(config: Config) -> ExitCode {
     telemetry::init("info");
     let app = match Application::build(&config, games::builtin()).await {
         Ok(app) => app,

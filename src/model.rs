@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::game::{BoardGame, PlayerRef, RoomStartContext};
+use crate::game::{BoardGame, GameInfo, PlayerRef, RoomStartContext};
 
 /// A room: the BoardGame record of its game plus what the platform keeps around it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -11,6 +11,10 @@ use crate::game::{BoardGame, PlayerRef, RoomStartContext};
 pub struct Room {
     pub id: String,
     pub game: String,
+    /// The version of an uploaded game this room plays, for its whole life; built-in games
+    /// have none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub game_version: Option<i64>,
     pub players: Vec<PlayerRef>,
     pub inactive_players: Vec<PlayerRef>,
     pub version: i64,
@@ -24,10 +28,17 @@ pub struct Room {
 
 impl Room {
     /// A room before any hook has run: version 0, no players, joinable, state `null`.
-    pub fn blank(id: String, game: String, private: bool, now: String) -> Self {
+    pub fn blank(
+        id: String,
+        game: String,
+        game_version: Option<i64>,
+        private: bool,
+        now: String,
+    ) -> Self {
         Self {
             id,
             game,
+            game_version,
             players: Vec::new(),
             inactive_players: Vec::new(),
             version: 0,
@@ -110,6 +121,93 @@ pub struct RoomEvent {
     pub joinable: bool,
     pub finished: bool,
     pub created_at: String,
+}
+
+/// A version of an uploaded game about to be published.
+#[derive(Debug, Clone)]
+pub struct NewGameVersion {
+    pub game_id: String,
+    pub owner_id: String,
+    pub name: String,
+    pub description: String,
+    pub min_players: usize,
+    pub max_players: usize,
+    pub format: String,
+    pub source: String,
+    pub sha256: String,
+    pub created_at: String,
+}
+
+/// A published version of an uploaded game, without its source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GameVersionRecord {
+    pub game_id: String,
+    pub version: i64,
+    pub name: String,
+    pub description: String,
+    pub min_players: usize,
+    pub max_players: usize,
+    pub format: String,
+    pub sha256: String,
+    pub owner: PlayerRef,
+    /// When this version was published.
+    pub published_at: String,
+    /// When the first version was.
+    pub created_at: String,
+}
+
+/// A game as the lobby lists it: built in, or uploaded (with its owner and latest version).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GameListing {
+    #[serde(flatten)]
+    pub info: GameInfo,
+    pub builtin: bool,
+    pub owner: Option<PlayerRef>,
+    pub version: Option<i64>,
+    pub format: Option<String>,
+    pub sha256: Option<String>,
+    pub published_at: Option<String>,
+}
+
+impl GameListing {
+    pub fn builtin(info: GameInfo) -> Self {
+        Self {
+            info,
+            builtin: true,
+            owner: None,
+            version: None,
+            format: None,
+            sha256: None,
+            published_at: None,
+        }
+    }
+}
+
+impl GameVersionRecord {
+    /// What the game says about itself, from what its author sent.
+    pub fn info(&self) -> GameInfo {
+        GameInfo {
+            id: self.game_id.clone().into(),
+            name: self.name.clone().into(),
+            min_players: self.min_players,
+            max_players: self.max_players,
+            bots: false,
+            description: self.description.clone().into(),
+        }
+    }
+
+    pub fn listing(&self) -> GameListing {
+        GameListing {
+            info: self.info(),
+            builtin: false,
+            owner: Some(self.owner.clone()),
+            version: Some(self.version),
+            format: Some(self.format.clone()),
+            sha256: Some(self.sha256.clone()),
+            published_at: Some(self.published_at.clone()),
+        }
+    }
 }
 
 /// A player account as stored.

@@ -10,6 +10,7 @@ use crate::api::{self, AppContext};
 use crate::config::Config;
 use crate::engine::{Engine, EngineError};
 use crate::game::GameRegistry;
+use crate::sandbox::SandboxPool;
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +19,8 @@ pub enum StartupError {
     Store(#[from] StoreError),
     #[error("could not prepare the engine: {0}")]
     Engine(#[from] EngineError),
+    #[error("could not find this program to run sandbox processes: {0}")]
+    Sandbox(std::io::Error),
     #[error("could not listen on {bind}: {source}")]
     Bind {
         bind: String,
@@ -34,9 +37,15 @@ impl Application {
     /// Opens the database (migrating it), binds the listener and prepares the server.
     pub async fn build(config: &Config, games: GameRegistry) -> Result<Self, StartupError> {
         let store = Store::open(&config.database_url).await?;
+        let program = match &config.sandbox_program {
+            Some(program) => program.clone(),
+            None => std::env::current_exe().map_err(StartupError::Sandbox)?,
+        };
+        let sandbox =
+            SandboxPool::new(program, config.hook_limits.limits(), config.sandbox_workers);
+        let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
         let context = web::Data::new(AppContext {
-            engine: Engine::start(store, games, config.bot_seed.unwrap_or_else(rand::random))
-                .await?,
+            engine: Engine::start(store, games, sandbox, bot_seed).await?,
         });
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),

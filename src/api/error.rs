@@ -21,6 +21,8 @@ pub enum ApiError {
     InvalidHeader(String),
     #[error("{0}")]
     InvalidUsername(String),
+    #[error("{0}")]
+    InvalidGameId(String),
     #[error("this route needs an `Authorization: Bearer <token>` header")]
     MissingToken,
     #[error("the bearer token is not valid")]
@@ -63,6 +65,7 @@ impl ApiError {
             ApiError::InvalidQuery(_) => (S::BAD_REQUEST, "invalid_query"),
             ApiError::InvalidHeader(_) => (S::BAD_REQUEST, "invalid_header"),
             ApiError::InvalidUsername(_) => (S::BAD_REQUEST, "invalid_username"),
+            ApiError::InvalidGameId(_) => (S::BAD_REQUEST, "invalid_game_id"),
             ApiError::BadPayload(_) => (S::BAD_REQUEST, "bad_payload"),
             ApiError::MissingToken => (S::UNAUTHORIZED, "missing_token"),
             ApiError::InvalidToken => (S::UNAUTHORIZED, "invalid_token"),
@@ -74,6 +77,13 @@ impl ApiError {
                 EngineError::RoomNotFound => (S::NOT_FOUND, "room_not_found"),
                 EngineError::GameNotFound(_) => (S::NOT_FOUND, "game_not_found"),
                 EngineError::GameUnavailable(_) => (S::SERVICE_UNAVAILABLE, "game_unavailable"),
+                EngineError::GameVersionNotFound { .. } => (S::NOT_FOUND, "game_version_not_found"),
+                EngineError::GameIsBuiltin(_) => (S::CONFLICT, "game_is_builtin"),
+                EngineError::NotTheOwner(_) => (S::FORBIDDEN, "not_the_owner"),
+                EngineError::InvalidGameCode { .. } => {
+                    (S::UNPROCESSABLE_ENTITY, "invalid_game_code")
+                }
+                EngineError::InvalidGameSettings(_) => (S::BAD_REQUEST, "invalid_body"),
                 EngineError::NotAPlayer => (S::FORBIDDEN, "not_a_player"),
                 EngineError::RoomNotJoinable => (S::CONFLICT, "room_not_joinable"),
                 EngineError::RoomFinished => (S::CONFLICT, "room_finished"),
@@ -90,6 +100,9 @@ impl ApiError {
                     (S::INTERNAL_SERVER_ERROR, "hook_out_of_memory")
                 }
                 EngineError::Contention => (S::SERVICE_UNAVAILABLE, "contention"),
+                EngineError::SandboxUnavailable(_) => {
+                    (S::SERVICE_UNAVAILABLE, "sandbox_unavailable")
+                }
                 EngineError::Store(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
             },
         }
@@ -105,6 +118,11 @@ impl ApiError {
             ApiError::Engine(EngineError::GameRefused(refusal)) => {
                 extra.insert("reason".into(), json!(refusal.reason));
             }
+            ApiError::Engine(EngineError::InvalidGameCode {
+                line: Some(line), ..
+            }) => {
+                extra.insert("line".into(), json!(line));
+            }
             _ => {}
         }
         extra
@@ -115,6 +133,9 @@ impl ApiError {
         match self {
             ApiError::Engine(EngineError::Store(_)) => {
                 "the server could not complete the request".into()
+            }
+            ApiError::Engine(EngineError::SandboxUnavailable(_)) => {
+                "uploaded games cannot be run right now; try again later".into()
             }
             ApiError::Engine(
                 err @ (EngineError::HookCrashed { .. }
@@ -149,7 +170,10 @@ impl ResponseError for ApiError {
         body.extend(self.extensions());
         let mut response = HttpResponse::build(status);
         response.insert_header((header::CONTENT_TYPE, "application/problem+json"));
-        if matches!(self, ApiError::Engine(EngineError::Contention)) {
+        if matches!(
+            self,
+            ApiError::Engine(EngineError::Contention | EngineError::SandboxUnavailable(_))
+        ) {
             response.insert_header((header::RETRY_AFTER, "1"));
         }
         response.body(Value::Object(body).to_string())

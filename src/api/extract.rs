@@ -105,7 +105,7 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
     }
 }
 
-fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| match e.classify() {
         serde_json::error::Category::Data => {
             ApiError::InvalidBody(format!("the body does not fit this route: {e}"))
@@ -119,6 +119,15 @@ fn read_body(
     req: &HttpRequest,
     payload: &mut Payload,
 ) -> LocalBoxFuture<'static, Result<BytesMut, ApiError>> {
+    read_body_within(req, payload, BODY_LIMIT)
+}
+
+/// Reads the whole body, refusing it as soon as it passes `limit` bytes.
+pub fn read_body_within(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    limit: usize,
+) -> LocalBoxFuture<'static, Result<BytesMut, ApiError>> {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -126,19 +135,26 @@ fn read_body(
         .and_then(|v| v.parse::<usize>().ok());
     let mut payload = payload.take();
     Box::pin(async move {
-        if declared.is_some_and(|len| len > BODY_LIMIT) {
-            return Err(ApiError::PayloadTooLarge(BODY_LIMIT));
+        if declared.is_some_and(|len| len > limit) {
+            return Err(ApiError::PayloadTooLarge(limit));
         }
         let mut body = BytesMut::new();
         while let Some(chunk) = payload.next().await {
             let chunk = chunk.map_err(|e| ApiError::BadPayload(e.to_string()))?;
-            if body.len() + chunk.len() > BODY_LIMIT {
-                return Err(ApiError::PayloadTooLarge(BODY_LIMIT));
+            if body.len() + chunk.len() > limit {
+                return Err(ApiError::PayloadTooLarge(limit));
             }
             body.extend_from_slice(&chunk);
         }
         Ok(body)
     })
+}
+
+/// The query string as `T`, or `invalid_query`.
+pub fn parse_query<T: DeserializeOwned>(req: &HttpRequest) -> Result<T, ApiError> {
+    actix_web::web::Query::<T>::from_query(req.query_string())
+        .map(actix_web::web::Query::into_inner)
+        .map_err(|e| ApiError::InvalidQuery(e.to_string()))
 }
 
 /// `If-Match: "<version>"`: the version the client saw. `*` or no header pins nothing.

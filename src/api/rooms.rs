@@ -5,7 +5,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::extract::{etag, not_modified, Caller, IfMatch, Json, MaybeCaller};
+use super::extract::{etag, not_modified, parse_query, Caller, IfMatch, Json, MaybeCaller};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::engine::{BotSeat, EngineError, Placement, RoomOptions};
@@ -43,12 +43,6 @@ fn room_response(status: StatusCode, room: &Room) -> HttpResponse {
     HttpResponse::build(status)
         .insert_header((header::ETAG, etag(room.version)))
         .json(room)
-}
-
-fn parse_query<T: serde::de::DeserializeOwned>(req: &HttpRequest) -> Result<T, ApiError> {
-    web::Query::<T>::from_query(req.query_string())
-        .map(web::Query::into_inner)
-        .map_err(|e| ApiError::InvalidQuery(e.to_string()))
 }
 
 /// A room as JSON, with `Location` (for a room just created).
@@ -163,7 +157,7 @@ async fn list(
         })
         .transpose()?;
     if let Some(game) = &params.game {
-        if !context.engine.games().iter().any(|g| g.id == game.as_str()) {
+        if !context.engine.game_exists(game).await? {
             return Err(EngineError::GameNotFound(game.clone()).into());
         }
     }

@@ -1,5 +1,6 @@
 //! Values validated at the edge, so the core only ever sees well-formed ones.
 
 pub mod credentials;
+pub mod game_id;
 pub mod ids;
 pub mod username;

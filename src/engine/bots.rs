@@ -71,7 +71,7 @@ impl Engine {
             if room.finished || seated.is_empty() {
                 return Ok(room);
             }
-            let Ok(game) = self.game_of(&room) else {
+            let Ok(game) = self.game_of(&room).await else {
                 return Ok(room);
             };
             let board = room.board_game();

@@ -10,6 +10,16 @@ pub enum EngineError {
     GameNotFound(String),
     #[error("this server no longer hosts the game `{0}` this room plays")]
     GameUnavailable(String),
+    #[error("there is no version {version} of the game `{game}`")]
+    GameVersionNotFound { game: String, version: i64 },
+    #[error("`{0}` is a built-in game; it has no uploaded source and cannot be replaced")]
+    GameIsBuiltin(String),
+    #[error("the game `{0}` belongs to another player; only its owner can publish it")]
+    NotTheOwner(String),
+    #[error("the game's code cannot be hosted: {message}")]
+    InvalidGameCode { message: String, line: Option<u32> },
+    #[error("{0}")]
+    InvalidGameSettings(String),
     #[error("you are not a player of this room")]
     NotAPlayer,
     #[error("the room is not open for joining")]
@@ -39,6 +49,8 @@ pub enum EngineError {
     HookTimeout { hook: &'static str, limit_ms: u64 },
     #[error("the game's {hook} hook ran out of memory (its limit is {limit_mib} MiB)")]
     HookOutOfMemory { hook: &'static str, limit_mib: u64 },
+    #[error("games cannot be run right now: {0}")]
+    SandboxUnavailable(String),
     #[error("the room is changing too fast; try again")]
     Contention,
     #[error(transparent)]
@@ -59,6 +71,7 @@ impl EngineError {
                 hook,
                 error: PatchError::Unrepresentable(message),
             },
+            HookError::Unavailable(why) => EngineError::SandboxUnavailable(why),
         }
     }
 }

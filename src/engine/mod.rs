@@ -6,6 +6,7 @@
 mod accounts;
 mod action;
 mod bots;
+mod catalog;
 mod error;
 mod hook_runner;
 mod room_locks;
@@ -20,14 +21,17 @@ use serde_json::Value;
 pub use accounts::RegisterError;
 use action::Action;
 use bots::BotRoster;
+use catalog::HostedCache;
+pub use catalog::{GameUpload, Publication, MAX_SOURCE_BYTES};
 pub use error::EngineError;
 use hook_runner::run_hooks;
 use room_locks::RoomLocks;
 use transition::Transition;
 
 use crate::domain::ids::new_id;
-use crate::game::{BotLevel, Game, GameInfo, GameRegistry, PlayerRef};
+use crate::game::{BotLevel, GameRegistry, PlayerRef};
 use crate::model::{now, EventKind, Room, RoomEvent};
+use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store, StoreError};
 
 /// No room holds more players than this, whatever its game says.
@@ -62,29 +66,31 @@ pub enum Placement {
 pub struct Engine {
     store: Store,
     games: Arc<GameRegistry>,
+    sandbox: SandboxPool,
+    hosted: Arc<HostedCache>,
     locks: RoomLocks,
     bots: Arc<BotRoster>,
 }
 
 impl Engine {
-    /// Prepares the engine, making sure the bot accounts exist. `bot_seed` salts every bot
-    /// decision (see [`crate::config::Config::bot_seed`]).
+    /// Prepares the engine, making sure the bot accounts exist. `games` are the built-in
+    /// games; uploaded ones run in `sandbox`. `bot_seed` salts every bot decision (see
+    /// [`crate::config::Config::bot_seed`]).
     pub async fn start(
         store: Store,
         games: GameRegistry,
+        sandbox: SandboxPool,
         bot_seed: u64,
     ) -> Result<Self, EngineError> {
         let bots = BotRoster::load(&store, bot_seed).await?;
         Ok(Self {
             store,
             games: Arc::new(games),
+            sandbox,
+            hosted: Arc::default(),
             locks: RoomLocks::default(),
             bots: Arc::new(bots),
         })
-    }
-
-    pub fn games(&self) -> Vec<GameInfo> {
-        self.games.list()
     }
 
     pub async fn ping(&self) -> Result<(), EngineError> {
@@ -113,21 +119,6 @@ impl Engine {
         Ok(self.store.events(room_id, after, limit).await?)
     }
 
-    fn game(&self, game_id: &str) -> Result<Arc<dyn Game>, EngineError> {
-        self.games
-            .get(game_id)
-            .cloned()
-            .ok_or_else(|| EngineError::GameNotFound(game_id.to_owned()))
-    }
-
-    /// The game a stored room plays.
-    fn game_of(&self, room: &Room) -> Result<Arc<dyn Game>, EngineError> {
-        self.games
-            .get(&room.game)
-            .cloned()
-            .ok_or_else(|| EngineError::GameUnavailable(room.game.clone()))
-    }
-
     /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before
     /// or after them): one version per hook, one commit.
     #[tracing::instrument(level = "debug", skip(self, creator), fields(player = %creator.id))]
@@ -150,7 +141,9 @@ impl Engine {
         player: &PlayerRef,
         game_id: &str,
     ) -> Result<(Room, Placement), EngineError> {
-        self.game(game_id)?;
+        if !self.game_exists(game_id).await? {
+            return Err(EngineError::GameNotFound(game_id.to_owned()));
+        }
         for _ in 0..MAX_ATTEMPTS {
             match self.store.oldest_open_room(game_id, &player.id).await? {
                 Some(room_id) => match self.join(&room_id, player, None).await {
@@ -185,7 +178,7 @@ impl Engine {
         options: RoomOptions,
         only_if_none_open: bool,
     ) -> Result<Room, EngineError> {
-        let game = self.game(game_id)?;
+        let (game, game_version) = self.game_for_new_room(game_id).await?;
         let mut seats = vec![creator.clone()];
         if let Some(seat) = options.bot {
             if !game.info().bots {
@@ -198,7 +191,13 @@ impl Engine {
                 seats.push(bot);
             }
         }
-        let room = Room::blank(new_id(), game_id.to_owned(), options.private, now());
+        let room = Room::blank(
+            new_id(),
+            game_id.to_owned(),
+            game_version,
+            options.private,
+            now(),
+        );
         let starter = creator.clone();
         let step = run_hooks(game, move |game| {
             let mut step = Transition::new(game, room, None);
@@ -300,7 +299,7 @@ impl Engine {
                     });
                 }
             }
-            let game = self.game_of(&room)?;
+            let game = self.game_of(&room).await?;
             let version = room.version;
             let (action, bots) = (action.clone(), self.bots.clone());
             let step = run_hooks(game, move |game| {

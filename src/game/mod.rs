@@ -120,6 +120,10 @@ pub enum HookError {
     /// The hook returned something that is not a patch a record can hold (not JSON, cyclic…).
     #[error("{0}")]
     InvalidResult(String),
+    /// The hook could not be run at all, through no fault of the game (no sandbox process
+    /// could be started).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 pub type HookResult = Result<Patch, HookError>;

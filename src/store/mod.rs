@@ -8,6 +8,7 @@
 
 mod accounts;
 mod events;
+mod games;
 mod rooms;
 
 use std::path::Path;
@@ -28,6 +29,8 @@ pub enum StoreError {
     Conflict,
     #[error("that username is taken")]
     UsernameTaken,
+    #[error("the game belongs to another player")]
+    NotTheOwner,
     #[error("stored data could not be read: {0}")]
     Corrupt(String),
     #[error("bad database URL: {0}")]

@@ -11,8 +11,8 @@ use crate::model::Room;
 macro_rules! select_rooms {
     ($tail:literal) => {
         concat!(
-            "SELECT seq, id, game, private, version, joinable, finished, state, players, \
-             inactive_players, created_at, updated_at FROM rooms ",
+            "SELECT seq, id, game, game_version, private, version, joinable, finished, state, \
+             players, inactive_players, created_at, updated_at FROM rooms ",
             $tail
         )
     };
@@ -53,8 +53,8 @@ pub(super) async fn insert(
     unless_open_for: Option<&str>,
 ) -> Result<bool, StoreError> {
     let result = sqlx::query(concat!(
-        "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at) \
-         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 \
+        "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version) \
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13 \
          WHERE ?12 IS NULL OR NOT EXISTS (SELECT 1 FROM rooms WHERE ",
         open_to_player!("?2", "?12"),
         ")"
@@ -71,6 +71,7 @@ pub(super) async fn insert(
     .bind(&room.created_at)
     .bind(&room.updated_at)
     .bind(unless_open_for)
+    .bind(room.game_version)
     .execute(conn)
     .await
     .map_err(|e| on_unique(e, StoreError::Conflict))?;
@@ -186,6 +187,7 @@ fn room_from_row(row: &SqliteRow) -> Result<(i64, Room), StoreError> {
         Room {
             id: row.try_get("id")?,
             game: row.try_get("game")?,
+            game_version: row.try_get("game_version")?,
             private: row.try_get("private")?,
             version: row.try_get("version")?,
             joinable: row.try_get("joinable")?,

@@ -56,6 +56,8 @@ impl TestApp {
         LazyLock::force(&TRACING);
         let mut config = Config::for_database(db_path.to_str().unwrap());
         config.bot_seed = Some(BOT_SEED);
+        // Sandbox processes are the server binary itself, not this test program.
+        config.sandbox_program = Some(env!("CARGO_BIN_EXE_turnhouse").into());
         let app = Application::build(&config, games)
             .await
             .expect("the app builds");

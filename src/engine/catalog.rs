@@ -1,0 +1,287 @@
+//! The games a room can play: the built-in registry, and uploaded games whose versions live
+//! in the database. Publishing checks an upload in the sandbox before anything is stored;
+//! running one builds a [`HostedGame`] per (game, version), kept in a small cache.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use super::{Engine, EngineError, MAX_PLAYERS};
+use crate::domain::game_id::GameId;
+use crate::domain::ids::hex;
+use crate::game::{Game, PlayerRef};
+use crate::model::{now, GameListing, GameVersionRecord, NewGameVersion, Room};
+use crate::sandbox::{CheckError, HostedGame, PoolError};
+use crate::store::StoreError;
+
+/// Uploaded game versions kept ready to run (each holds its source, at most 1 MiB).
+const CACHED_VERSIONS: usize = 64;
+
+/// The largest source accepted.
+pub const MAX_SOURCE_BYTES: usize = 1 << 20;
+
+/// An upload: the source and what the author says about the game. Unset fields keep the
+/// previous version's values (or the defaults for a new game).
+#[derive(Debug, Clone, Default)]
+pub struct GameUpload {
+    pub source: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub min_players: Option<usize>,
+    pub max_players: Option<usize>,
+}
+
+/// Whether a publish created the game or added a version to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Publication {
+    Created,
+    Updated,
+}
+
+/// A game version ready to run, with when it was last used.
+type CacheEntry = (u64, Arc<HostedGame>);
+
+/// The most recently used uploaded game versions, by (game, version).
+#[derive(Default)]
+pub struct HostedCache {
+    entries: Mutex<HashMap<(String, i64), CacheEntry>>,
+}
+
+impl HostedCache {
+    fn get(&self, id: &str, version: i64) -> Option<Arc<HostedGame>> {
+        let mut entries = self.entries.lock().expect("never poisoned");
+        let tick = next_tick();
+        entries.get_mut(&(id.to_owned(), version)).map(|entry| {
+            entry.0 = tick;
+            entry.1.clone()
+        })
+    }
+
+    fn insert(&self, id: &str, version: i64, game: Arc<HostedGame>) {
+        let mut entries = self.entries.lock().expect("never poisoned");
+        if entries.len() >= CACHED_VERSIONS {
+            let oldest = entries
+                .iter()
+                .min_by_key(|(_, (tick, _))| *tick)
+                .map(|(key, _)| key.clone());
+            if let Some(key) = oldest {
+                entries.remove(&key);
+            }
+        }
+        entries.insert((id.to_owned(), version), (next_tick(), game));
+    }
+}
+
+fn next_tick() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static TICK: AtomicU64 = AtomicU64::new(0);
+    TICK.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Engine {
+    /// Every game: built in first, then uploaded ones, each by id.
+    pub async fn games(&self) -> Result<Vec<GameListing>, EngineError> {
+        let mut all: Vec<GameListing> = self
+            .games
+            .list()
+            .into_iter()
+            .map(GameListing::builtin)
+            .collect();
+        let hosted = self.store.latest_game_versions().await?;
+        all.extend(hosted.iter().map(GameVersionRecord::listing));
+        Ok(all)
+    }
+
+    /// One game, with its latest version if it was uploaded.
+    pub async fn game_listing(&self, id: &str) -> Result<GameListing, EngineError> {
+        if let Some(game) = self.games.get(id) {
+            return Ok(GameListing::builtin(game.info()));
+        }
+        self.store
+            .game_version(id, None)
+            .await?
+            .map(|record| record.listing())
+            .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))
+    }
+
+    /// The source of a version of an uploaded game (the latest by default).
+    pub async fn game_source(
+        &self,
+        id: &str,
+        version: Option<i64>,
+    ) -> Result<(i64, String), EngineError> {
+        if self.games.get(id).is_some() {
+            return Err(EngineError::GameIsBuiltin(id.to_owned()));
+        }
+        let record = self.store.game_version(id, version).await?;
+        let record = match (record, version) {
+            (Some(record), _) => record,
+            (None, Some(version)) if self.store.game_version(id, None).await?.is_some() => {
+                return Err(EngineError::GameVersionNotFound {
+                    game: id.to_owned(),
+                    version,
+                })
+            }
+            (None, _) => return Err(EngineError::GameNotFound(id.to_owned())),
+        };
+        let source = self
+            .store
+            .game_source(id, record.version)
+            .await?
+            .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
+        Ok((record.version, source))
+    }
+
+    /// Checks an upload in the sandbox (it must compile, evaluate within the hook limits and
+    /// export the four hooks), then publishes it as the game's next version. The first upload
+    /// creates the game, owned by `author`; only its owner may publish more.
+    #[tracing::instrument(level = "debug", skip(self, author, upload), fields(player = %author.id))]
+    pub async fn publish_game(
+        &self,
+        author: &PlayerRef,
+        id: &GameId,
+        upload: GameUpload,
+    ) -> Result<(GameListing, Publication), EngineError> {
+        let id = id.as_str();
+        if self.games.get(id).is_some() {
+            return Err(EngineError::GameIsBuiltin(id.to_owned()));
+        }
+        let previous = self.store.game_version(id, None).await?;
+        if let Some(previous) = &previous {
+            if previous.owner.id != author.id {
+                return Err(EngineError::NotTheOwner(id.to_owned()));
+            }
+        }
+        let min_players = upload
+            .min_players
+            .or(previous.as_ref().map(|p| p.min_players))
+            .unwrap_or(1);
+        let max_players = upload
+            .max_players
+            .or(previous.as_ref().map(|p| p.max_players))
+            .unwrap_or(MAX_PLAYERS);
+        if !(1..=MAX_PLAYERS).contains(&min_players)
+            || !(min_players..=MAX_PLAYERS).contains(&max_players)
+        {
+            return Err(EngineError::InvalidGameSettings(format!(
+                "players must satisfy 1 <= minPlayers <= maxPlayers <= {MAX_PLAYERS}; \
+                 got {min_players} and {max_players}"
+            )));
+        }
+        let pool = self.sandbox.clone();
+        let source = upload.source;
+        let (checked, source) = tokio::task::spawn_blocking(move || {
+            let checked = pool.check(&source);
+            (checked, source)
+        })
+        .await
+        .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
+        let checked = match checked {
+            Ok(checked) => checked,
+            Err(CheckError::Invalid { message, line }) => {
+                return Err(EngineError::InvalidGameCode { message, line })
+            }
+            Err(CheckError::Pool(err)) => return Err(pool_unavailable(err)),
+        };
+        let name = upload
+            .name
+            .or(previous.as_ref().map(|p| p.name.clone()))
+            .unwrap_or_else(|| id.to_owned());
+        let description = upload
+            .description
+            .or(previous.as_ref().map(|p| p.description.clone()))
+            .unwrap_or_default();
+        let new = NewGameVersion {
+            game_id: id.to_owned(),
+            owner_id: author.id.clone(),
+            name,
+            description,
+            min_players,
+            max_players,
+            format: checked.format.as_str().to_owned(),
+            sha256: hex(&Sha256::digest(source.as_bytes())),
+            source,
+            created_at: now(),
+        };
+        match self.store.publish_game_version(&new).await {
+            Ok(version) => {
+                tracing::info!(game = id, version, author = %author.username, "published a game version");
+                let listing = self.game_listing(id).await?;
+                let publication = if version == 1 {
+                    Publication::Created
+                } else {
+                    Publication::Updated
+                };
+                Ok((listing, publication))
+            }
+            Err(StoreError::NotTheOwner) => Err(EngineError::NotTheOwner(id.to_owned())),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// Whether a game of this id exists, built in or uploaded.
+    pub async fn game_exists(&self, id: &str) -> Result<bool, EngineError> {
+        Ok(self.games.get(id).is_some() || self.store.game_version(id, None).await?.is_some())
+    }
+
+    /// The game to open a new room of, and the version the room will play (uploaded games).
+    pub(super) async fn game_for_new_room(
+        &self,
+        id: &str,
+    ) -> Result<(Arc<dyn Game>, Option<i64>), EngineError> {
+        if let Some(game) = self.games.get(id) {
+            return Ok((game.clone(), None));
+        }
+        let record = self
+            .store
+            .game_version(id, None)
+            .await?
+            .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
+        let version = record.version;
+        Ok((self.hosted_game(record).await?, Some(version)))
+    }
+
+    /// The game a stored room plays, at the version it was created with.
+    pub(super) async fn game_of(&self, room: &Room) -> Result<Arc<dyn Game>, EngineError> {
+        let unavailable = || EngineError::GameUnavailable(room.game.clone());
+        match room.game_version {
+            None => self.games.get(&room.game).cloned().ok_or_else(unavailable),
+            Some(version) => {
+                if let Some(game) = self.hosted.get(&room.game, version) {
+                    return Ok(game);
+                }
+                let record = self
+                    .store
+                    .game_version(&room.game, Some(version))
+                    .await?
+                    .ok_or_else(unavailable)?;
+                self.hosted_game(record).await
+            }
+        }
+    }
+
+    async fn hosted_game(&self, record: GameVersionRecord) -> Result<Arc<dyn Game>, EngineError> {
+        let (id, version) = (record.game_id.as_str(), record.version);
+        if let Some(game) = self.hosted.get(id, version) {
+            return Ok(game);
+        }
+        let source = self
+            .store
+            .game_source(id, version)
+            .await?
+            .ok_or_else(|| EngineError::GameUnavailable(id.to_owned()))?;
+        let game = Arc::new(HostedGame::new(
+            record.info(),
+            version,
+            source.into(),
+            self.sandbox.clone(),
+        ));
+        self.hosted.insert(id, version, game.clone());
+        Ok(game)
+    }
+}
+
+fn pool_unavailable(err: PoolError) -> EngineError {
+    EngineError::SandboxUnavailable(err.to_string())
+}

@@ -1,0 +1,115 @@
+//! An uploaded game: one published version of an author's JavaScript, behind the same
+//! [`Game`] trait as the built-in games. Its hooks are calls into the sandbox pool.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::pool::{PoolError, SandboxPool};
+use super::protocol::{LogLine, Outcome};
+use crate::game::{BoardGame, Game, GameError, GameInfo, HookError, HookResult, Patch, PlayerRef};
+
+pub struct HostedGame {
+    info: GameInfo,
+    version: i64,
+    /// Names this version in the sandbox processes' caches.
+    key: String,
+    source: Arc<str>,
+    pool: SandboxPool,
+}
+
+impl HostedGame {
+    pub fn new(info: GameInfo, version: i64, source: Arc<str>, pool: SandboxPool) -> Self {
+        Self {
+            key: format!("{}@{version}", info.id),
+            info,
+            version,
+            source,
+            pool,
+        }
+    }
+
+    fn call(&self, hook: &str, args: Value, game: &BoardGame) -> HookResult {
+        let (outcome, logs) = self
+            .pool
+            .call(&self.key, &self.source, hook, args.to_string())
+            .map_err(|err| self.pool_fault(err))?;
+        self.log(hook, game, logs);
+        let limits = self.pool.limits();
+        match outcome {
+            Outcome::Patch { patch } => {
+                Patch::from_json(patch).map_err(|err| HookError::InvalidResult(err.to_string()))
+            }
+            Outcome::Refused { reason, message } => Err(GameError::new(reason, message).into()),
+            Outcome::Timeout => Err(HookError::Timeout {
+                limit_ms: limits.time.as_millis() as u64,
+            }),
+            Outcome::OutOfMemory { .. } => Err(HookError::OutOfMemory {
+                limit_mib: (limits.memory_bytes >> 20) as u64,
+            }),
+            Outcome::Crashed { message } => Err(HookError::Crashed(message)),
+            Outcome::InvalidResult { message } => Err(HookError::InvalidResult(message)),
+        }
+    }
+
+    fn pool_fault(&self, err: PoolError) -> HookError {
+        match err {
+            PoolError::Timeout => HookError::Timeout {
+                limit_ms: self.pool.limits().time.as_millis() as u64,
+            },
+            PoolError::Died(status) => {
+                HookError::Crashed(format!("the sandbox process running it died ({status})"))
+            }
+            PoolError::Unavailable(why) => HookError::Unavailable(why),
+        }
+    }
+
+    /// What the hook logged, in the server's log, tagged with where it came from.
+    fn log(&self, hook: &str, game: &BoardGame, logs: Vec<LogLine>) {
+        for line in logs {
+            let (id, version, room) = (&*self.info.id, self.version, &game.room_id);
+            match line.level.as_str() {
+                "error" => {
+                    tracing::error!(target: "game", game = id, version, room, hook, "{}", line.text)
+                }
+                "warn" => {
+                    tracing::warn!(target: "game", game = id, version, room, hook, "{}", line.text)
+                }
+                _ => {
+                    tracing::info!(target: "game", game = id, version, room, hook, "{}", line.text)
+                }
+            }
+        }
+    }
+}
+
+/// The record as a hook sees it (the sandbox adds `logger`).
+fn room_state(game: &BoardGame) -> Value {
+    serde_json::to_value(game).expect("records always serialise")
+}
+
+impl Game for HostedGame {
+    fn info(&self) -> GameInfo {
+        self.info.clone()
+    }
+
+    fn hooks_wait(&self) -> bool {
+        true
+    }
+
+    fn on_room_start(&self, game: &BoardGame) -> HookResult {
+        self.call("onRoomStart", json!([room_state(game)]), game)
+    }
+
+    fn on_player_join(&self, player: &PlayerRef, game: &BoardGame) -> HookResult {
+        self.call("onPlayerJoin", json!([player, room_state(game)]), game)
+    }
+
+    fn on_player_quit(&self, player: &PlayerRef, game: &BoardGame) -> HookResult {
+        self.call("onPlayerQuit", json!([player, room_state(game)]), game)
+    }
+
+    fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult {
+        self.call("onPlayerMove", json!([player, mv, room_state(game)]), game)
+    }
+}

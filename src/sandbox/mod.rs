@@ -1,0 +1,22 @@
+//! Running authors' JavaScript games safely. Hooks run in QuickJS inside separate processes
+//! (this binary as `turnhouse sandbox-worker`): the engine's own limits stop runaway time,
+//! memory and recursion; the process boundary, a watchdog that kills a worker missing its
+//! deadline, and operating-system limits contain whatever gets past them (an engine bug, an
+//! abort on an out-of-memory path). A fault costs one worker process, never the server.
+//!
+//! - [`quickjs`]: the engine inside a worker: compile once, a fresh realm for every call.
+//! - [`worker`]: the worker process's main loop.
+//! - [`protocol`]: the JSON lines the two sides exchange.
+//! - [`pool`]: the server's side: leasing workers, deadlines, replacing dead ones.
+//! - [`hosted`]: an uploaded game as a [`crate::game::Game`].
+
+pub mod hosted;
+pub mod pool;
+pub mod protocol;
+pub mod quickjs;
+pub mod worker;
+
+pub use hosted::HostedGame;
+pub use pool::{CheckError, Checked, PoolError, SandboxPool};
+pub use protocol::Format;
+pub use quickjs::Limits;

@@ -1,0 +1,382 @@
+//! The server's side of the sandbox: a small pool of worker processes (this same binary, run
+//! as `turnhouse sandbox-worker`), each serving one call at a time over pipes. Every exchange
+//! has a deadline; a worker that misses it is killed (SIGKILL, whatever it is doing) and a
+//! fresh one is started when next needed. A worker that dies on its own is replaced the same
+//! way. Callers block, so the engine calls this from its blocking pool.
+
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::protocol::{Format, LogLine, Outcome, Request, Response};
+use super::quickjs::Limits;
+
+/// The largest response read from a worker; a patch is at most about 1 MiB.
+const MAX_RESPONSE_BYTES: usize = 8 << 20;
+
+/// Time allowed for compiling a source (at most 1 MiB) on top of the hook time limit.
+const COMPILE_ALLOWANCE: Duration = Duration::from_secs(3);
+
+/// How a call or check could not be answered by a worker.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoolError {
+    #[error("the sandbox did not answer in time and was stopped")]
+    Timeout,
+    #[error("the sandbox process died ({0})")]
+    Died(String),
+    #[error("no sandbox process could be started: {0}")]
+    Unavailable(String),
+}
+
+/// A source that passed the upload check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    pub format: Format,
+}
+
+/// Why a source did not pass the upload check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    #[error("{message}")]
+    Invalid { message: String, line: Option<u32> },
+    #[error(transparent)]
+    Pool(PoolError),
+}
+
+#[derive(Clone)]
+pub struct SandboxPool {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    program: PathBuf,
+    limits: Limits,
+    size: usize,
+    state: Mutex<PoolState>,
+    freed: Condvar,
+}
+
+#[derive(Default)]
+struct PoolState {
+    idle: Vec<Worker>,
+    /// Workers alive, idle or lent out.
+    live: usize,
+}
+
+impl SandboxPool {
+    /// A pool of at most `size` workers running `program sandbox-worker`; none start yet.
+    pub fn new(program: PathBuf, limits: Limits, size: usize) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                program,
+                limits,
+                size: size.max(1),
+                state: Mutex::new(PoolState::default()),
+                freed: Condvar::new(),
+            }),
+        }
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.shared.limits
+    }
+
+    /// Compiles and evaluates `source` under the hook limits and checks its exports.
+    pub fn check(&self, source: &str) -> Result<Checked, CheckError> {
+        let mut lease = self.lease().map_err(CheckError::Pool)?;
+        let request = Request::Check {
+            source: source.to_owned(),
+        };
+        let limit_ms = self.shared.limits.time.as_millis();
+        match lease.exchange(&request, self.compile_deadline()) {
+            Ok(Response::Checked { format }) => Ok(Checked { format }),
+            Ok(Response::Invalid { message, line }) => Err(CheckError::Invalid { message, line }),
+            Ok(other) => Err(CheckError::Pool(lease.broken(&other))),
+            Err(PoolError::Timeout) => Err(CheckError::Invalid {
+                message: format!(
+                    "loading the module did not finish within the time limit of {limit_ms} ms"
+                ),
+                line: None,
+            }),
+            Err(PoolError::Died(status)) => Err(CheckError::Invalid {
+                message: format!("the engine stopped while loading the module ({status})"),
+                line: None,
+            }),
+            Err(other) => Err(CheckError::Pool(other)),
+        }
+    }
+
+    /// Runs `hook` of the game `key` (whose source is `source`) with `args`, a JSON array.
+    pub fn call(
+        &self,
+        key: &str,
+        source: &str,
+        hook: &str,
+        args: String,
+    ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
+        let mut lease = self.lease()?;
+        let call = Request::Call {
+            key: key.to_owned(),
+            hook: hook.to_owned(),
+            args,
+        };
+        let mut loaded = false;
+        loop {
+            match lease.exchange(&call, self.call_deadline())? {
+                Response::Done { outcome, logs } => return Ok((outcome, logs)),
+                Response::Missing if !loaded => {
+                    let load = Request::Load {
+                        key: key.to_owned(),
+                        source: source.to_owned(),
+                    };
+                    match lease.exchange(&load, self.compile_deadline())? {
+                        Response::Loaded => loaded = true,
+                        Response::Invalid { message, .. } => {
+                            return Ok((
+                                Outcome::Crashed {
+                                    message: format!(
+                                        "the game's source did not compile: {message}"
+                                    ),
+                                },
+                                Vec::new(),
+                            ))
+                        }
+                        other => return Err(lease.broken(&other)),
+                    }
+                }
+                other => return Err(lease.broken(&other)),
+            }
+        }
+    }
+
+    /// A hook call is stopped by the engine at the time limit; the watchdog allows half as
+    /// much again for the process to answer before it kills it, so a runaway is always
+    /// stopped within twice the limit.
+    fn call_deadline(&self) -> Instant {
+        Instant::now() + self.shared.limits.time * 3 / 2
+    }
+
+    fn compile_deadline(&self) -> Instant {
+        self.call_deadline() + COMPILE_ALLOWANCE
+    }
+
+    /// Waits for an idle worker, starting one if the pool is not full.
+    fn lease(&self) -> Result<Lease, PoolError> {
+        let shared = &self.shared;
+        let mut state = shared
+            .state
+            .lock()
+            .expect("the pool lock is never poisoned");
+        loop {
+            if let Some(worker) = state.idle.pop() {
+                return Ok(Lease::new(shared.clone(), worker));
+            }
+            if state.live < shared.size {
+                state.live += 1;
+                drop(state);
+                return match Worker::spawn(&shared.program, &shared.limits) {
+                    Ok(worker) => Ok(Lease::new(shared.clone(), worker)),
+                    Err(err) => {
+                        shared.release_slot();
+                        Err(PoolError::Unavailable(err.to_string()))
+                    }
+                };
+            }
+            state = shared
+                .freed
+                .wait(state)
+                .expect("the pool lock is never poisoned");
+        }
+    }
+}
+
+impl Shared {
+    fn release_slot(&self) {
+        let mut state = self.state.lock().expect("the pool lock is never poisoned");
+        state.live -= 1;
+        self.freed.notify_one();
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Ok(state) = self.state.get_mut() {
+            for mut worker in state.idle.drain(..) {
+                worker.kill();
+            }
+        }
+    }
+}
+
+/// A worker lent to one caller; it goes back to the pool when dropped, unless it failed.
+struct Lease {
+    shared: Arc<Shared>,
+    worker: Option<Worker>,
+}
+
+impl Lease {
+    fn new(shared: Arc<Shared>, worker: Worker) -> Self {
+        Self {
+            shared,
+            worker: Some(worker),
+        }
+    }
+
+    /// Sends `request` and reads the response by `deadline`. On any failure the worker is
+    /// killed and its place freed.
+    fn exchange(&mut self, request: &Request, deadline: Instant) -> Result<Response, PoolError> {
+        let worker = self.worker.as_mut().expect("a lease holds a worker");
+        let result = worker.exchange(request, deadline);
+        if result.is_err() {
+            self.retire();
+        }
+        result
+    }
+
+    /// A response that makes no sense here: the worker is not trusted further.
+    fn broken(&mut self, response: &Response) -> PoolError {
+        self.retire();
+        PoolError::Died(format!("it answered out of turn: {response:?}"))
+    }
+
+    fn retire(&mut self) {
+        if let Some(mut worker) = self.worker.take() {
+            worker.kill();
+            self.shared.release_slot();
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            let mut state = self
+                .shared
+                .state
+                .lock()
+                .expect("the pool lock is never poisoned");
+            state.idle.push(worker);
+            self.shared.freed.notify_one();
+        }
+    }
+}
+
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    buffer: Vec<u8>,
+}
+
+impl Worker {
+    fn spawn(program: &PathBuf, limits: &Limits) -> std::io::Result<Self> {
+        let mut child = Command::new(program)
+            .arg("sandbox-worker")
+            .arg(format!("--hook-time-limit-ms={}", limits.time.as_millis()))
+            .arg(format!(
+                "--hook-memory-limit-mib={}",
+                limits.memory_bytes >> 20
+            ))
+            .arg(format!(
+                "--hook-stack-limit-kib={}",
+                limits.stack_bytes >> 10
+            ))
+            // Nothing of the server's environment (database URL, secrets) reaches the sandbox.
+            .env_clear()
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        Ok(Self {
+            child,
+            stdin,
+            stdout,
+            buffer: Vec::new(),
+        })
+    }
+
+    fn exchange(&mut self, request: &Request, deadline: Instant) -> Result<Response, PoolError> {
+        let mut line = serde_json::to_vec(request).expect("requests always serialise");
+        line.push(b'\n');
+        if let Err(err) = self
+            .stdin
+            .write_all(&line)
+            .and_then(|()| self.stdin.flush())
+        {
+            return Err(self.died(err));
+        }
+        let line = self.read_line(deadline)?;
+        serde_json::from_slice(&line)
+            .map_err(|err| PoolError::Died(format!("it sent an unreadable response: {err}")))
+    }
+
+    /// Reads up to the next newline, waiting no later than `deadline`.
+    fn read_line(&mut self, deadline: Instant) -> Result<Vec<u8>, PoolError> {
+        let mut scanned = 0;
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            if let Some(end) = self.buffer[scanned..].iter().position(|b| *b == b'\n') {
+                let mut line: Vec<u8> = self.buffer.drain(..=scanned + end).collect();
+                line.pop();
+                return Ok(line);
+            }
+            scanned = self.buffer.len();
+            if scanned > MAX_RESPONSE_BYTES {
+                return Err(PoolError::Died("its response was too large".into()));
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() || !self.wait_readable(remaining)? {
+                return Err(PoolError::Timeout);
+            }
+            match self.stdout.read(&mut chunk) {
+                Ok(0) => return Err(self.died("it closed its output")),
+                Ok(n) => self.buffer.extend_from_slice(&chunk[..n]),
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(self.died(err)),
+            }
+        }
+    }
+
+    /// Whether the worker's stdout has something to read within `timeout`.
+    fn wait_readable(&mut self, timeout: Duration) -> Result<bool, PoolError> {
+        let mut poll = libc::pollfd {
+            fd: self.stdout.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let millis = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+        loop {
+            // SAFETY: one valid pollfd, owned by this frame, for the length given.
+            let ready = unsafe { libc::poll(&mut poll, 1, millis) };
+            match ready {
+                0 => return Ok(false),
+                n if n > 0 => return Ok(true),
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                _ => return Err(self.died(std::io::Error::last_os_error())),
+            }
+        }
+    }
+
+    /// The error for a worker that stopped answering, with how it ended if it has.
+    fn died(&mut self, cause: impl std::fmt::Display) -> PoolError {
+        // The pipe closes a moment before the process is gone: give it that moment.
+        for _ in 0..20 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return PoolError::Died(status.to_string());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        PoolError::Died(cause.to_string())
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

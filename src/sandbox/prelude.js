@@ -1,0 +1,146 @@
+// Runs first in every realm a hook call gets, before the game's module. It installs what the
+// platform promises authors (console, structuredClone) and returns the helpers the sandbox
+// itself uses. It keeps its own references to the built-ins it needs, so a game that replaces
+// JSON.stringify or Array.prototype.map cannot bend how its result is read.
+(function (emit) {
+  'use strict';
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const isArray = Array.isArray;
+  const keys = Object.keys;
+  const join = (parts) => Array.prototype.join.call(parts, ' ');
+
+  function show(value) {
+    if (typeof value === 'string') return value;
+    try {
+      const text = stringify(value);
+      return text === undefined ? String(value) : text;
+    } catch (_) {
+      try {
+        return String(value);
+      } catch (_) {
+        return '[unprintable]';
+      }
+    }
+  }
+
+  function writer(level) {
+    return function (...args) {
+      const parts = [];
+      for (let i = 0; i < args.length; i += 1) parts.push(show(args[i]));
+      emit(level, join(parts));
+    };
+  }
+
+  function makeLogger() {
+    return { info: writer('info'), warn: writer('warn'), error: writer('error') };
+  }
+
+  const console = {
+    log: writer('info'),
+    info: writer('info'),
+    debug: writer('info'),
+    warn: writer('warn'),
+    error: writer('error'),
+  };
+  Object.defineProperty(globalThis, 'console', { value: console, writable: true, configurable: true });
+
+  // The structured clone algorithm for the values a game keeps: primitives, arrays, plain
+  // objects, Date, RegExp, Map, Set, with shared and cyclic references preserved.
+  function clone(value, seen) {
+    const type = typeof value;
+    if (type === 'function' || type === 'symbol') {
+      throw new TypeError(`a ${type} could not be cloned`);
+    }
+    if (type !== 'object' || value === null) return value;
+    if (seen.has(value)) return seen.get(value);
+    let copy;
+    if (isArray(value)) {
+      copy = [];
+      seen.set(value, copy);
+      for (let i = 0; i < value.length; i += 1) copy[i] = clone(value[i], seen);
+    } else if (value instanceof Date) {
+      copy = new Date(value.getTime());
+      seen.set(value, copy);
+    } else if (value instanceof RegExp) {
+      copy = new RegExp(value.source, value.flags);
+      seen.set(value, copy);
+    } else if (value instanceof Map) {
+      copy = new Map();
+      seen.set(value, copy);
+      for (const [k, v] of value) copy.set(clone(k, seen), clone(v, seen));
+    } else if (value instanceof Set) {
+      copy = new Set();
+      seen.set(value, copy);
+      for (const v of value) copy.add(clone(v, seen));
+    } else {
+      copy = {};
+      seen.set(value, copy);
+      for (const k of keys(value)) copy[k] = clone(value[k], seen);
+    }
+    return copy;
+  }
+  globalThis.structuredClone = function structuredClone(value) {
+    return clone(value, new Map());
+  };
+
+  // A hook's return value as JSON text. `undefined` is the empty patch; a function, symbol or
+  // BigInt anywhere is refused by name instead of being silently dropped; a cycle makes
+  // stringify throw.
+  function encode(value) {
+    if (value === undefined) return '{}';
+    const text = stringify(value, function (key, v) {
+      const type = typeof v;
+      if (type === 'function' || type === 'symbol' || type === 'bigint') {
+        const where = key === '' ? 'the returned value' : `\`${key}\``;
+        throw new TypeError(`${where} is a ${type}; a patch holds only JSON values`);
+      }
+      return v;
+    });
+    return text === undefined ? 'null' : text;
+  }
+
+  // [reason, message] of anything a hook threw: the error's `code` when it is a string, else
+  // its `name`; its `message`, else the value itself as text.
+  function describe(thrown) {
+    try {
+      if (thrown !== null && (typeof thrown === 'object' || typeof thrown === 'function')) {
+        const code = thrown.code;
+        const name = thrown.name;
+        const message = thrown.message;
+        const reason = typeof code === 'string' ? code : typeof name === 'string' ? name : 'Error';
+        return [reason, typeof message === 'string' ? message : show(thrown)];
+      }
+      return ['Error', String(thrown)];
+    } catch (_) {
+      return ['Error', 'the hook threw a value that could not be read'];
+    }
+  }
+
+  // Calls the hook `name` as a method of the game's exports, with fresh arguments parsed from
+  // JSON; the last one is the room's record, which gets a logger.
+  function invoke(hooks, name, argsJson) {
+    const args = parse(argsJson);
+    const room = args[args.length - 1];
+    room.logger = makeLogger();
+    return hooks[name](...args);
+  }
+
+  // Runs a CommonJS module's wrapper the way Node does and returns what it exported; an
+  // ES-module-interop bundle's hooks may sit under `default`.
+  function loadCommonJs(wrapper) {
+    const module = { exports: {} };
+    const require = function require(name) {
+      throw new Error(`require(${show(name)}) is not available: a game is one self-contained file`);
+    };
+    wrapper.call(module.exports, module.exports, require, module, 'game.js', '/');
+    const exports = module.exports;
+    if (exports !== null && typeof exports === 'object' && typeof exports.onRoomStart !== 'function'
+        && exports.default !== null && typeof exports.default === 'object') {
+      return exports.default;
+    }
+    return exports;
+  }
+
+  return { encode, describe, invoke, loadCommonJs };
+})

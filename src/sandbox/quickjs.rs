@@ -1,0 +1,563 @@
+//! QuickJS inside a sandbox process. A game's source is compiled once to bytecode; every hook
+//! call then gets a brand-new realm (global object and built-ins) made from that bytecode, so
+//! nothing one call does — to `globalThis`, to a prototype, to module-level variables — is
+//! seen by the next. Time is bounded by the engine's interrupt check, memory by the runtime's
+//! allocation limit, recursion by its stack limit; the process around it adds a watchdog and
+//! an address-space limit for whatever slips past those.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::CString;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rquickjs::{qjs, Context, Ctx, Function, Module, Object, Runtime, Value};
+use serde::{Deserialize, Serialize};
+
+use super::protocol::{Fault, Format, LogLine, Outcome};
+use crate::game::MAX_STATE_BYTES;
+
+/// The four hooks every game exports.
+pub const HOOKS: [&str; 4] = [
+    "onRoomStart",
+    "onPlayerJoin",
+    "onPlayerQuit",
+    "onPlayerMove",
+];
+
+/// How deep a returned patch may nest (the platform's JSON readers stop at 128).
+const MAX_PATCH_DEPTH: usize = 100;
+
+/// Log output kept from one call, beyond which lines are dropped (and that is said).
+const MAX_LOG_BYTES: usize = 16 * 1024;
+const MAX_LOG_LINE: usize = 2000;
+
+/// How long compiling a source may take; parsing is linear in the source (at most 1 MiB).
+const COMPILE_TIME: Duration = Duration::from_secs(2);
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+/// The limits every hook call runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    pub time: Duration,
+    pub memory_bytes: usize,
+    pub stack_bytes: usize,
+}
+
+/// A game's source, compiled.
+pub struct Compiled {
+    pub format: Format,
+    bytecode: Vec<u8>,
+}
+
+/// Why a source cannot be hosted, for its author.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeError {
+    pub message: String,
+    pub line: Option<u32>,
+}
+
+impl CodeError {
+    fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            line: None,
+        }
+    }
+}
+
+pub struct QuickJs {
+    runtime: Runtime,
+    limits: Limits,
+    deadline: Rc<Cell<Instant>>,
+    interrupted: Rc<Cell<bool>>,
+    logs: Rc<RefCell<LogBuffer>>,
+    prelude: Vec<u8>,
+}
+
+impl QuickJs {
+    pub fn new(limits: Limits) -> Result<Self, CodeError> {
+        let runtime = Runtime::new().map_err(|e| CodeError::new(e.to_string()))?;
+        runtime.set_memory_limit(limits.memory_bytes);
+        runtime.set_max_stack_size(limits.stack_bytes);
+        let deadline = Rc::new(Cell::new(far_future()));
+        let interrupted = Rc::new(Cell::new(false));
+        let (watch, flag) = (deadline.clone(), interrupted.clone());
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            let over = Instant::now() >= watch.get();
+            if over {
+                flag.set(true);
+            }
+            over
+        })));
+        let mut js = Self {
+            runtime,
+            limits,
+            deadline,
+            interrupted,
+            logs: Rc::new(RefCell::new(LogBuffer::default())),
+            prelude: Vec::new(),
+        };
+        js.prelude = js.compile_text(PRELUDE, false, "prelude.js")?;
+        Ok(js)
+    }
+
+    /// Compiles a game's source, as a CommonJS script or an ES module (whichever it is).
+    /// CommonJS is tried first: `import`/`export` statements cannot appear inside its wrapper
+    /// function, so a module fails there and compiles as what it is.
+    pub fn compile(&self, source: &str) -> Result<Compiled, CodeError> {
+        // Wrapped the way Node wraps a CommonJS file. The wrapper shares the source's first
+        // line, so the engine's line numbers are the author's.
+        let wrapped =
+            format!("(function (exports, require, module, __filename, __dirname) {{{source}\n}})");
+        let script_error = match self.compile_text(&wrapped, false, "game.js") {
+            Ok(bytecode) => {
+                return Ok(Compiled {
+                    format: Format::Commonjs,
+                    bytecode,
+                })
+            }
+            Err(error) => error,
+        };
+        match self.compile_text(source, true, "game.js") {
+            Ok(bytecode) => Ok(Compiled {
+                format: Format::Module,
+                bytecode,
+            }),
+            // A module importing something: parsed as a module, then the import failed.
+            Err(module_error) if module_error.message.starts_with("could not load module") => {
+                Err(CodeError::new(format!(
+                    "{}: imports are not available, a game is one self-contained file",
+                    module_error.message
+                )))
+            }
+            // Wrong either way: the reading that got further is the one the author meant.
+            Err(module_error) if module_error.line > script_error.line => Err(module_error),
+            Err(_) => Err(script_error),
+        }
+    }
+
+    fn compile_text(&self, text: &str, module: bool, name: &str) -> Result<Vec<u8>, CodeError> {
+        let source = CString::new(text)
+            .map_err(|_| CodeError::new("the source contains a NUL character"))?;
+        let name = CString::new(name).expect("file names have no NUL");
+        let kind = if module {
+            qjs::JS_EVAL_TYPE_MODULE
+        } else {
+            qjs::JS_EVAL_TYPE_GLOBAL
+        };
+        let context = Context::full(&self.runtime).map_err(|e| CodeError::new(e.to_string()))?;
+        self.deadline.set(Instant::now() + COMPILE_TIME);
+        let result = context.with(|ctx| {
+            let raw = ctx.as_raw().as_ptr();
+            // SAFETY: `source` is NUL-terminated and outlives the call; the compiled object is
+            // freed here after being serialised, and the buffer QuickJS allocated for the
+            // bytecode is copied, then freed with the context's allocator.
+            unsafe {
+                let compiled = qjs::JS_Eval(
+                    raw,
+                    source.as_ptr(),
+                    text.len() as _,
+                    name.as_ptr(),
+                    (kind | qjs::JS_EVAL_FLAG_COMPILE_ONLY) as i32,
+                );
+                if qjs::JS_IsException(compiled) {
+                    let error = ctx.catch();
+                    return Err(code_error(&error));
+                }
+                let mut size: qjs::size_t = 0;
+                let buffer = qjs::JS_WriteObject(
+                    raw,
+                    &mut size,
+                    compiled,
+                    qjs::JS_WRITE_OBJ_BYTECODE as i32,
+                );
+                qjs::JS_FreeValue(raw, compiled);
+                if buffer.is_null() {
+                    ctx.catch();
+                    return Err(CodeError::new("the compiled game could not be stored"));
+                }
+                let bytes = std::slice::from_raw_parts(buffer, size as usize).to_vec();
+                qjs::js_free(raw, buffer.cast());
+                Ok(bytes)
+            }
+        });
+        self.deadline.set(far_future());
+        drop(context);
+        self.runtime.run_gc();
+        result
+    }
+
+    /// Evaluates the module in a fresh realm, under the hook limits, and checks that it
+    /// exports the four hooks as functions.
+    pub fn check(&self, compiled: &Compiled) -> Result<(), CodeError> {
+        let limit_ms = self.limits.time.as_millis();
+        self.in_realm(|ctx, helpers| {
+            let hooks = match self.instantiate(ctx, helpers, compiled) {
+                Ok(hooks) => hooks,
+                Err(thrown) => {
+                    return Err(match self.fault_of(&thrown) {
+                        Some(Fault::Timeout) => CodeError::new(format!(
+                            "evaluating the module ran past the time limit of {limit_ms} ms"
+                        )),
+                        Some(Fault::OutOfMemory { detail }) => CodeError::new(format!(
+                            "evaluating the module ran out of memory ({detail})"
+                        )),
+                        _ => {
+                            let (_, message) = describe(helpers, &thrown);
+                            let mut error = code_error(&thrown);
+                            error.message = format!("evaluating the module threw: {message}");
+                            error
+                        }
+                    })
+                }
+            };
+            let missing: Vec<&str> = HOOKS
+                .into_iter()
+                .filter(|hook| !hooks.get::<_, Value>(*hook).is_ok_and(|v| v.is_function()))
+                .collect();
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(CodeError::new(format!(
+                    "the module must export the four hooks as functions; missing: {}",
+                    missing.join(", ")
+                )))
+            }
+        })
+        .unwrap_or_else(|error| Err(CodeError::new(error)))
+    }
+
+    /// Runs one hook in a fresh realm. `args_json` is the JSON array of its arguments, the
+    /// room's record last.
+    pub fn call(
+        &self,
+        compiled: &Compiled,
+        hook: &str,
+        args_json: &str,
+    ) -> (Outcome, Vec<LogLine>) {
+        let outcome = self
+            .in_realm(|ctx, helpers| {
+                let hooks = match self.instantiate(ctx, helpers, compiled) {
+                    Ok(hooks) => hooks,
+                    Err(thrown) => {
+                        let (_, message) = describe(helpers, &thrown);
+                        return self.fault_of(&thrown).map_or_else(
+                            || Outcome::Crashed {
+                                message: format!("evaluating the module threw: {message}"),
+                            },
+                            Outcome::from,
+                        );
+                    }
+                };
+                let invoke: Function = match helpers.get("invoke") {
+                    Ok(invoke) => invoke,
+                    Err(_) => return crashed("the sandbox's helpers are missing"),
+                };
+                let returned = invoke.call::<_, Value>((hooks, hook, args_json));
+                let value = match returned {
+                    Ok(value) => value,
+                    Err(_) => return self.thrown(ctx, helpers),
+                };
+                let value = match value.as_promise() {
+                    Some(promise) => match promise.finish::<Value>() {
+                        Ok(value) => value,
+                        Err(rquickjs::Error::WouldBlock) => {
+                            return Outcome::InvalidResult {
+                                message: "the hook returned a promise that never settles \
+                                          (there are no timers or I/O to wait for)"
+                                    .into(),
+                            }
+                        }
+                        Err(_) => return self.thrown(ctx, helpers),
+                    },
+                    None => value,
+                };
+                let encode: Function = match helpers.get("encode") {
+                    Ok(encode) => encode,
+                    Err(_) => return crashed("the sandbox's helpers are missing"),
+                };
+                let text: String = match encode.call((value,)) {
+                    Ok(text) => text,
+                    Err(_) => {
+                        let thrown = ctx.catch();
+                        if let Some(fault) = self.fault_of(&thrown) {
+                            return fault.into();
+                        }
+                        let (_, message) = describe(helpers, &thrown);
+                        return Outcome::InvalidResult {
+                            message: format!("the returned value is not JSON: {message}"),
+                        };
+                    }
+                };
+                read_patch(&text)
+            })
+            .unwrap_or_else(|message| Outcome::Crashed { message });
+        (outcome, self.logs.borrow_mut().take())
+    }
+
+    /// Runs `work` in a new realm with the prelude installed, under the time limit. The realm
+    /// and everything in it are gone afterwards. `Err` when the realm could not be made.
+    fn in_realm<R>(
+        &self,
+        work: impl for<'js> FnOnce(&Ctx<'js>, &Object<'js>) -> R,
+    ) -> Result<R, String> {
+        self.interrupted.set(false);
+        self.logs.borrow_mut().take();
+        self.deadline.set(Instant::now() + self.limits.time);
+        let context = Context::full(&self.runtime)
+            .map_err(|e| format!("could not make a realm for the hook: {e}"));
+        let result = context.and_then(|context| {
+            let result = context.with(|ctx| {
+                let helpers = self.install_prelude(&ctx)?;
+                Ok(work(&ctx, &helpers))
+            });
+            drop(context);
+            result
+        });
+        self.deadline.set(far_future());
+        self.runtime.run_gc();
+        result
+    }
+
+    fn install_prelude<'js>(&self, ctx: &Ctx<'js>) -> Result<Object<'js>, String> {
+        let logs = self.logs.clone();
+        let emit = Function::new(ctx.clone(), move |level: String, text: String| {
+            logs.borrow_mut().push(level, text);
+        })
+        .map_err(|e| e.to_string())?;
+        let factory: Function = run_bytecode(ctx, &self.prelude)
+            .and_then(|v| v.get())
+            .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))?;
+        factory
+            .call((emit,))
+            .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))
+    }
+
+    /// Evaluates the game's module in this realm and returns the object holding its hooks:
+    /// `module.exports` (or its `default`) for CommonJS, the default export (or the named
+    /// exports) for an ES module. `Err` holds what was thrown.
+    fn instantiate<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        helpers: &Object<'js>,
+        compiled: &Compiled,
+    ) -> Result<Object<'js>, Value<'js>> {
+        let exports: Object = match compiled.format {
+            Format::Commonjs => {
+                let wrapper: Function = run_bytecode(ctx, &compiled.bytecode)
+                    .and_then(|v| v.get())
+                    .map_err(|_| ctx.catch())?;
+                let load: Function = helpers.get("loadCommonJs").map_err(|_| ctx.catch())?;
+                load.call((wrapper,)).map_err(|_| ctx.catch())?
+            }
+            Format::Module => {
+                // SAFETY: the bytes are bytecode this process compiled from source with
+                // `compile_text`; they live (in `compiled`) until the realm is dropped.
+                let module = unsafe { Module::load(ctx.clone(), &compiled.bytecode) }
+                    .map_err(|_| ctx.catch())?;
+                let (module, done) = module.eval().map_err(|_| ctx.catch())?;
+                match done.finish::<Value>() {
+                    Ok(_) => {}
+                    Err(rquickjs::Error::WouldBlock) => {
+                        return Err(rquickjs::String::from_str(
+                            ctx.clone(),
+                            "the module waits on something that never comes (top-level await)",
+                        )
+                        .map(|s| s.into_value())
+                        .unwrap_or_else(|_| Value::new_undefined(ctx.clone())))
+                    }
+                    Err(_) => return Err(ctx.catch()),
+                }
+                let namespace = module.namespace().map_err(|_| ctx.catch())?;
+                match namespace.get::<_, Value>("default") {
+                    Ok(default) if default.is_object() => {
+                        default.into_object().expect("checked to be an object")
+                    }
+                    _ => namespace,
+                }
+            }
+        };
+        Ok(exports)
+    }
+
+    /// The outcome of a hook that threw (or whose promise rejected).
+    fn thrown<'js>(&self, ctx: &Ctx<'js>, helpers: &Object<'js>) -> Outcome {
+        let thrown = ctx.catch();
+        if let Some(fault) = self.fault_of(&thrown) {
+            return fault.into();
+        }
+        let (reason, message) = describe(helpers, &thrown);
+        Outcome::Refused {
+            reason: truncate(reason, 100),
+            message: truncate(message, 1000),
+        }
+    }
+
+    /// Whether a thrown value is the engine stopping the hook rather than the game refusing.
+    fn fault_of(&self, thrown: &Value<'_>) -> Option<Fault> {
+        if self.interrupted.get() {
+            return Some(Fault::Timeout);
+        }
+        let object = thrown.as_object()?;
+        let name: String = object.get("name").unwrap_or_default();
+        let message = message_of(thrown);
+        match (name.as_str(), message.as_str()) {
+            ("InternalError", "out of memory" | "string too long") => {
+                Some(Fault::OutOfMemory { detail: message })
+            }
+            (_, "Maximum call stack size exceeded" | "stack overflow") => {
+                Some(Fault::StackOverflow)
+            }
+            _ => None,
+        }
+    }
+}
+
+fn crashed(message: &str) -> Outcome {
+    Outcome::Crashed {
+        message: message.into(),
+    }
+}
+
+/// Reads the JSON text a hook's value was encoded to, within the platform's limits.
+fn read_patch(text: &str) -> Outcome {
+    if text.len() > MAX_STATE_BYTES + 4096 {
+        return Outcome::InvalidResult {
+            message: format!(
+                "the returned patch is {} bytes of JSON; a room's state may hold at most {MAX_STATE_BYTES}",
+                text.len()
+            ),
+        };
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(patch) if depth(&patch) > MAX_PATCH_DEPTH => Outcome::InvalidResult {
+            message: format!("the returned patch nests deeper than {MAX_PATCH_DEPTH} levels"),
+        },
+        Ok(patch) => Outcome::Patch { patch },
+        Err(err) => Outcome::InvalidResult {
+            message: format!("the returned value could not be read as JSON: {err}"),
+        },
+    }
+}
+
+fn depth(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        serde_json::Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Reads compiled bytecode into this realm and evaluates it; for a script, the value of its
+/// last expression.
+fn run_bytecode<'js>(ctx: &Ctx<'js>, bytecode: &[u8]) -> rquickjs::Result<Value<'js>> {
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: the bytes are bytecode this process wrote with `JS_WriteObject` from source it
+    // compiled; `JS_READ_OBJ_BYTECODE` without ROM data copies what it reads. The returned
+    // value is owned and handed to `Value`, which frees it.
+    unsafe {
+        let function = qjs::JS_ReadObject(
+            raw,
+            bytecode.as_ptr(),
+            bytecode.len() as _,
+            qjs::JS_READ_OBJ_BYTECODE as i32,
+        );
+        if qjs::JS_IsException(function) {
+            return Err(rquickjs::Error::Exception);
+        }
+        let value = qjs::JS_EvalFunction(raw, function);
+        if qjs::JS_IsException(value) {
+            return Err(rquickjs::Error::Exception);
+        }
+        Ok(Value::from_raw(ctx.clone(), value))
+    }
+}
+
+/// `[reason, message]` for a thrown value, from the prelude's `describe`.
+fn describe<'js>(helpers: &Object<'js>, thrown: &Value<'js>) -> (String, String) {
+    helpers
+        .get::<_, Function>("describe")
+        .and_then(|describe| describe.call::<_, Vec<String>>((thrown.clone(),)))
+        .ok()
+        .and_then(|pair| <[String; 2]>::try_from(pair).ok())
+        .map(|[reason, message]| (reason, message))
+        .unwrap_or_else(|| ("Error".into(), message_of(thrown)))
+}
+
+fn message_of(value: &Value<'_>) -> String {
+    value
+        .as_object()
+        .and_then(|o| o.get::<_, String>("message").ok())
+        .or_else(|| value.as_string().and_then(|s| s.to_string().ok()))
+        .unwrap_or_else(|| "an unknown error".into())
+}
+
+/// A syntax (or evaluation) error with the line it points at in `game.js`.
+fn code_error(error: &Value<'_>) -> CodeError {
+    let stack: String = error
+        .as_object()
+        .and_then(|o| o.get("stack").ok())
+        .unwrap_or_default();
+    let line = stack.split("game.js:").nth(1).and_then(|rest| {
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+    });
+    let message = message_of(error);
+    CodeError {
+        message: match line {
+            Some(line) => format!("{message} (line {line})"),
+            None => message,
+        },
+        line,
+    }
+}
+
+fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(60 * 60 * 24 * 365)
+}
+
+/// What a call logged, capped in size.
+#[derive(Default)]
+struct LogBuffer {
+    lines: Vec<LogLine>,
+    bytes: usize,
+    dropped: bool,
+}
+
+impl LogBuffer {
+    fn push(&mut self, level: String, text: String) {
+        let text = truncate(text, MAX_LOG_LINE);
+        if self.bytes + text.len() > MAX_LOG_BYTES {
+            if !self.dropped {
+                self.dropped = true;
+                self.lines.push(LogLine {
+                    level: "warn".into(),
+                    text: format!("more log output from this call was dropped (the limit is {MAX_LOG_BYTES} bytes)"),
+                });
+            }
+            return;
+        }
+        self.bytes += text.len();
+        self.lines.push(LogLine { level, text });
+    }
+
+    fn take(&mut self) -> Vec<LogLine> {
+        self.bytes = 0;
+        self.dropped = false;
+        std::mem::take(&mut self.lines)
+    }
+}

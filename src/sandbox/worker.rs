@@ -1,0 +1,131 @@
+//! The sandbox process: `turnhouse sandbox-worker`, started by the server's pool. It reads one
+//! request per line from stdin, answers one response per line on stdout, and holds the games
+//! it has compiled. It limits itself before reading anything (no core dumps, a cap on its data
+//! segment, few file descriptors, death with its parent), so that even a fault in the engine
+//! stays inside this process.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::rc::Rc;
+
+use super::protocol::{Request, Response};
+use super::quickjs::{Compiled, Limits, QuickJs};
+
+/// Compiled games kept per process, most recently used first.
+const CACHED_GAMES: usize = 32;
+
+/// Room for the process itself (its code, the engine's realms, buffers) above the JS heap limit.
+const PROCESS_HEADROOM: usize = 256 << 20;
+
+/// Extra stack for the thread running JS, above the engine's own stack limit.
+const THREAD_STACK_HEADROOM: usize = 16 << 20;
+
+pub fn run(limits: Limits) -> ExitCode {
+    confine(&limits);
+    let thread = std::thread::Builder::new()
+        .name("sandbox".into())
+        .stack_size(limits.stack_bytes + THREAD_STACK_HEADROOM)
+        .spawn(move || serve(limits));
+    match thread.map(|t| t.join()) {
+        Ok(Ok(Ok(()))) => ExitCode::SUCCESS,
+        Ok(Ok(Err(message))) => {
+            eprintln!("sandbox worker: {message}");
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::FAILURE,
+    }
+}
+
+/// Limits this process can set on itself; each failure is harmless and so ignored.
+fn confine(limits: &Limits) {
+    // SAFETY: plain system calls with valid arguments; none touches memory we own.
+    unsafe {
+        // The server may be killed without a chance to stop us: go with it.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        let set = |resource, value: usize| {
+            let limit = libc::rlimit {
+                rlim_cur: value as libc::rlim_t,
+                rlim_max: value as libc::rlim_t,
+            };
+            libc::setrlimit(resource, &limit);
+        };
+        set(libc::RLIMIT_CORE, 0);
+        // A second line behind the engine's own allocation limit.
+        set(libc::RLIMIT_DATA, limits.memory_bytes + PROCESS_HEADROOM);
+        // stdin, stdout, stderr and a few for the runtime; nothing to open files with.
+        set(libc::RLIMIT_NOFILE, 16);
+    }
+}
+
+fn serve(limits: Limits) -> Result<(), String> {
+    let js = QuickJs::new(limits).map_err(|e| e.message)?;
+    let mut games = GameCache::default();
+    let mut stdout = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        let request: Request = serde_json::from_str(&line).map_err(|e| e.to_string())?;
+        let response = handle(&js, &mut games, request);
+        serde_json::to_writer(&mut stdout, &response).map_err(|e| e.to_string())?;
+        stdout
+            .write_all(b"\n")
+            .and_then(|()| stdout.flush())
+            .map_err(|e| e.to_string())?;
+    }
+    // The server closed our stdin: it is stopping, or it retired this process.
+    Ok(())
+}
+
+fn handle(js: &QuickJs, games: &mut GameCache, request: Request) -> Response {
+    match request {
+        Request::Check { source } => {
+            match js.compile(&source).and_then(|c| js.check(&c).map(|()| c)) {
+                Ok(compiled) => Response::Checked {
+                    format: compiled.format,
+                },
+                Err(error) => Response::Invalid {
+                    message: error.message,
+                    line: error.line,
+                },
+            }
+        }
+        Request::Load { key, source } => match js.compile(&source) {
+            Ok(compiled) => {
+                games.insert(key, compiled);
+                Response::Loaded
+            }
+            Err(error) => Response::Invalid {
+                message: error.message,
+                line: error.line,
+            },
+        },
+        Request::Call { key, hook, args } => match games.get(&key) {
+            Some(compiled) => {
+                let (outcome, logs) = js.call(&compiled, &hook, &args);
+                Response::Done { outcome, logs }
+            }
+            None => Response::Missing,
+        },
+    }
+}
+
+/// A small most-recently-used list of compiled games.
+#[derive(Default)]
+struct GameCache {
+    entries: Vec<(String, Rc<Compiled>)>,
+}
+
+impl GameCache {
+    fn get(&mut self, key: &str) -> Option<Rc<Compiled>> {
+        let index = self.entries.iter().position(|(k, _)| k == key)?;
+        let entry = self.entries.remove(index);
+        let compiled = entry.1.clone();
+        self.entries.insert(0, entry);
+        Some(compiled)
+    }
+
+    fn insert(&mut self, key: String, compiled: Compiled) {
+        self.entries.retain(|(k, _)| *k != key);
+        self.entries.insert(0, (key, Rc::new(compiled)));
+        self.entries.truncate(CACHED_GAMES);
+    }
+}
