@@ -171,7 +171,12 @@ impl SandboxPool {
             .lock()
             .expect("the pool lock is never poisoned");
         loop {
-            if let Some(worker) = state.idle.pop() {
+            if let Some(mut worker) = state.idle.pop() {
+                // One that died while idle (killed from outside) is replaced, not handed out.
+                if worker.has_exited() {
+                    state.live -= 1;
+                    continue;
+                }
                 return Ok(Lease::new(shared.clone(), worker));
             }
             if state.live < shared.size {
@@ -373,6 +378,10 @@ impl Worker {
             std::thread::sleep(Duration::from_millis(5));
         }
         PoolError::Died(cause.to_string())
+    }
+
+    fn has_exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
     }
 
     fn kill(&mut self) {

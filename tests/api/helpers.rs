@@ -40,24 +40,34 @@ impl TestApp {
     }
 
     pub async fn spawn_with(games: GameRegistry) -> Self {
+        Self::spawn_configured(games, |_| {}).await
+    }
+
+    /// A server whose settings `adjust` changes first (hook limits, sandbox workers…).
+    pub async fn spawn_configured(games: GameRegistry, adjust: impl FnOnce(&mut Config)) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let db_path = dir.path().join("test.db");
-        let mut app = Self::spawn_on(db_path, games).await;
+        let mut app = Self::spawn_on(db_path, games, adjust).await;
         app._dir = Some(dir);
         app
     }
 
     /// A second server instance on this one's database file, as in a scaled-out deployment.
     pub async fn spawn_beside(&self, games: GameRegistry) -> Self {
-        Self::spawn_on(self.db_path.clone(), games).await
+        Self::spawn_on(self.db_path.clone(), games, |_| {}).await
     }
 
-    async fn spawn_on(db_path: PathBuf, games: GameRegistry) -> Self {
+    async fn spawn_on(
+        db_path: PathBuf,
+        games: GameRegistry,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Self {
         LazyLock::force(&TRACING);
         let mut config = Config::for_database(db_path.to_str().unwrap());
         config.bot_seed = Some(BOT_SEED);
         // Sandbox processes are the server binary itself, not this test program.
         config.sandbox_program = Some(env!("CARGO_BIN_EXE_turnhouse").into());
+        adjust(&mut config);
         let app = Application::build(&config, games)
             .await
             .expect("the app builds");
@@ -180,13 +190,54 @@ impl TestApp {
 
     /// A two-player tic-tac-toe game, started: returns (room id, X, O).
     pub async fn started_tictactoe(&self) -> (String, TestPlayer, TestPlayer) {
+        self.started_game("tictactoe").await
+    }
+
+    /// A two-player room of `game`, both seated: returns (room id, first, second).
+    pub async fn started_game(&self, game: &str) -> (String, TestPlayer, TestPlayer) {
         let x = self.register(&unique("x")).await;
         let o = self.register(&unique("o")).await;
-        let room = self.create_room(&x, json!({"game": "tictactoe"})).await;
+        let room = self.create_room(&x, json!({"game": game})).await;
         let id = room["id"].as_str().unwrap().to_owned();
         assert_eq!(self.join(&o, &id).await.status(), StatusCode::OK);
         (id, x, o)
     }
+}
+
+impl TestApp {
+    /// Uploads `source` as the game `id` (raw JavaScript, as curl would send it).
+    pub async fn upload(&self, author: &TestPlayer, id: &str, source: &str) -> Response {
+        self.client
+            .put(format!("{}/games/{id}", self.address))
+            .bearer_auth(&author.token)
+            .header("content-type", "application/javascript")
+            .body(source.to_owned())
+            .send()
+            .await
+            .expect("the server answers")
+    }
+
+    /// Uploads a game that must be accepted, by a new author; returns the author.
+    pub async fn publish(&self, id: &str, source: &str) -> TestPlayer {
+        let author = self.register(&unique("author")).await;
+        let response = self.upload(&author, id, source).await;
+        let status = response.status();
+        let body = response.text().await.unwrap();
+        assert!(status.is_success(), "uploading {id}: {status} {body}");
+        author
+    }
+
+    /// Publishes `examples/<file>` as `id`; returns the id, for rooms of it.
+    pub async fn publish_example(&self, file: &str, id: &str) -> String {
+        self.publish(id, &example(file)).await;
+        id.to_owned()
+    }
+}
+
+/// The text of `examples/<file>`.
+pub fn example(file: &str) -> String {
+    std::fs::read_to_string(format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR")))
+        .expect("the example exists")
 }
 
 /// A username that no other test in this process uses.

@@ -6,6 +6,7 @@ mod cube;
 mod errors;
 mod helpers;
 mod hooks;
+mod hosted;
 mod lobby;
 mod openapi;
 mod players;

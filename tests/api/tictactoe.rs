@@ -1,9 +1,45 @@
-//! Whole tic-tac-toe games over HTTP.
+//! Whole tic-tac-toe games over HTTP, each played twice: on the built-in game and on
+//! `examples/tictactoe.js` uploaded as a hosted game. The two must behave identically.
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{unique, TestApp, TestPlayer};
+use crate::helpers::{assert_problem, unique, TestApp, TestPlayer};
+
+/// Runs each named test once per implementation of tic-tac-toe.
+macro_rules! on_both_games {
+    ($($name:ident),* $(,)?) => {
+        mod builtin {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let app = crate::helpers::TestApp::spawn().await;
+                    super::$name(&app, "tictactoe").await;
+                }
+            )*
+        }
+        mod javascript {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let app = crate::helpers::TestApp::spawn().await;
+                    let game = app.publish_example("tictactoe.js", "js-tictactoe").await;
+                    super::$name(&app, &game).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_games!(
+    the_second_join_starts_the_game_and_closes_the_room,
+    x_wins,
+    o_wins,
+    a_full_board_is_a_draw,
+    quitting_mid_game_hands_the_win_to_the_other_player,
+    quitting_before_the_game_starts_reopens_the_seat,
+    refusals_name_their_reason,
+);
 
 async fn play_out(
     app: &TestApp,
@@ -20,11 +56,9 @@ async fn play_out(
     last
 }
 
-#[tokio::test]
-async fn the_second_join_starts_the_game_and_closes_the_room() {
-    let app = TestApp::spawn().await;
+async fn the_second_join_starts_the_game_and_closes_the_room(app: &TestApp, game: &str) {
     let x = app.register(&unique("x")).await;
-    let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
+    let room = app.create_room(&x, json!({"game": game})).await;
     assert_eq!(room["version"], 2, "onRoomStart and the creator's join");
     assert_eq!(room["joinable"], true);
     assert_eq!(room["state"]["status"], "preGame");
@@ -47,10 +81,8 @@ async fn the_second_join_starts_the_game_and_closes_the_room() {
     assert_eq!(room["players"][1]["id"], o.id.as_str());
 }
 
-#[tokio::test]
-async fn x_wins() {
-    let app = TestApp::spawn().await;
-    let (room, x, o) = app.started_tictactoe().await;
+async fn x_wins(app: &TestApp, game: &str) {
+    let (room, x, o) = app.started_game(game).await;
     let last = play_out(
         &app,
         &room,
@@ -99,10 +131,8 @@ async fn x_wins() {
     assert_eq!(events[7]["finished"], true);
 }
 
-#[tokio::test]
-async fn o_wins() {
-    let app = TestApp::spawn().await;
-    let (room, x, o) = app.started_tictactoe().await;
+async fn o_wins(app: &TestApp, game: &str) {
+    let (room, x, o) = app.started_game(game).await;
     let last = play_out(
         &app,
         &room,
@@ -119,10 +149,8 @@ async fn o_wins() {
     );
 }
 
-#[tokio::test]
-async fn a_full_board_is_a_draw() {
-    let app = TestApp::spawn().await;
-    let (room, x, o) = app.started_tictactoe().await;
+async fn a_full_board_is_a_draw(app: &TestApp, game: &str) {
+    let (room, x, o) = app.started_game(game).await;
     let moves = [
         (0, 0),
         (0, 1),
@@ -142,10 +170,8 @@ async fn a_full_board_is_a_draw() {
     assert_eq!(last["state"]["moveCount"], 9);
 }
 
-#[tokio::test]
-async fn quitting_mid_game_hands_the_win_to_the_other_player() {
-    let app = TestApp::spawn().await;
-    let (room, x, o) = app.started_tictactoe().await;
+async fn quitting_mid_game_hands_the_win_to_the_other_player(app: &TestApp, game: &str) {
+    let (room, x, o) = app.started_game(game).await;
     play_out(&app, &room, &x, &o, &[(1, 1), (0, 0)]).await;
     let response = app.quit(&x, &room).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -165,11 +191,9 @@ async fn quitting_mid_game_hands_the_win_to_the_other_player() {
     assert_eq!(events.last().unwrap()["player"]["id"], x.id.as_str());
 }
 
-#[tokio::test]
-async fn quitting_before_the_game_starts_reopens_the_seat() {
-    let app = TestApp::spawn().await;
+async fn quitting_before_the_game_starts_reopens_the_seat(app: &TestApp, game: &str) {
     let x = app.register(&unique("x")).await;
-    let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
+    let room = app.create_room(&x, json!({"game": game})).await;
     let id = room["id"].as_str().unwrap();
     let after: Value = app.quit(&x, id).await.json().await.unwrap();
     assert_eq!(after["finished"], false);
@@ -183,4 +207,36 @@ async fn quitting_before_the_game_starts_reopens_the_seat() {
         y.id.as_str(),
         "the newcomer now plays X"
     );
+}
+
+async fn refusals_name_their_reason(app: &TestApp, game: &str) {
+    let x = app.register(&unique("x")).await;
+    let room = app.create_room(&x, json!({"game": game})).await;
+    let id = room["id"].as_str().unwrap().to_owned();
+    let refused =
+        |response| assert_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "game_refused");
+    let early = refused(app.play(&x, &id, json!({"x": 0, "y": 0})).await).await;
+    assert_eq!(early["reason"], "game_not_started");
+
+    let o = app.register(&unique("o")).await;
+    assert_eq!(app.join(&o, &id).await.status(), StatusCode::OK);
+    let cases = [
+        (&o, json!({"x": 0, "y": 0}), "not_your_turn"),
+        (&x, json!({"x": 3, "y": 0}), "off_board"),
+        (&x, json!({"x": "0", "y": 0}), "invalid_move"),
+        (&x, json!([0, 0]), "invalid_move"),
+        (&x, json!({"x": 1}), "invalid_move"),
+    ];
+    for (player, mv, reason) in cases {
+        let problem = refused(app.play(player, &id, mv.clone()).await).await;
+        assert_eq!(problem["reason"], reason, "{mv}: {problem}");
+    }
+    let turn = refused(app.play(&o, &id, json!({"x": 0, "y": 0})).await).await;
+    assert_eq!(turn["detail"], format!("it is {}'s turn", x.username));
+    app.play_ok(&x, &id, json!({"x": 1, "y": 1})).await;
+    let taken = refused(app.play(&o, &id, json!({"x": 1, "y": 1})).await).await;
+    assert_eq!(taken["reason"], "cell_taken");
+    assert_eq!(taken["detail"], "that cell is already taken");
+    // Nothing refused made a version: two starts and joins, one move.
+    assert_eq!(app.room(&id).await["version"], 4);
 }
