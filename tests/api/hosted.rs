@@ -417,7 +417,10 @@ async fn what_a_hook_sees_and_how_its_throws_are_reported() {
         json!({"two": 2, "set": true, "time": 0, "random": "number",
                "player": {"id": author.id, "username": author.username}, "mutated": 99})
     );
-    assert_eq!(cloned["version"], 4, "a hook mutates its copy, never the room");
+    assert_eq!(
+        cloned["version"], 4,
+        "a hook mutates its copy, never the room"
+    );
     let extra = app.play(&author, id, json!({"do": "extra"})).await;
     let problem = assert_problem(extra, StatusCode::INTERNAL_SERVER_ERROR, "invalid_patch").await;
     assert!(

@@ -84,7 +84,7 @@ async fn the_second_join_starts_the_game_and_closes_the_room(app: &TestApp, game
 async fn x_wins(app: &TestApp, game: &str) {
     let (room, x, o) = app.started_game(game).await;
     let last = play_out(
-        &app,
+        app,
         &room,
         &x,
         &o,
@@ -134,7 +134,7 @@ async fn x_wins(app: &TestApp, game: &str) {
 async fn o_wins(app: &TestApp, game: &str) {
     let (room, x, o) = app.started_game(game).await;
     let last = play_out(
-        &app,
+        app,
         &room,
         &x,
         &o,
@@ -162,7 +162,7 @@ async fn a_full_board_is_a_draw(app: &TestApp, game: &str) {
         (2, 0),
         (2, 2),
     ];
-    let last = play_out(&app, &room, &x, &o, &moves).await;
+    let last = play_out(app, &room, &x, &o, &moves).await;
     assert_eq!(last["finished"], true);
     assert_eq!(last["state"]["status"], "endGame");
     assert_eq!(last["state"]["winner"], Value::Null);
@@ -172,7 +172,7 @@ async fn a_full_board_is_a_draw(app: &TestApp, game: &str) {
 
 async fn quitting_mid_game_hands_the_win_to_the_other_player(app: &TestApp, game: &str) {
     let (room, x, o) = app.started_game(game).await;
-    play_out(&app, &room, &x, &o, &[(1, 1), (0, 0)]).await;
+    play_out(app, &room, &x, &o, &[(1, 1), (0, 0)]).await;
     let response = app.quit(&x, &room).await;
     assert_eq!(response.status(), StatusCode::OK);
     let after: Value = response.json().await.unwrap();
