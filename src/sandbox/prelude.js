@@ -131,7 +131,8 @@
   function loadCommonJs(wrapper) {
     const module = { exports: {} };
     const require = function require(name) {
-      throw new Error(`require(${show(name)}) is not available: a game is one self-contained file`);
+      const shown = typeof name === 'string' ? stringify(name) : show(name);
+      throw new Error(`require(${shown}) is not available: a game is one self-contained file`);
     };
     wrapper.call(module.exports, module.exports, require, module, 'game.js', '/');
     const exports = module.exports;

@@ -12,5 +12,6 @@ mod openapi;
 mod players;
 mod readme;
 mod restart;
+mod sandbox;
 mod test_games;
 mod tictactoe;
