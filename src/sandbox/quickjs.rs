@@ -561,3 +561,147 @@ impl LogBuffer {
         std::mem::take(&mut self.lines)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn js() -> QuickJs {
+        QuickJs::new(Limits {
+            time: Duration::from_millis(50),
+            memory_bytes: 16 << 20,
+            stack_bytes: 256 << 10,
+        })
+        .unwrap()
+    }
+
+    const HOOKS_CJS: &str = "module.exports = { onRoomStart: () => ({}), onPlayerJoin() {}, \
+                             onPlayerQuit() {}, onPlayerMove(p, m, room) { return MOVES[m.do](room); } };";
+
+    fn game(moves: &str) -> String {
+        format!("const MOVES = {moves};\n{HOOKS_CJS}")
+    }
+
+    fn call(js: &QuickJs, compiled: &Compiled, action: &str) -> Outcome {
+        let args = serde_json::json!([{"id": "p"}, {"do": action}, {"state": {"n": 1}}]);
+        js.call(compiled, "onPlayerMove", &args.to_string()).0
+    }
+
+    #[test]
+    fn both_module_formats_compile_and_are_told_apart() {
+        let js = js();
+        let cjs = js.compile(HOOKS_CJS).unwrap();
+        assert_eq!(cjs.format, Format::Commonjs);
+        js.check(&cjs).unwrap();
+        let esm = js
+            .compile("export default { onRoomStart() {}, onPlayerJoin() {}, onPlayerQuit() {}, onPlayerMove() {} };")
+            .unwrap();
+        assert_eq!(esm.format, Format::Module);
+        js.check(&esm).unwrap();
+        let named = js
+            .compile("export function onRoomStart() {}\nexport function onPlayerJoin() {}\nexport const onPlayerQuit = () => {};\nexport const onPlayerMove = () => {};")
+            .unwrap();
+        js.check(&named).unwrap();
+    }
+
+    #[test]
+    fn syntax_errors_name_their_line_in_either_format() {
+        let js = js();
+        let script = js.compile("'use strict';\n\nconst = 4;").err().unwrap();
+        assert_eq!(script.line, Some(3), "{script:?}");
+        let module = js
+            .compile("export default {};\n\nexport const = 1;")
+            .err()
+            .unwrap();
+        assert_eq!(module.line, Some(3), "{module:?}");
+    }
+
+    #[test]
+    fn faults_are_told_from_refusals() {
+        let js = js();
+        let compiled = js
+            .compile(&game(
+                "{ spin() { for (;;) {} }, oom() { const a = []; for (;;) a.push(new Array(1e5).fill(1)); }, \
+                 deep() { const f = () => f() + 1; return f(); }, refuse() { throw new RangeError('no'); }, \
+                 ok(room) { return { state: room.state.n + 1 }; }, cycle() { const o = {}; o.o = o; return o; } }",
+            ))
+            .unwrap();
+        assert_eq!(call(&js, &compiled, "spin"), Outcome::Timeout);
+        assert!(matches!(
+            call(&js, &compiled, "oom"),
+            Outcome::OutOfMemory { .. }
+        ));
+        assert!(matches!(
+            call(&js, &compiled, "deep"),
+            Outcome::Crashed { .. }
+        ));
+        assert_eq!(
+            call(&js, &compiled, "refuse"),
+            Outcome::Refused {
+                reason: "RangeError".into(),
+                message: "no".into()
+            }
+        );
+        assert!(matches!(
+            call(&js, &compiled, "cycle"),
+            Outcome::InvalidResult { .. }
+        ));
+        // After all that, the same runtime still answers normally.
+        assert_eq!(
+            call(&js, &compiled, "ok"),
+            Outcome::Patch {
+                patch: serde_json::json!({"state": 2})
+            }
+        );
+    }
+
+    #[test]
+    fn module_state_does_not_survive_a_call() {
+        let js = js();
+        let compiled = js
+            .compile(&game(
+                "{ bump() { globalThis.calls = (globalThis.calls || 0) + 1; counter += 1; \
+                            return { state: [globalThis.calls, counter] }; } }; let counter = 0",
+            ))
+            .unwrap();
+        for _ in 0..3 {
+            assert_eq!(
+                call(&js, &compiled, "bump"),
+                Outcome::Patch {
+                    patch: serde_json::json!({"state": [1, 1]})
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn logs_are_kept_per_call_and_capped() {
+        let js = js();
+        let compiled = js
+            .compile(&game(
+                "{ chat(room) { room.logger.warn('a', 1, {b: 2}); console.log('c'); return {}; }, \
+                 flood() { for (let i = 0; i < 100; i++) console.log('x'.repeat(1000)); return {}; } }",
+            ))
+            .unwrap();
+        let args = serde_json::json!([{"id": "p"}, {"do": "chat"}, {"state": null}]).to_string();
+        let (_, logs) = js.call(&compiled, "onPlayerMove", &args);
+        assert_eq!(
+            logs,
+            [
+                LogLine {
+                    level: "warn".into(),
+                    text: "a 1 {\"b\":2}".into()
+                },
+                LogLine {
+                    level: "info".into(),
+                    text: "c".into()
+                },
+            ]
+        );
+        let args = serde_json::json!([{"id": "p"}, {"do": "flood"}, {"state": null}]).to_string();
+        let (_, logs) = js.call(&compiled, "onPlayerMove", &args);
+        let kept: usize = logs.iter().map(|l| l.text.len()).sum();
+        assert!(kept <= MAX_LOG_BYTES + 200, "{kept}");
+        assert!(logs.last().unwrap().text.contains("dropped"));
+    }
+}

@@ -49,6 +49,11 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         "\"status\": \"endGame\"",
         "\"username\": \"alice\"",
         "\"code\": \"game_refused\"",
+        // The hosted Connect Four game: uploaded, refused out of turn, won by Alice.
+        r#"{"id":"connect-four","name":"Connect Four","version":1,"format":"module","owner":"alice"}"#,
+        r#""reason":"not_your_turn""#,
+        r#"{"finished":true,"winner":"alice","line":[[0,3],[1,3],[2,3],[3,3]]}"#,
+        r#"{"status":422,"code":"invalid_game_code","line":4"#,
     ] {
         assert!(
             stdout.contains(expected),

@@ -1,0 +1,331 @@
+//! What running a game in the sandbox costs, and what a runaway game costs everyone else.
+//!
+//!     cargo run --release --example sandbox_bench [-- --games 300]
+//!
+//! Starts a server in this process on a fresh SQLite file (this program doubles as its sandbox
+//! processes) and prints, each against a baseline measured in the same run:
+//! 1. one `onPlayerMove` call of `examples/tictactoe.js` through the sandbox pool, against the
+//!    built-in game's hook called in place;
+//! 2. a whole move over HTTP (hook, commit, response) in a hosted room against a built-in one;
+//! 3. built-in moves while runaway hooks spin back to back, against the same moves before;
+//!    and how long each runaway took to be stopped, against the time limit.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use serde_json::{json, Value};
+use turnhouse::config::{Command, Config};
+use turnhouse::game::{BoardGame, Game, PlayerRef, RoomStartContext};
+use turnhouse::sandbox::SandboxPool;
+use turnhouse::startup::Application;
+
+#[derive(Parser)]
+struct Args {
+    /// Games played per measurement over HTTP (five moves each).
+    #[arg(long, default_value_t = 300)]
+    games: usize,
+    /// Direct sandbox calls measured.
+    #[arg(long, default_value_t = 3000)]
+    calls: usize,
+}
+
+fn main() -> ExitCode {
+    // The server starts this program as `sandbox_bench sandbox-worker …`.
+    if std::env::args().nth(1).as_deref() == Some("sandbox-worker") {
+        let config = Config::parse();
+        if let Some(Command::SandboxWorker(limits)) = config.command {
+            return turnhouse::sandbox::worker::run(limits.limits());
+        }
+    }
+    let args = Args::parse();
+    tokio::runtime::Runtime::new()
+        .expect("a runtime")
+        .block_on(bench(args));
+    ExitCode::SUCCESS
+}
+
+async fn bench(args: Args) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut config = Config::for_database(dir.path().join("bench.db").to_str().unwrap());
+    config.sandbox_program = Some(std::env::current_exe().expect("this program"));
+    let limit = config.hook_limits.limits().time;
+    let app = Application::build(&config, turnhouse::games::builtin())
+        .await
+        .expect("the server starts");
+    let api = Api::new(format!("http://127.0.0.1:{}", app.port()));
+    tokio::spawn(app.run_until_stopped());
+    println!(
+        "sandbox_bench: {} games per HTTP figure, {} direct calls, hook time limit {} ms",
+        args.games,
+        args.calls,
+        limit.as_millis()
+    );
+
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/tictactoe.js"
+    ))
+    .expect("the example");
+    direct_calls(&config, &source, args.calls);
+
+    let author = api.player().await;
+    api.put_game(&author, "js-tictactoe", &source).await;
+    api.put_game(&author, "spinner", SPINNER).await;
+    // Warm up both paths (sandbox processes started, games compiled, connections open).
+    for _ in 0..20 {
+        api.game("tictactoe").await;
+        api.game("js-tictactoe").await;
+    }
+    let builtin = api.games("tictactoe", args.games).await;
+    let hosted = api.games("js-tictactoe", args.games).await;
+    println!("\n2. a move over HTTP (hook + commit + response), per move:");
+    print_row("built-in tictactoe", &builtin, None);
+    print_row("hosted js-tictactoe", &hosted, Some(&builtin));
+
+    println!("\n3. built-in moves while runaway hooks spin back to back:");
+    let calm = api.games("tictactoe", args.games).await;
+    print_row("no runaway", &calm, None);
+    let spinning = tokio::spawn({
+        let api = api.clone();
+        let author = author.clone();
+        async move { api.spin_until_stopped(&author).await }
+    });
+    let busy = api.games("tictactoe", args.games).await;
+    api.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let stopped_after = spinning.await.expect("the spinner");
+    print_row("runaway spinning", &busy, Some(&calm));
+    println!(
+        "   each runaway answered 500 hook_timeout after (n={}): p50 {}  max {}  (limit {} ms, so {:.2}x and {:.2}x the limit)",
+        stopped_after.len(),
+        ms(percentile(&stopped_after, 0.5)),
+        ms(*stopped_after.iter().max().unwrap_or(&Duration::ZERO)),
+        limit.as_millis(),
+        percentile(&stopped_after, 0.5).as_secs_f64() / limit.as_secs_f64(),
+        stopped_after.iter().max().unwrap_or(&Duration::ZERO).as_secs_f64() / limit.as_secs_f64(),
+    );
+}
+
+/// 1: the sandbox round trip alone, against calling the built-in hook in place.
+fn direct_calls(config: &Config, source: &str, calls: usize) {
+    let pool = SandboxPool::new(
+        config.sandbox_program.clone().unwrap(),
+        config.hook_limits.limits(),
+        1,
+    );
+    let native = turnhouse::games::tictactoe::TicTacToe::default();
+    let (x, o) = (player("x"), player("o"));
+    let mut room = BoardGame {
+        room_id: "bench".into(),
+        players: vec![x.clone(), o],
+        version: 3,
+        joinable: false,
+        finished: false,
+        state: Value::Null,
+        room_start_context: RoomStartContext { private: false },
+    };
+    let start = native.on_room_start(&room).unwrap().validate().unwrap();
+    room.state = start.state.unwrap();
+    let joined = native
+        .on_player_join(&room.players[1].clone(), &room)
+        .unwrap()
+        .validate()
+        .unwrap();
+    room.state = joined.state.unwrap();
+    let mv = json!({"x": 1, "y": 1});
+    let args = json!([x, mv, room]).to_string();
+
+    let mut in_place = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let started = Instant::now();
+        std::hint::black_box(native.on_player_move(&x, &mv, &room).unwrap());
+        in_place.push(started.elapsed());
+    }
+    let mut sandboxed = Vec::with_capacity(calls);
+    for i in 0..calls + 50 {
+        let started = Instant::now();
+        let result = pool.call("bench@1", source, "onPlayerMove", args.clone());
+        let took = started.elapsed();
+        assert!(result.is_ok(), "{result:?}");
+        if i >= 50 {
+            sandboxed.push(took);
+        }
+    }
+    println!("\n1. one onPlayerMove call of tic-tac-toe:");
+    print_row("built-in, in place", &in_place, None);
+    print_row("JavaScript, sandbox", &sandboxed, Some(&in_place));
+    let overhead = percentile(&sandboxed, 0.5).saturating_sub(percentile(&in_place, 0.5));
+    println!(
+        "   per-call overhead of the sandbox (p50): {} (a fresh realm, the game's bytecode, JSON both ways, two pipe hops)",
+        ms(overhead)
+    );
+}
+
+fn player(name: &str) -> PlayerRef {
+    PlayerRef {
+        id: format!("{name:0>32}"),
+        username: name.into(),
+    }
+}
+
+/// A game whose every move spins forever.
+const SPINNER: &str = "module.exports = { onRoomStart: () => ({}), onPlayerJoin: () => ({}), \
+                       onPlayerQuit: () => ({}), onPlayerMove() { for (;;) {} } };";
+
+#[derive(Clone)]
+struct Api {
+    base: String,
+    client: reqwest::Client,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Api {
+    fn new(base: String) -> Self {
+        Self {
+            base,
+            client: reqwest::Client::new(),
+            stop: Default::default(),
+        }
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, token: &str, body: String) -> Value {
+        let response = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .body(body)
+            .send()
+            .await
+            .expect("the server answers");
+        response.json().await.expect("JSON")
+    }
+
+    async fn player(&self) -> String {
+        let created: Value = self
+            .client
+            .post(format!("{}/players", self.base))
+            .body("{}")
+            .send()
+            .await
+            .expect("the server answers")
+            .json()
+            .await
+            .expect("JSON");
+        created["token"].as_str().unwrap().to_owned()
+    }
+
+    async fn put_game(&self, token: &str, id: &str, source: &str) {
+        let response = self
+            .client
+            .put(format!("{}/games/{id}", self.base))
+            .bearer_auth(token)
+            .header("content-type", "application/javascript")
+            .body(source.to_owned())
+            .send()
+            .await
+            .expect("the server answers");
+        assert!(
+            response.status().is_success(),
+            "{id}: {}",
+            response.status()
+        );
+    }
+
+    /// One whole game (X wins in five moves); the latency of each move.
+    async fn game(&self, game: &str) -> Vec<Duration> {
+        let (x, o) = (self.player().await, self.player().await);
+        let room = self
+            .send(
+                reqwest::Method::POST,
+                "/rooms",
+                &x,
+                json!({"game": game}).to_string(),
+            )
+            .await;
+        let id = room["id"].as_str().unwrap().to_owned();
+        self.send(
+            reqwest::Method::POST,
+            &format!("/rooms/{id}/join"),
+            &o,
+            String::new(),
+        )
+        .await;
+        let mut took = Vec::new();
+        for (turn, (row, col)) in [(0, 0), (1, 1), (0, 1), (2, 2), (0, 2)].iter().enumerate() {
+            let token = if turn % 2 == 0 { &x } else { &o };
+            let started = Instant::now();
+            let after = self
+                .send(
+                    reqwest::Method::POST,
+                    &format!("/rooms/{id}/moves"),
+                    token,
+                    json!({"x": row, "y": col}).to_string(),
+                )
+                .await;
+            took.push(started.elapsed());
+            assert!(after["version"].is_i64(), "{after}");
+        }
+        took
+    }
+
+    async fn games(&self, game: &str, count: usize) -> Vec<Duration> {
+        let mut all = Vec::new();
+        for _ in 0..count {
+            all.extend(self.game(game).await);
+        }
+        all
+    }
+
+    /// Sends runaway moves one after another until told to stop; how long each took.
+    async fn spin_until_stopped(&self, author: &str) -> Vec<Duration> {
+        let room = self
+            .send(
+                reqwest::Method::POST,
+                "/rooms",
+                author,
+                json!({"game": "spinner"}).to_string(),
+            )
+            .await;
+        let path = format!("/rooms/{}/moves", room["id"].as_str().unwrap());
+        let mut took = Vec::new();
+        while !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let started = Instant::now();
+            let answer = self
+                .send(reqwest::Method::POST, &path, author, "{}".into())
+                .await;
+            took.push(started.elapsed());
+            assert_eq!(answer["code"], "hook_timeout", "{answer}");
+        }
+        took
+    }
+}
+
+fn percentile(samples: &[Duration], q: f64) -> Duration {
+    if samples.is_empty() {
+        return Duration::ZERO;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn print_row(label: &str, samples: &[Duration], baseline: Option<&[Duration]>) {
+    let (p50, p99) = (percentile(samples, 0.5), percentile(samples, 0.99));
+    let ratio = baseline.map_or(String::new(), |base| {
+        format!(
+            "   ratio p50 {:.2}x  p99 {:.2}x",
+            p50.as_secs_f64() / percentile(base, 0.5).as_secs_f64(),
+            p99.as_secs_f64() / percentile(base, 0.99).as_secs_f64()
+        )
+    });
+    println!(
+        "   {label:<22} n={:<6} p50 {:>10}  p99 {:>10}{ratio}",
+        samples.len(),
+        ms(p50),
+        ms(p99)
+    );
+}
