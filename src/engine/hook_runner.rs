@@ -17,10 +17,8 @@ where
     if !game.hooks_wait() {
         return work(game);
     }
+    // Hooks catch their own panics, so the task only fails when the runtime is shutting down.
     tokio::task::spawn_blocking(move || work(game))
         .await
-        .map_err(|err| EngineError::HookCrashed {
-            hook: "a",
-            message: err.to_string(),
-        })?
+        .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?
 }

@@ -1,8 +1,8 @@
 //! The sandbox process: `turnhouse sandbox-worker`, started by the server's pool. It reads one
 //! request per line from stdin, answers one response per line on stdout, and holds the games
 //! it has compiled. It limits itself before reading anything (no core dumps, a cap on its data
-//! segment, few file descriptors, death with its parent), so that even a fault in the engine
-//! stays inside this process.
+//! segment, few file descriptors, a lower CPU priority than the server, death with the server),
+//! so that even a fault in the engine stays inside this process.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -20,8 +20,12 @@ const PROCESS_HEADROOM: usize = 256 << 20;
 /// Extra stack for the thread running JS, above the engine's own stack limit.
 const THREAD_STACK_HEADROOM: usize = 16 << 20;
 
+/// How often the process checks that the server that started it is still there.
+const PARENT_CHECK: std::time::Duration = std::time::Duration::from_millis(250);
+
 pub fn run(limits: Limits) -> ExitCode {
     confine(&limits);
+    exit_with_parent();
     let thread = std::thread::Builder::new()
         .name("sandbox".into())
         .stack_size(limits.stack_bytes + THREAD_STACK_HEADROOM)
@@ -40,8 +44,8 @@ pub fn run(limits: Limits) -> ExitCode {
 fn confine(limits: &Limits) {
     // SAFETY: plain system calls with valid arguments; none touches memory we own.
     unsafe {
-        // The server may be killed without a chance to stop us: go with it.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        // When authors' code and the server want the same core, the server comes first.
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
         let set = |resource, value: usize| {
             let limit = libc::rlimit {
                 rlim_cur: value as libc::rlim_t,
@@ -54,6 +58,27 @@ fn confine(limits: &Limits) {
         set(libc::RLIMIT_DATA, limits.memory_bytes + PROCESS_HEADROOM);
         // stdin, stdout, stderr and a few for the runtime; nothing to open files with.
         set(libc::RLIMIT_NOFILE, 16);
+    }
+}
+
+/// Ends this process as soon as the server that started it is gone (killed, crashed), even
+/// while a hook is running. A thread watches rather than `PR_SET_PDEATHSIG`, which fires when
+/// the spawning *thread* ends, and the server spawns from a pool whose threads come and go.
+fn exit_with_parent() {
+    // SAFETY: getppid cannot fail and touches no memory.
+    let parent = unsafe { libc::getppid() };
+    let watcher = std::thread::Builder::new()
+        .name("parent-watch".into())
+        .stack_size(64 * 1024)
+        .spawn(move || loop {
+            std::thread::sleep(PARENT_CHECK);
+            // SAFETY: as above; `_exit` ends the process without running anything else.
+            if unsafe { libc::getppid() } != parent {
+                unsafe { libc::_exit(1) };
+            }
+        });
+    if watcher.is_err() {
+        std::process::exit(1);
     }
 }
 

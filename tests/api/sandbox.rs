@@ -96,7 +96,11 @@ async fn hostile_room(app: &TestApp) -> (String, TestPlayer) {
 
 #[tokio::test]
 async fn every_attack_is_contained_and_the_room_plays_on() {
-    let app = TestApp::spawn().await;
+    // Room enough that building a 10 MB state on a busy machine ends by its size, not the clock.
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.hook_limits.time_ms = 500;
+    })
+    .await;
     let (room, author) = hostile_room(&app).await;
     let mut count = 0;
     for &(attack, status, code) in ATTACKS {
@@ -124,7 +128,7 @@ async fn every_attack_is_contained_and_the_room_plays_on() {
             "function" | "function-in-state" => assert!(detail.contains("function"), "{detail}"),
             "bigint" => assert!(detail.contains("bigint"), "{detail}"),
             "spin" => assert!(
-                detail.contains("onPlayerMove") && detail.contains("50 ms"),
+                detail.contains("onPlayerMove") && detail.contains("500 ms"),
                 "{detail}"
             ),
             _ => {}
