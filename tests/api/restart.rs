@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -15,6 +16,7 @@ use crate::helpers::unique;
 struct Server {
     child: Child,
     address: String,
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -38,9 +40,28 @@ impl Server {
                 break rest.split_whitespace().next().unwrap().to_owned();
             }
         };
-        // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Self { child, address }
+        // Keep draining the log (and keep it) so the server never blocks on a full pipe.
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                kept.lock().unwrap().push(line);
+            }
+        });
+        Self {
+            child,
+            address,
+            log,
+        }
+    }
+
+    /// The log lines so far that contain every one of `parts`.
+    fn log_lines_with(&self, parts: &[&str]) -> Vec<String> {
+        let log = self.log.lock().unwrap();
+        log.iter()
+            .filter(|line| parts.iter().all(|part| line.contains(part)))
+            .cloned()
+            .collect()
     }
 
     fn kill(mut self) {
@@ -162,5 +183,98 @@ async fn a_killed_server_loses_nothing_it_acknowledged() {
         .await
         .unwrap();
     assert_eq!(listed["rooms"][0]["id"], id.as_str());
+    server.kill();
+}
+
+#[tokio::test]
+async fn hosted_games_log_through_the_server_and_survive_a_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("hosted.db");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let server = Server::start(&database);
+    let base = server.address.clone();
+    let (_, red) = post(&client, format!("{base}/players"), None, json!({})).await;
+    let (_, yellow) = post(&client, format!("{base}/players"), None, json!({})).await;
+    let (red, yellow) = (
+        red["token"].as_str().unwrap(),
+        yellow["token"].as_str().unwrap(),
+    );
+    let source = crate::helpers::example("connect-four.js");
+    let upload = client
+        .put(format!("{base}/games/connect-four"))
+        .bearer_auth(red)
+        .header("content-type", "application/javascript")
+        .body(source)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status(), StatusCode::CREATED);
+    let (_, room) = post(
+        &client,
+        format!("{base}/rooms"),
+        Some(red),
+        json!({"game": "connect-four"}),
+    )
+    .await;
+    let id = room["id"].as_str().unwrap().to_owned();
+    let (status, _) = post(
+        &client,
+        format!("{base}/rooms/{id}/join"),
+        Some(yellow),
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = post(
+        &client,
+        format!("{base}/rooms/{id}/moves"),
+        Some(red),
+        json!({"column": 3}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // `room.logger.info` in onPlayerJoin, tagged with where it came from.
+    let room_tag = format!("room=\"{id}\"");
+    let tags = [
+        "sits down (2 of 2)",
+        "game=\"connect-four\"",
+        "version=1",
+        &room_tag,
+        "hook=\"onPlayerJoin\"",
+    ];
+    let mut logged = Vec::new();
+    for _ in 0..50 {
+        logged = server.log_lines_with(&tags);
+        if !logged.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        logged.len(),
+        1,
+        "{:?}",
+        server.log_lines_with(&["sits down"])
+    );
+
+    // Killed and started again: the room, its game version and fresh sandbox processes.
+    server.kill();
+    let server = Server::start(&database);
+    let base = server.address.clone();
+    let (status, after) = post(
+        &client,
+        format!("{base}/rooms/{id}/moves"),
+        Some(yellow),
+        json!({"column": 4}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{after}");
+    assert_eq!(after["version"], 5);
+    assert_eq!(after["gameVersion"], 1);
+    assert_eq!(after["state"]["board"][0][4], "yellow");
     server.kill();
 }
