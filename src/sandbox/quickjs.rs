@@ -605,6 +605,54 @@ mod tests {
     }
 
     #[test]
+    fn exports_assigned_one_by_one_count_too() {
+        let js = js();
+        let compiled = js
+            .compile(
+                "'use strict';\nexports.onRoomStart = () => ({ state: 1 });\n\
+                 exports.onPlayerJoin = () => {};\nexports.onPlayerQuit = () => {};\n\
+                 exports.onPlayerMove = () => {};",
+            )
+            .unwrap();
+        js.check(&compiled).unwrap();
+        let args = serde_json::json!([{"state": null}]).to_string();
+        assert_eq!(
+            js.call(&compiled, "onRoomStart", &args).0,
+            Outcome::Patch {
+                patch: serde_json::json!({"state": 1})
+            }
+        );
+    }
+
+    /// A bundle the size of a chess game with its rules library inlined, in modern syntax.
+    #[test]
+    fn a_large_modern_bundle_loads_and_runs_within_the_limits() {
+        let mut source = String::from("'use strict';\nconst rules = {};\n");
+        for i in 0..400 {
+            source.push_str(&format!(
+                "class Piece{i} extends Object {{ #id = {i}; static of(o) {{ return {{ ...o, id: {i} }}; }} \
+                 moves(b) {{ return b?.squares?.filter((s) => s?.free ?? true).map((s) => s.at) ?? []; }} }}\n\
+                 rules.p{i} = Object.fromEntries([[\"k{i}\", Piece{i}.of({{ x: {i} }})]]);\n"
+            ));
+        }
+        source.push_str(
+            "module.exports = { onRoomStart: () => ({ state: { pieces: Object.keys(rules).length } }), \
+             onPlayerJoin() {}, onPlayerQuit() {}, onPlayerMove() {} };",
+        );
+        assert!(source.len() > 70_000, "{}", source.len());
+        let js = js();
+        let compiled = js.compile(&source).unwrap();
+        js.check(&compiled).unwrap();
+        let args = serde_json::json!([{"state": null}]).to_string();
+        assert_eq!(
+            js.call(&compiled, "onRoomStart", &args).0,
+            Outcome::Patch {
+                patch: serde_json::json!({"state": {"pieces": 400}})
+            }
+        );
+    }
+
+    #[test]
     fn syntax_errors_name_their_line_in_either_format() {
         let js = js();
         let script = js.compile("'use strict';\n\nconst = 4;").err().unwrap();
