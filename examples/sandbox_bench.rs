@@ -5,7 +5,8 @@
 //! Starts a server in this process on a fresh SQLite file (this program doubles as its sandbox
 //! processes) and prints, each against a baseline measured in the same run:
 //! 1. one `onPlayerMove` call of `examples/tictactoe.js` through the sandbox pool, against the
-//!    built-in game's hook called in place;
+//!    built-in game's hook called in place; and one call of an 84 KB bundle, whose top level
+//!    every call evaluates again in its fresh realm;
 //! 2. a whole move over HTTP (hook, commit, response) in a hosted room against a built-in one;
 //! 3. built-in moves while runaway hooks spin back to back, against the same moves before;
 //!    and how long each runaway took to be stopped, against the time limit.
@@ -159,6 +160,48 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
         "   per-call overhead of the sandbox (p50): {} (a fresh realm, the game's bytecode, JSON both ways, two pipe hops)",
         ms(overhead)
     );
+
+    // Every call evaluates the module's top level again in its fresh realm: what a big one costs.
+    let bundle = large_bundle();
+    let mut large = Vec::with_capacity(calls / 10);
+    for i in 0..calls / 10 + 5 {
+        let started = Instant::now();
+        let result = pool.call(
+            "bundle@1",
+            &bundle,
+            "onRoomStart",
+            json!([room]).to_string(),
+        );
+        let took = started.elapsed();
+        assert!(result.is_ok(), "{result:?}");
+        if i >= 5 {
+            large.push(took);
+        }
+    }
+    print_row(
+        &format!("{} KB bundle", bundle.len() / 1000),
+        &large,
+        Some(&sandboxed),
+    );
+}
+
+/// A bundle the size of a board game with its rules library inlined: a table built at load
+/// and many small functions and classes.
+fn large_bundle() -> String {
+    let mut source = String::from("'use strict';\nconst table = [];\n");
+    source.push_str("for (let i = 0; i < 64; i++) table.push(Array.from({ length: 8 }, (_, d) => i * 8 + d));\n");
+    for i in 0..300 {
+        source.push_str(&format!(
+            "function rule{i}(board, from) {{ const to = table[(from + {i}) % 64]; \
+             return to?.filter((square) => board[square] == null).map((square) => ({{ from, to: square, rule: {i} }})) ?? []; }}\n\
+             class Piece{i} {{ constructor(at) {{ this.at = at; }} moves(board) {{ return rule{i}(board, this.at); }} }}\n"
+        ));
+    }
+    source.push_str(
+        "module.exports = { onRoomStart: () => ({ state: { moves: new Piece7(3).moves([]).length } }), \
+         onPlayerJoin() {}, onPlayerQuit() {}, onPlayerMove() {} };",
+    );
+    source
 }
 
 fn player(name: &str) -> PlayerRef {
