@@ -84,6 +84,43 @@ async fn post(
     (response.status(), response.json().await.unwrap())
 }
 
+/// Two new players and a room of `game` the first opened and the second joined: returns
+/// (first's token, second's token, room id).
+async fn started_room(
+    client: &reqwest::Client,
+    base: &str,
+    game: &str,
+) -> (String, String, String) {
+    let mut tokens = vec![register(client, base).await, register(client, base).await];
+    let (status, room) = post(
+        client,
+        format!("{base}/rooms"),
+        Some(&tokens[0]),
+        json!({"game": game}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{room}");
+    let id = room["id"].as_str().unwrap().to_owned();
+    let (status, joined) = post(
+        client,
+        format!("{base}/rooms/{id}/join"),
+        Some(&tokens[1]),
+        json!(null),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{joined}");
+    let second = tokens.pop().unwrap();
+    (tokens.pop().unwrap(), second, id)
+}
+
+/// A new player's token.
+async fn register(client: &reqwest::Client, base: &str) -> String {
+    let body = json!({"username": unique("killed")});
+    let (status, player) = post(client, format!("{base}/players"), None, body).await;
+    assert_eq!(status, StatusCode::CREATED, "{player}");
+    player["token"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
 async fn a_killed_server_loses_nothing_it_acknowledged() {
     let dir = tempfile::tempdir().unwrap();
@@ -95,37 +132,8 @@ async fn a_killed_server_loses_nothing_it_acknowledged() {
 
     let server = Server::start(&database);
     let base = server.address.clone();
-    let (_, x) = post(
-        &client,
-        format!("{base}/players"),
-        None,
-        json!({"username": unique("kx")}),
-    )
-    .await;
-    let (_, o) = post(
-        &client,
-        format!("{base}/players"),
-        None,
-        json!({"username": unique("ko")}),
-    )
-    .await;
-    let (x_token, o_token) = (x["token"].as_str().unwrap(), o["token"].as_str().unwrap());
-    let (status, room) = post(
-        &client,
-        format!("{base}/rooms"),
-        Some(x_token),
-        json!({"game": "tictactoe"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let id = room["id"].as_str().unwrap().to_owned();
-    post(
-        &client,
-        format!("{base}/rooms/{id}/join"),
-        Some(o_token),
-        json!(null),
-    )
-    .await;
+    let (x_token, o_token, id) = started_room(&client, &base, "tictactoe").await;
+    let (x_token, o_token) = (x_token.as_str(), o_token.as_str());
     let (status, before) = post(
         &client,
         format!("{base}/rooms/{id}/moves"),
@@ -196,38 +204,19 @@ async fn hosted_games_log_through_the_server_and_survive_a_kill() {
         .unwrap();
     let server = Server::start(&database);
     let base = server.address.clone();
-    let (_, red) = post(&client, format!("{base}/players"), None, json!({})).await;
-    let (_, yellow) = post(&client, format!("{base}/players"), None, json!({})).await;
-    let (red, yellow) = (
-        red["token"].as_str().unwrap(),
-        yellow["token"].as_str().unwrap(),
-    );
+    let author = register(&client, &base).await;
     let source = crate::helpers::example("connect-four.js");
     let upload = client
         .put(format!("{base}/games/connect-four"))
-        .bearer_auth(red)
+        .bearer_auth(&author)
         .header("content-type", "application/javascript")
         .body(source)
         .send()
         .await
         .unwrap();
     assert_eq!(upload.status(), StatusCode::CREATED);
-    let (_, room) = post(
-        &client,
-        format!("{base}/rooms"),
-        Some(red),
-        json!({"game": "connect-four"}),
-    )
-    .await;
-    let id = room["id"].as_str().unwrap().to_owned();
-    let (status, _) = post(
-        &client,
-        format!("{base}/rooms/{id}/join"),
-        Some(yellow),
-        json!({}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    let (red, yellow, id) = started_room(&client, &base, "connect-four").await;
+    let (red, yellow) = (red.as_str(), yellow.as_str());
     let (status, _) = post(
         &client,
         format!("{base}/rooms/{id}/moves"),
