@@ -91,10 +91,9 @@ impl Engine {
                     return Ok(room);
                 }
             };
-            let id = room.id.clone();
             match self
                 .update(
-                    &id,
+                    &room.id,
                     Some(room.version),
                     Action::Move(bot.clone(), mv.clone()),
                 )

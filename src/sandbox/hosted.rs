@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLine, Outcome};
@@ -29,10 +29,11 @@ impl HostedGame {
         }
     }
 
-    fn call(&self, hook: &str, args: Value, game: &BoardGame) -> HookResult {
+    /// Runs `hook` with `args`, the JSON array of its arguments (the room's record last).
+    fn call(&self, hook: &str, args: String, game: &BoardGame) -> HookResult {
         let (outcome, logs) = self
             .pool
-            .call(&self.key, &self.source, hook, args.to_string())
+            .call(&self.key, &self.source, hook, args)
             .map_err(|err| self.pool_fault(err))?;
         self.log(hook, game, logs);
         let limits = self.pool.limits();
@@ -83,9 +84,10 @@ impl HostedGame {
     }
 }
 
-/// The record as a hook sees it (the sandbox adds `logger`).
-fn room_state(game: &BoardGame) -> Value {
-    serde_json::to_value(game).expect("records always serialise")
+/// Arguments as the JSON array a hook is called with, written in one pass; the room's record
+/// comes last (the sandbox adds its `logger`).
+fn arguments(args: &impl serde::Serialize) -> String {
+    serde_json::to_string(args).expect("records always serialise")
 }
 
 impl Game for HostedGame {
@@ -98,18 +100,18 @@ impl Game for HostedGame {
     }
 
     fn on_room_start(&self, game: &BoardGame) -> HookResult {
-        self.call("onRoomStart", json!([room_state(game)]), game)
+        self.call("onRoomStart", arguments(&(game,)), game)
     }
 
     fn on_player_join(&self, player: &PlayerRef, game: &BoardGame) -> HookResult {
-        self.call("onPlayerJoin", json!([player, room_state(game)]), game)
+        self.call("onPlayerJoin", arguments(&(player, game)), game)
     }
 
     fn on_player_quit(&self, player: &PlayerRef, game: &BoardGame) -> HookResult {
-        self.call("onPlayerQuit", json!([player, room_state(game)]), game)
+        self.call("onPlayerQuit", arguments(&(player, game)), game)
     }
 
     fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult {
-        self.call("onPlayerMove", json!([player, mv, room_state(game)]), game)
+        self.call("onPlayerMove", arguments(&(player, mv, game)), game)
     }
 }
