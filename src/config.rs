@@ -43,6 +43,10 @@ pub struct Config {
     #[arg(long, env = "SANDBOX_PROGRAM", hide = true)]
     pub sandbox_program: Option<PathBuf>,
 
+    /// Seconds between keep-alive comments on an idle stream, so proxies do not close it.
+    #[arg(long, env = "STREAM_KEEPALIVE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=15))]
+    pub stream_keepalive_secs: u64,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -112,6 +116,7 @@ impl Config {
             hook_limits: HookLimits::default(),
             sandbox_workers: 4,
             sandbox_program: None,
+            stream_keepalive_secs: 15,
             command: None,
         }
     }

@@ -9,6 +9,7 @@ pub mod domain;
 pub mod engine;
 pub mod game;
 pub mod games;
+pub mod live;
 pub mod model;
 pub mod sandbox;
 pub mod startup;

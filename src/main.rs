@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use turnhouse::config::{Command, Config};
-use turnhouse::startup::Application;
+use turnhouse::startup::{self, Application};
 use turnhouse::{games, sandbox, telemetry};
 
 fn main() -> ExitCode {
@@ -17,6 +17,10 @@ fn main() -> ExitCode {
 #[tokio::main]
 async fn serve(config: Config) -> ExitCode {
     telemetry::init("info");
+    match startup::raise_open_files_limit() {
+        Ok(limit) => tracing::debug!(limit, "open files"),
+        Err(err) => tracing::warn!(error = %err, "could not raise the open-files limit"),
+    }
     let app = match Application::build(&config, games::builtin()).await {
         Ok(app) => app,
         Err(err) => {

@@ -120,6 +120,8 @@ pub struct RoomEvent {
     pub state: Value,
     pub joinable: bool,
     pub finished: bool,
+    /// Who was seated at this version, in seat order.
+    pub players: Vec<PlayerRef>,
     pub created_at: String,
 }
 

@@ -2,8 +2,12 @@
 
 use std::net::TcpListener;
 
+use std::time::Duration;
+
 use actix_web::dev::{Server, ServerHandle};
+use actix_web::middleware::Compress;
 use actix_web::{web, App, HttpServer};
+use tokio::sync::watch;
 use tracing_actix_web::TracingLogger;
 
 use crate::api::{self, AppContext};
@@ -31,6 +35,21 @@ pub enum StartupError {
 pub struct Application {
     port: u16,
     server: Server,
+    stop: StopHandle,
+}
+
+/// Stops the server: open streams end first, so in-flight requests are all that is waited for.
+#[derive(Clone)]
+pub struct StopHandle {
+    server: ServerHandle,
+    streams: watch::Sender<bool>,
+}
+
+impl StopHandle {
+    pub async fn stop(&self, graceful: bool) {
+        self.streams.send_replace(true);
+        self.server.stop(graceful).await;
+    }
 }
 
 impl Application {
@@ -44,8 +63,11 @@ impl Application {
         let sandbox =
             SandboxPool::new(program, config.hook_limits.limits(), config.sandbox_workers);
         let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
+        let (stop_streams, streams_shutdown) = watch::channel(false);
         let context = web::Data::new(AppContext {
             engine: Engine::start(store, games, sandbox, bot_seed).await?,
+            stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
+            streams_shutdown,
         });
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),
@@ -55,15 +77,22 @@ impl Application {
         let port = listener.local_addr().map_err(bind_error)?.port();
         let server = HttpServer::new(move || {
             App::new()
+                .wrap(Compress::default())
                 .wrap(TracingLogger::default())
                 .app_data(context.clone())
                 .configure(api::configure)
         })
         .shutdown_timeout(10)
+        // Signals are handled in `run_until_stopped`, which ends the streams first.
+        .disable_signals()
         .listen(listener)
         .map_err(bind_error)?
         .run();
-        Ok(Self { port, server })
+        let stop = StopHandle {
+            server: server.handle(),
+            streams: stop_streams,
+        };
+        Ok(Self { port, server, stop })
     }
 
     pub fn port(&self) -> u16 {
@@ -71,12 +100,56 @@ impl Application {
     }
 
     /// Stops the server (gracefully, or at once) from elsewhere.
-    pub fn handle(&self) -> ServerHandle {
-        self.server.handle()
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
     }
 
-    /// Serves until SIGINT/SIGTERM or the handle stops it; in-flight requests are finished.
+    /// Serves until SIGINT/SIGTERM or the handle stops it. Streams end at once; requests in
+    /// flight are finished (for up to 10 s).
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let stop = self.stop.clone();
+        let signals = tokio::spawn(async move {
+            if let Some(signal) = stop_signal().await {
+                tracing::info!(signal, "stopping: closing streams, finishing requests");
+                stop.stop(true).await;
+            }
+        });
+        let served = self.server.await;
+        signals.abort();
+        served
     }
+}
+
+/// The first SIGTERM or SIGINT; `None` if they cannot be listened for.
+async fn stop_signal() -> Option<&'static str> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut terminate = signal(SignalKind::terminate()).ok()?;
+    let mut interrupt = signal(SignalKind::interrupt()).ok()?;
+    tokio::select! {
+        _ = terminate.recv() => Some("SIGTERM"),
+        _ = interrupt.recv() => Some("SIGINT"),
+    }
+}
+
+/// Raises this process's open-files limit to its hard limit: every stream subscriber holds a
+/// connection, and the usual soft limit of 1024 would cap them far below what the machine
+/// allows. Returns the limit now in force.
+pub fn raise_open_files_limit() -> std::io::Result<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(limit.rlim_cur)
 }

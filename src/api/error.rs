@@ -92,6 +92,7 @@ impl ApiError {
                 EngineError::RoomFull(_) => (S::CONFLICT, "room_full"),
                 EngineError::BotsUnsupported(_) => (S::UNPROCESSABLE_ENTITY, "bots_unsupported"),
                 EngineError::VersionMismatch { .. } => (S::PRECONDITION_FAILED, "version_mismatch"),
+                EngineError::VersionNotYetCommitted { .. } => (S::BAD_REQUEST, "unknown_version"),
                 EngineError::GameRefused(_) => (S::UNPROCESSABLE_ENTITY, "game_refused"),
                 EngineError::InvalidPatch { .. } => (S::INTERNAL_SERVER_ERROR, "invalid_patch"),
                 EngineError::HookCrashed { .. } => (S::INTERNAL_SERVER_ERROR, "hook_crashed"),
@@ -112,7 +113,10 @@ impl ApiError {
     fn extensions(&self) -> Map<String, Value> {
         let mut extra = Map::new();
         match self {
-            ApiError::Engine(EngineError::VersionMismatch { current }) => {
+            ApiError::Engine(
+                EngineError::VersionMismatch { current }
+                | EngineError::VersionNotYetCommitted { current },
+            ) => {
                 extra.insert("currentVersion".into(), json!(current));
             }
             ApiError::Engine(EngineError::GameRefused(refusal)) => {

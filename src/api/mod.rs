@@ -7,6 +7,7 @@ mod games;
 mod health;
 mod players;
 mod rooms;
+mod streams;
 
 use actix_web::http::Method;
 use actix_web::web::{self, ServiceConfig};
@@ -14,12 +15,17 @@ use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Responder, Rout
 
 pub use error::ApiError;
 pub use extract::BODY_LIMIT;
+pub use streams::StreamsShutdown;
 
 use crate::engine::Engine;
 
 /// What every handler shares.
 pub struct AppContext {
     pub engine: Engine,
+    /// How long a stream may stay silent before a keep-alive comment.
+    pub stream_keepalive: std::time::Duration,
+    /// Turns true when the server begins to stop; every open stream then ends.
+    pub streams_shutdown: StreamsShutdown,
 }
 
 /// One served route.

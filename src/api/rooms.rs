@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::{etag, not_modified, parse_query, Caller, IfMatch, Json, MaybeCaller};
-use super::{route, ApiError, AppContext, RouteDef};
+use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::engine::{BotSeat, EngineError, Placement, RoomOptions};
 use crate::game::BotLevel;
@@ -19,17 +19,19 @@ pub fn routes() -> Vec<RouteDef> {
         route(Method::GET, "/rooms", list),
         // Before `/rooms/{id}`, which would otherwise take "quickplay" for an id.
         route(Method::POST, "/rooms/quickplay", quickplay),
+        route(Method::GET, "/rooms/stream", streams::lobby),
         route(Method::GET, "/rooms/{id}", show),
         action_route("/rooms/{id}/join", Action::Join),
         action_route("/rooms/{id}/quit", Action::Quit),
         action_route("/rooms/{id}/reset", Action::Reset),
         route(Method::POST, "/rooms/{id}/moves", play),
         route(Method::GET, "/rooms/{id}/events", events),
+        route(Method::GET, "/rooms/{id}/stream", streams::room),
     ]
 }
 
 /// A room id from the path; one this server could not have issued is simply not found.
-fn room_id(path: web::Path<String>) -> Result<String, ApiError> {
+pub(super) fn room_id(path: web::Path<String>) -> Result<String, ApiError> {
     let id = path.into_inner();
     if is_well_formed(&id) {
         Ok(id)

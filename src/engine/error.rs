@@ -36,6 +36,8 @@ pub enum EngineError {
     BotsUnsupported(String),
     #[error("the room is at version {current}, not the version you pinned")]
     VersionMismatch { current: i64 },
+    #[error("the room is only at version {current}; resume after a version it has")]
+    VersionNotYetCommitted { current: i64 },
     #[error("{0}")]
     GameRefused(GameError),
     #[error("the game's {hook} hook returned an invalid patch: {error}")]

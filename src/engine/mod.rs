@@ -30,6 +30,7 @@ use transition::Transition;
 
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, GameRegistry, PlayerRef};
+use crate::live::{Hub, LobbyFeed, RoomFeed, RoomHeader};
 use crate::model::{now, EventKind, Room, RoomEvent};
 use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store, StoreError};
@@ -70,6 +71,7 @@ pub struct Engine {
     hosted: Arc<HostedCache>,
     locks: RoomLocks,
     bots: Arc<BotRoster>,
+    hub: Arc<Hub>,
 }
 
 impl Engine {
@@ -90,6 +92,7 @@ impl Engine {
             hosted: Arc::default(),
             locks: RoomLocks::default(),
             bots: Arc::new(bots),
+            hub: Arc::default(),
         })
     }
 
@@ -117,6 +120,50 @@ impl Engine {
     ) -> Result<Vec<RoomEvent>, EngineError> {
         self.room(room_id).await?;
         Ok(self.store.events(room_id, after, limit).await?)
+    }
+
+    /// Every version of the room after `after`, then each new one as it is committed; by
+    /// default (`None`) from the current version.
+    pub async fn room_feed(&self, room_id: &str, after: Option<i64>) -> Result<RoomFeed, EngineError> {
+        // Subscribe before reading, so a version committed in between is not missed.
+        let subscription = self.hub.subscribe(room_id);
+        let room = self.room(room_id).await?;
+        let after = match after {
+            None => room.version - 1,
+            Some(after) if after > room.version => {
+                return Err(EngineError::VersionNotYetCommitted {
+                    current: room.version,
+                })
+            }
+            Some(after) => after,
+        };
+        Ok(RoomFeed::new(
+            self.store.clone(),
+            RoomHeader::from(&room),
+            subscription,
+            after,
+        ))
+    }
+
+    /// Changes to the public rooms of `game` (of every game with `None`) from now on.
+    pub async fn lobby_feed(&self, game: Option<String>) -> Result<LobbyFeed, EngineError> {
+        if let Some(game) = &game {
+            if !self.game_exists(game).await? {
+                return Err(EngineError::GameNotFound(game.clone()));
+            }
+        }
+        Ok(LobbyFeed::new(self.hub.subscribe_lobby(), game))
+    }
+
+    /// The one way a room changes: the commit, durable once this returns, then its versions
+    /// to live subscribers. Callers hold the room's turn, so versions are published in order.
+    async fn commit(&self, step: &Transition, only_if_no_open_room_for: Option<&str>) -> Result<(), StoreError> {
+        let mut commit = step.as_commit();
+        commit.only_if_no_open_room_for = only_if_no_open_room_for;
+        self.store.commit(commit).await?;
+        self.hub
+            .publish(&step.room, step.events(), step.lobby_change());
+        Ok(())
     }
 
     /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before
@@ -191,8 +238,12 @@ impl Engine {
                 seats.push(bot);
             }
         }
+        let room_id = new_id();
+        // Nobody else can know the id yet, but its first versions must be published before
+        // anything done to the room once it is found.
+        let _turn = self.locks.lock(&room_id).await;
         let room = Room::blank(
-            new_id(),
+            room_id.clone(),
             game_id.to_owned(),
             game_version,
             options.private,
@@ -209,11 +260,8 @@ impl Engine {
             Ok(step)
         })
         .await?;
-        let mut commit = step.as_commit();
-        if only_if_none_open {
-            commit.only_if_no_open_room_for = Some(&creator.id);
-        }
-        self.store.commit(commit).await?;
+        let only_if_none_open_for = only_if_none_open.then_some(creator.id.as_str());
+        self.commit(&step, only_if_none_open_for).await?;
         Ok(step.room)
     }
 
@@ -308,7 +356,7 @@ impl Engine {
                 Ok(step)
             })
             .await?;
-            match self.store.commit(step.as_commit()).await {
+            match self.commit(&step, None).await {
                 Ok(()) => return Ok(step.room),
                 Err(StoreError::Conflict) => {
                     tracing::debug!(

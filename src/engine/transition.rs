@@ -18,7 +18,27 @@ pub struct Transition {
     expected_version: Option<i64>,
     events: Vec<RoomEvent>,
     members_changed: bool,
+    /// What the lobby shows of the room as it was read (`None` for a new room).
+    lobby_before: Option<LobbyView>,
     now: String,
+}
+
+/// The part of a room a lobby list shows: whether it is open, over, and how full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LobbyView {
+    joinable: bool,
+    finished: bool,
+    seated: usize,
+}
+
+impl LobbyView {
+    fn of(room: &Room) -> Self {
+        Self {
+            joinable: room.joinable,
+            finished: room.finished,
+            seated: room.players.len(),
+        }
+    }
 }
 
 impl Transition {
@@ -26,6 +46,7 @@ impl Transition {
     pub fn new(game: Arc<dyn Game>, room: Room, expected_version: Option<i64>) -> Self {
         Self {
             game,
+            lobby_before: expected_version.map(|_| LobbyView::of(&room)),
             room,
             expected_version,
             events: Vec::new(),
@@ -147,8 +168,24 @@ impl Transition {
             state: self.room.state.clone(),
             joinable: self.room.joinable,
             finished: self.room.finished,
+            players: self.room.players.clone(),
             created_at: self.now.clone(),
         });
+    }
+
+    /// The versions this step added.
+    pub fn events(&self) -> &[RoomEvent] {
+        &self.events
+    }
+
+    /// How the step changes the room for a lobby: `created`, `updated` (opened, filled,
+    /// emptied or finished), or nothing a lobby shows.
+    pub fn lobby_change(&self) -> Option<&'static str> {
+        match self.lobby_before {
+            None => Some("created"),
+            Some(before) if before != LobbyView::of(&self.room) => Some("updated"),
+            Some(_) => None,
+        }
     }
 
     pub fn as_commit(&self) -> RoomCommit<'_> {

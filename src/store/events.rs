@@ -14,8 +14,8 @@ pub(super) async fn insert(
     event: &RoomEvent,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, finished, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(room_id)
     .bind(event.version)
@@ -25,6 +25,7 @@ pub(super) async fn insert(
     .bind(event.state.to_string())
     .bind(event.joinable)
     .bind(event.finished)
+    .bind(super::rooms::to_json(&event.players))
     .bind(&event.created_at)
     .execute(conn)
     .await
@@ -41,7 +42,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<RoomEvent>, StoreError> {
         let rows = sqlx::query(
-            "SELECT e.version, e.kind, e.player_id, p.username, e.move, e.state, e.joinable, e.finished, e.created_at \
+            "SELECT e.version, e.kind, e.player_id, p.username, e.move, e.state, e.joinable, e.finished, e.players, e.created_at \
              FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
              WHERE e.room_id = ? AND e.version > ? ORDER BY e.version LIMIT ?",
         )
@@ -71,6 +72,7 @@ fn event_from_row(row: &SqliteRow) -> Result<RoomEvent, StoreError> {
         state: super::rooms::parse_json(&row.try_get::<String, _>("state")?)?,
         joinable: row.try_get("joinable")?,
         finished: row.try_get("finished")?,
+        players: super::rooms::parse_json(&row.try_get::<String, _>("players")?)?,
         created_at: row.try_get("created_at")?,
     })
 }

@@ -205,6 +205,6 @@ pub(super) fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, StoreErro
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> String {
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("records always serialise")
 }

@@ -1,0 +1,137 @@
+//! Server-sent event streams: one room's versions, resumable, and the lobby's changes.
+
+use std::time::Duration;
+
+use actix_web::http::header::{self, ContentEncoding};
+use actix_web::{web, HttpRequest, HttpResponse};
+use bytes::Bytes;
+use futures_util::stream::{self, Stream};
+use rand::Rng;
+use serde::Deserialize;
+use tokio::sync::watch;
+use tokio::time::{interval_at, Instant, Interval};
+
+use super::extract::parse_query;
+use super::rooms::room_id;
+use super::{ApiError, AppContext};
+use crate::live::{comment_frame, retry_frame, Feed};
+
+/// Browsers reconnect after `retry` milliseconds: this much, plus up to `RETRY_SPREAD_MS` so a
+/// restarted server is not hit by every client in the same instant.
+const RETRY_BASE_MS: u64 = 1_000;
+const RETRY_SPREAD_MS: u64 = 2_000;
+
+/// What ends every open stream when the server stops.
+pub type StreamsShutdown = watch::Receiver<bool>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoomStreamParams {
+    after: Option<i64>,
+}
+
+/// `GET /rooms/{id}/stream`: the current version (or every version after `Last-Event-ID`, or
+/// after `?after=`), then each new one as it is committed.
+pub async fn room(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let params: RoomStreamParams = parse_query(&req)?;
+    // A reconnecting browser sends Last-Event-ID on the URL it first opened, so the header
+    // says more recently than the query where the client has read up to.
+    let after = match req.headers().get("last-event-id") {
+        Some(value) => Some(last_event_id(value)?),
+        None => params.after,
+    };
+    if after.is_some_and(|after| after < 0) {
+        return Err(ApiError::InvalidQuery(
+            "after must be a version the client has seen (0 or more)".into(),
+        ));
+    }
+    let feed = context.engine.room_feed(&room_id(path)?, after).await?;
+    Ok(event_stream_response(feed, &context))
+}
+
+fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
+    value
+        .to_str()
+        .ok()
+        .and_then(|text| text.trim().parse::<i64>().ok())
+        .filter(|version| *version >= 0)
+        .ok_or_else(|| {
+            ApiError::InvalidHeader("Last-Event-ID must be a version of the room (0 or more)".into())
+        })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LobbyStreamParams {
+    game: Option<String>,
+}
+
+/// `GET /rooms/stream`: every public room (of `?game=`) created, opened, filled, emptied or
+/// finished from now on.
+pub async fn lobby(req: HttpRequest, context: web::Data<AppContext>) -> Result<HttpResponse, ApiError> {
+    let params: LobbyStreamParams = parse_query(&req)?;
+    let feed = context.engine.lobby_feed(params.game).await?;
+    Ok(event_stream_response(feed, &context))
+}
+
+fn event_stream_response(feed: impl Feed + 'static, context: &AppContext) -> HttpResponse {
+    let keepalive = context.stream_keepalive;
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        // Proxies such as nginx would otherwise hold events back to fill a buffer.
+        .insert_header(("X-Accel-Buffering", "no"))
+        // Keeps the compression middleware out: it would hold events back the same way.
+        .insert_header(ContentEncoding::Identity)
+        .streaming(frames(feed, context.streams_shutdown.clone(), keepalive))
+}
+
+struct Streaming<F> {
+    feed: F,
+    keepalive: Interval,
+    shutdown: StreamsShutdown,
+    opening: Option<Bytes>,
+}
+
+/// The feed's frames, a comment whenever it has been quiet for `keepalive`, and the end as
+/// soon as the server begins to stop.
+fn frames<F: Feed + 'static>(
+    feed: F,
+    shutdown: StreamsShutdown,
+    keepalive: Duration,
+) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
+    let retry = RETRY_BASE_MS + rand::rng().random_range(0..RETRY_SPREAD_MS);
+    let start = Streaming {
+        feed,
+        keepalive: interval_at(Instant::now() + keepalive, keepalive),
+        shutdown,
+        opening: Some(retry_frame(retry)),
+    };
+    stream::unfold(start, |mut state| async move {
+        if let Some(opening) = state.opening.take() {
+            return Some((Ok(opening), state));
+        }
+        let frame = tokio::select! {
+            biased;
+            _ = state.shutdown.wait_for(|stopping| *stopping) => return None,
+            next = state.feed.next() => match next {
+                Ok(Some(frame)) => {
+                    state.keepalive.reset();
+                    frame
+                }
+                Ok(None) => return None,
+                Err(err) => {
+                    // The client reconnects with Last-Event-ID and resumes where it was.
+                    tracing::warn!(error = %err, "a stream could not read the history; closing it");
+                    return None;
+                }
+            },
+            _ = state.keepalive.tick() => comment_frame(),
+        };
+        Some((Ok(frame), state))
+    })
+}

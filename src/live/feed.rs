@@ -1,0 +1,118 @@
+//! What one stream reads: a room's versions after a given one, each exactly once and in order,
+//! or the lobby's changes.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+use super::hub::{LobbyUpdate, RoomSubscription};
+use super::sse::{self, RoomHeader};
+use crate::store::{Store, StoreError};
+
+/// Versions read from the history at a time while catching up.
+const REPLAY_PAGE: i64 = 256;
+
+/// A source of stream frames.
+pub trait Feed {
+    /// The next frame, waiting for one; `None` when there will be no more. Cancel-safe:
+    /// dropping the future loses nothing.
+    fn next(&mut self) -> impl std::future::Future<Output = Result<Option<Bytes>, StoreError>> + Send;
+}
+
+pub struct RoomFeed {
+    store: Store,
+    header: RoomHeader,
+    subscription: RoomSubscription,
+    /// The last version handed out; nothing at or below it is handed out again.
+    sent: i64,
+    pending: VecDeque<Bytes>,
+    /// The history may hold versions after `sent` that the channel will not deliver.
+    catching_up: bool,
+}
+
+impl RoomFeed {
+    /// `subscription` must be taken before the room was read, so that a version committed in
+    /// between is in the channel or in the history, and usually both.
+    pub(crate) fn new(
+        store: Store,
+        header: RoomHeader,
+        subscription: RoomSubscription,
+        after: i64,
+    ) -> Self {
+        Self {
+            store,
+            header,
+            subscription,
+            sent: after,
+            pending: VecDeque::new(),
+            catching_up: true,
+        }
+    }
+
+}
+
+impl Feed for RoomFeed {
+    /// The next version's frame, waiting for it to be committed if need be.
+    async fn next(&mut self) -> Result<Option<Bytes>, StoreError> {
+        loop {
+            if let Some(frame) = self.pending.pop_front() {
+                return Ok(Some(frame));
+            }
+            if self.catching_up {
+                let events = self
+                    .store
+                    .events(&self.header.id, self.sent, REPLAY_PAGE)
+                    .await?;
+                self.catching_up = events.len() as i64 == REPLAY_PAGE;
+                for event in &events {
+                    self.sent = event.version;
+                    self.pending
+                        .push_back(sse::version_frame(&self.header, event));
+                }
+                continue;
+            }
+            match self.subscription.recv().await {
+                Ok(update) if update.version <= self.sent => {}
+                Ok(update) if update.version == self.sent + 1 => {
+                    self.sent = update.version;
+                    return Ok(Some(update.frame.clone()));
+                }
+                // Versions were skipped: this reader lagged and the channel dropped some, or
+                // they were written by another process. The history has them all.
+                Ok(_) | Err(RecvError::Lagged(_)) => self.catching_up = true,
+                Err(RecvError::Closed) => return Ok(None),
+            }
+        }
+    }
+}
+
+pub struct LobbyFeed {
+    receiver: broadcast::Receiver<Arc<LobbyUpdate>>,
+    game: Option<String>,
+}
+
+impl LobbyFeed {
+    pub(crate) fn new(receiver: broadcast::Receiver<Arc<LobbyUpdate>>, game: Option<String>) -> Self {
+        Self { receiver, game }
+    }
+
+}
+
+impl Feed for LobbyFeed {
+    /// The next change to a public room of the feed's game; after a lag, a `resync` event
+    /// instead of the changes missed.
+    async fn next(&mut self) -> Result<Option<Bytes>, StoreError> {
+        loop {
+            match self.receiver.recv().await {
+                Ok(update) if self.game.as_ref().is_none_or(|game| *game == update.game) => {
+                    return Ok(Some(update.frame.clone()))
+                }
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => return Ok(Some(sse::resync_frame())),
+                Err(RecvError::Closed) => return Ok(None),
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The broadcast hub: one channel per watched room, one for the lobby.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use tokio::sync::broadcast;
+
+use super::sse::{self, RoomHeader};
+use crate::model::{Room, RoomEvent};
+
+/// How many versions a room's channel holds for a reader that has not caught up; one further
+/// behind is told it lagged and re-reads the history instead.
+const ROOM_BACKLOG: usize = 64;
+/// The same for the lobby, where a lagging reader is told to list the rooms again.
+const LOBBY_BACKLOG: usize = 1024;
+
+/// One committed version of a room, framed once for every subscriber.
+#[derive(Debug)]
+pub struct RoomUpdate {
+    pub version: i64,
+    pub frame: Bytes,
+}
+
+/// A public room that opened, filled, emptied or finished.
+#[derive(Debug)]
+pub struct LobbyUpdate {
+    pub game: String,
+    pub frame: Bytes,
+}
+
+pub struct Hub {
+    /// Only rooms somebody watches have a channel: an entry goes when its last reader does, so
+    /// the map is as big as the set of watched rooms, not of all rooms.
+    rooms: Mutex<HashMap<String, broadcast::Sender<Arc<RoomUpdate>>>>,
+    lobby: broadcast::Sender<Arc<LobbyUpdate>>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self {
+            rooms: Mutex::default(),
+            lobby: broadcast::channel(LOBBY_BACKLOG).0,
+        }
+    }
+}
+
+impl Hub {
+    /// Sends the new versions of `room` to its watchers, and tells the lobby when the change
+    /// matters there. Called after the commit is durable, in version order.
+    pub fn publish(&self, room: &Room, events: &[RoomEvent], lobby_change: Option<&str>) {
+        let sender = self.rooms.lock().expect("hub lock").get(&room.id).cloned();
+        if let Some(sender) = sender {
+            let header = RoomHeader::from(room);
+            for event in events {
+                let update = RoomUpdate {
+                    version: event.version,
+                    frame: sse::version_frame(&header, event),
+                };
+                // An error only means every reader left meanwhile.
+                let _ = sender.send(Arc::new(update));
+            }
+        }
+        if let Some(change) = lobby_change {
+            if !room.private && self.lobby.receiver_count() > 0 {
+                let update = LobbyUpdate {
+                    game: room.game.clone(),
+                    frame: sse::lobby_frame(change, room),
+                };
+                let _ = self.lobby.send(Arc::new(update));
+            }
+        }
+    }
+
+    /// Starts receiving the versions of `room_id` published from now on.
+    pub fn subscribe(self: &Arc<Self>, room_id: &str) -> RoomSubscription {
+        let mut rooms = self.rooms.lock().expect("hub lock");
+        let receiver = match rooms.get(room_id) {
+            Some(sender) => sender.subscribe(),
+            None => {
+                let (sender, receiver) = broadcast::channel(ROOM_BACKLOG);
+                rooms.insert(room_id.to_owned(), sender);
+                receiver
+            }
+        };
+        RoomSubscription {
+            hub: self.clone(),
+            room_id: room_id.to_owned(),
+            receiver: Some(receiver),
+        }
+    }
+
+    pub fn subscribe_lobby(&self) -> broadcast::Receiver<Arc<LobbyUpdate>> {
+        self.lobby.subscribe()
+    }
+
+    /// How many rooms have a channel (that is, at least one watcher).
+    pub fn watched_rooms(&self) -> usize {
+        self.rooms.lock().expect("hub lock").len()
+    }
+}
+
+/// A reader of one room's channel; dropping the last one removes the channel.
+pub struct RoomSubscription {
+    hub: Arc<Hub>,
+    room_id: String,
+    receiver: Option<broadcast::Receiver<Arc<RoomUpdate>>>,
+}
+
+impl RoomSubscription {
+    pub async fn recv(&mut self) -> Result<Arc<RoomUpdate>, broadcast::error::RecvError> {
+        self.receiver
+            .as_mut()
+            .expect("present until dropped")
+            .recv()
+            .await
+    }
+}
+
+impl Drop for RoomSubscription {
+    fn drop(&mut self) {
+        let mut rooms = self.hub.rooms.lock().expect("hub lock");
+        // Under the lock, so a subscriber arriving now either sees the entry gone or counts.
+        drop(self.receiver.take());
+        if rooms
+            .get(&self.room_id)
+            .is_some_and(|sender| sender.receiver_count() == 0)
+        {
+            rooms.remove(&self.room_id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_room_channel_lives_exactly_as_long_as_its_watchers() {
+        let hub = Arc::new(Hub::default());
+        let first = hub.subscribe("a");
+        let second = hub.subscribe("a");
+        let other = hub.subscribe("b");
+        assert_eq!(hub.watched_rooms(), 2);
+        drop(first);
+        assert_eq!(hub.watched_rooms(), 2);
+        drop(second);
+        assert_eq!(hub.watched_rooms(), 1);
+        drop(other);
+        assert_eq!(hub.watched_rooms(), 0);
+    }
+}
