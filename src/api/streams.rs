@@ -60,7 +60,9 @@ fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
         .and_then(|text| text.trim().parse::<i64>().ok())
         .filter(|version| *version >= 0)
         .ok_or_else(|| {
-            ApiError::InvalidHeader("Last-Event-ID must be a version of the room (0 or more)".into())
+            ApiError::InvalidHeader(
+                "Last-Event-ID must be a version of the room (0 or more)".into(),
+            )
         })
 }
 
@@ -72,7 +74,10 @@ struct LobbyStreamParams {
 
 /// `GET /rooms/stream`: every public room (of `?game=`) created, opened, filled, emptied or
 /// finished from now on.
-pub async fn lobby(req: HttpRequest, context: web::Data<AppContext>) -> Result<HttpResponse, ApiError> {
+pub async fn lobby(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+) -> Result<HttpResponse, ApiError> {
     let params: LobbyStreamParams = parse_query(&req)?;
     let feed = context.engine.lobby_feed(params.game).await?;
     Ok(event_stream_response(feed, &context))

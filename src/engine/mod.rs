@@ -124,7 +124,11 @@ impl Engine {
 
     /// Every version of the room after `after`, then each new one as it is committed; by
     /// default (`None`) from the current version.
-    pub async fn room_feed(&self, room_id: &str, after: Option<i64>) -> Result<RoomFeed, EngineError> {
+    pub async fn room_feed(
+        &self,
+        room_id: &str,
+        after: Option<i64>,
+    ) -> Result<RoomFeed, EngineError> {
         // Subscribe before reading, so a version committed in between is not missed.
         let subscription = self.hub.subscribe(room_id);
         let room = self.room(room_id).await?;
@@ -157,7 +161,11 @@ impl Engine {
 
     /// The one way a room changes: the commit, durable once this returns, then its versions
     /// to live subscribers. Callers hold the room's turn, so versions are published in order.
-    async fn commit(&self, step: &Transition, only_if_no_open_room_for: Option<&str>) -> Result<(), StoreError> {
+    async fn commit(
+        &self,
+        step: &Transition,
+        only_if_no_open_room_for: Option<&str>,
+    ) -> Result<(), StoreError> {
         let mut commit = step.as_commit();
         commit.only_if_no_open_room_for = only_if_no_open_room_for;
         self.store.commit(commit).await?;

@@ -18,7 +18,9 @@ const REPLAY_PAGE: i64 = 256;
 pub trait Feed {
     /// The next frame, waiting for one; `None` when there will be no more. Cancel-safe:
     /// dropping the future loses nothing.
-    fn next(&mut self) -> impl std::future::Future<Output = Result<Option<Bytes>, StoreError>> + Send;
+    fn next(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<Option<Bytes>, StoreError>> + Send;
 }
 
 pub struct RoomFeed {
@@ -50,7 +52,6 @@ impl RoomFeed {
             catching_up: true,
         }
     }
-
 }
 
 impl Feed for RoomFeed {
@@ -81,7 +82,11 @@ impl Feed for RoomFeed {
                 }
                 // Versions were skipped: this reader lagged and the channel dropped some, or
                 // they were written by another process. The history has them all.
-                Ok(_) | Err(RecvError::Lagged(_)) => self.catching_up = true,
+                Ok(_) => self.catching_up = true,
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(room = %self.header.id, missed, "a stream fell behind; catching up from the history");
+                    self.catching_up = true;
+                }
                 Err(RecvError::Closed) => return Ok(None),
             }
         }
@@ -94,10 +99,12 @@ pub struct LobbyFeed {
 }
 
 impl LobbyFeed {
-    pub(crate) fn new(receiver: broadcast::Receiver<Arc<LobbyUpdate>>, game: Option<String>) -> Self {
+    pub(crate) fn new(
+        receiver: broadcast::Receiver<Arc<LobbyUpdate>>,
+        game: Option<String>,
+    ) -> Self {
         Self { receiver, game }
     }
-
 }
 
 impl Feed for LobbyFeed {

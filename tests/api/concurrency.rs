@@ -29,15 +29,7 @@ fn assert_gapless(events: &[Value]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_moves_on_one_room_are_never_lost_or_doubled() {
     let app = TestApp::spawn_with(test_games::registry()).await;
-    let owner = app.register(&unique("owner")).await;
-    let room = app.create_room(&owner, json!({"game": "counter"})).await;
-    let room = room["id"].as_str().unwrap().to_owned();
-    let mut players = vec![owner];
-    for _ in 1..CLIENTS {
-        let p = app.register(&unique("racer")).await;
-        assert_eq!(app.join(&p, &room).await.status(), StatusCode::OK);
-        players.push(p);
-    }
+    let (room, players) = app.counter_room(CLIENTS).await;
     let start_version = app.room(&room).await["version"].as_i64().unwrap();
 
     let tasks = players.iter().map(|p| {

@@ -188,6 +188,21 @@ impl TestApp {
         }
     }
 
+    /// A room of the test games' counter with `seats` players (the first opened it): returns
+    /// (room id, players). Needs a server with [`crate::test_games::registry`].
+    pub async fn counter_room(&self, seats: usize) -> (String, Vec<TestPlayer>) {
+        let owner = self.register(&unique("owner")).await;
+        let room = self.create_room(&owner, json!({"game": "counter"})).await;
+        let room = room["id"].as_str().unwrap().to_owned();
+        let mut players = vec![owner];
+        for _ in 1..seats {
+            let player = self.register(&unique("racer")).await;
+            assert_eq!(self.join(&player, &room).await.status(), StatusCode::OK);
+            players.push(player);
+        }
+        (room, players)
+    }
+
     /// A two-player tic-tac-toe game, started: returns (room id, X, O).
     pub async fn started_tictactoe(&self) -> (String, TestPlayer, TestPlayer) {
         self.started_game("tictactoe").await

@@ -7,9 +7,8 @@ use crate::helpers::{assert_problem, unique, TestApp};
 use crate::test_games;
 
 async fn counter_room(app: &TestApp) -> (String, crate::helpers::TestPlayer) {
-    let player = app.register(&unique("author")).await;
-    let room = app.create_room(&player, json!({"game": "counter"})).await;
-    (room["id"].as_str().unwrap().to_owned(), player)
+    let (room, mut players) = app.counter_room(1).await;
+    (room, players.remove(0))
 }
 
 #[tokio::test]

@@ -13,5 +13,7 @@ mod players;
 mod readme;
 mod restart;
 mod sandbox;
+mod sse_client;
+mod streams;
 mod test_games;
 mod tictactoe;

@@ -267,3 +267,52 @@ async fn hosted_games_log_through_the_server_and_survive_a_kill() {
     assert_eq!(after["state"]["board"][0][4], "yellow");
     server.kill();
 }
+
+/// A thousand open streams do not hold up a SIGTERM: each ends cleanly (the body simply
+/// finishes, so clients reconnect with Last-Event-ID) and the process exits well before the
+/// 10 s it would otherwise give open requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_open_streams_and_the_server_exits_promptly() {
+    turnhouse::startup::raise_open_files_limit().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(&dir.path().join("streams.db"));
+    let base = server.address.clone();
+    let client = reqwest::Client::new();
+    let (_, _, id) = started_room(&client, &base, "tictactoe").await;
+
+    let mut streams = Vec::new();
+    for n in 0..1000 {
+        let url = if n % 2 == 0 {
+            format!("{base}/rooms/{id}/stream")
+        } else {
+            format!("{base}/rooms/stream")
+        };
+        let mut response = client.get(url).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.chunk().await.unwrap().expect("the retry line");
+        streams.push(response);
+    }
+
+    let stopping = std::time::Instant::now();
+    // SAFETY: signalling the server this test started.
+    assert_eq!(
+        unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    for mut stream in streams {
+        // Whatever was pending, then the end of the body, not a broken connection.
+        while let Some(_frame) = stream.chunk().await.expect("the stream ends cleanly") {}
+    }
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            stopping.elapsed() < Duration::from_secs(8),
+            "still running with its streams closed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(status.success(), "{status:?}");
+    assert_eq!(server.log_lines_with(&["stopping", "SIGTERM"]).len(), 1);
+}

@@ -41,6 +41,11 @@ impl Game for Counter {
             Some("extra") => Patch::from_json(json!({"state": {"count": -1}, "score": 1}))
                 .map_err(|e| GameError::new("bad", e.to_string()).into()),
             Some("noop") => Ok(Patch::empty()),
+            // Counts, and carries the move's `pad` in the state: big versions on demand.
+            Some("pad") => {
+                let count = game.state["count"].as_i64().unwrap_or(0);
+                Ok(Patch::empty().state(json!({"count": count + 1, "pad": mv["pad"]})))
+            }
             Some("finish") => Ok(Patch::empty().finished(true).joinable(true)),
             _ => {
                 let count = game.state["count"].as_i64().unwrap_or(0);
