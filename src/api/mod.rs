@@ -5,6 +5,7 @@ mod error;
 mod extract;
 mod games;
 mod health;
+mod page;
 mod players;
 mod rooms;
 mod streams;
@@ -51,6 +52,7 @@ where
 /// Every route, in matching order (a literal segment before a `{parameter}` in its place).
 pub fn routes() -> Vec<RouteDef> {
     let mut all = vec![route(Method::GET, "/healthz", health::check)];
+    all.extend(page::routes());
     all.extend(players::routes());
     all.extend(games::routes());
     all.extend(rooms::routes());

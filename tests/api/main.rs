@@ -1,6 +1,7 @@
 //! Black-box tests: the real server over HTTP, a fresh SQLite file each.
 
 mod bots;
+mod browser;
 mod concurrency;
 mod cube;
 mod errors;
@@ -17,3 +18,4 @@ mod sse_client;
 mod streams;
 mod test_games;
 mod tictactoe;
+mod webdriver;

@@ -1,0 +1,549 @@
+// Turnhouse's page: the lobby, rooms and games, driven by the same REST API and event streams
+// any client uses. No build step, no library; every piece of text a user chose is set with
+// textContent, never parsed as HTML.
+'use strict';
+
+// ---------------------------------------------------------------------------------------------
+// Session: the token lives in this browser's storage, never in a URL.
+
+const store = {
+  get player() {
+    try { return JSON.parse(localStorage.getItem('turnhouse.player')); } catch { return null; }
+  },
+  set player(player) {
+    if (player) localStorage.setItem('turnhouse.player', JSON.stringify(player));
+    else localStorage.removeItem('turnhouse.player');
+  },
+};
+
+/** Calls the API; resolves to {ok, status, data}, where data is the JSON body (or problem). */
+async function call(method, path, body, contentType) {
+  const headers = {};
+  const me = store.player;
+  if (me) headers.Authorization = `Bearer ${me.token}`;
+  let payload;
+  if (body !== undefined) {
+    headers['Content-Type'] = contentType || 'application/json';
+    payload = typeof body === 'string' ? body : JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body: payload });
+  } catch (err) {
+    return { ok: false, status: 0, data: { code: 'offline', detail: 'The server cannot be reached.' } };
+  }
+  let data = null;
+  const text = await response.text();
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = { detail: text }; }
+  }
+  if (response.status === 401 && me) {
+    // The token no longer works (a fresh database, say): sign out rather than fail forever.
+    store.player = null;
+    renderAccount();
+  }
+  return { ok: response.ok, status: response.status, data };
+}
+
+/** What to show for a failed call: a game's refusal is its own message. */
+function problemText(result) {
+  const problem = result.data || {};
+  if (problem.code === 'game_refused') return problem.detail;
+  if (problem.code === 'invalid_game_code' && problem.line) return `Line ${problem.line}: ${problem.detail}`;
+  return problem.detail || `The request failed (${result.status}).`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small DOM helpers.
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else if (key === 'dataset') Object.assign(node.dataset, value);
+    else if (value === true) node.setAttribute(key, '');
+    else node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function setMessage(node, text, kind) {
+  node.textContent = text || '';
+  node.className = `message ${kind || ''}`;
+}
+
+const main = () => document.getElementById('main');
+
+// ---------------------------------------------------------------------------------------------
+// Account bar and sign-up.
+
+function renderAccount() {
+  const bar = document.getElementById('account');
+  const me = store.player;
+  if (me) {
+    bar.replaceChildren(
+      el('span', { id: 'me', text: `Signed in as ${me.username}` }),
+      el('button', { class: 'secondary', id: 'sign-out', onclick: () => { store.player = null; route(); } }, 'Sign out'),
+    );
+  } else {
+    bar.replaceChildren(el('span', { text: 'Not signed in' }));
+  }
+}
+
+function signUpCard(after) {
+  const message = el('p', { class: 'message', role: 'alert' });
+  const input = el('input', {
+    id: 'username', name: 'username', autocomplete: 'nickname', required: true,
+    maxlength: '32', placeholder: 'e.g. alice', 'aria-describedby': 'username-help',
+  });
+  const form = el('form', {
+    id: 'signup-form',
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const result = await call('POST', '/players', { username: input.value.trim() });
+      if (!result.ok) return setMessage(message, problemText(result), 'error');
+      store.player = result.data;
+      renderAccount();
+      after();
+    },
+  },
+  el('label', { for: 'username' }, 'Pick a username'),
+  el('div', { class: 'row' }, input, el('button', { id: 'signup', type: 'submit' }, 'Start playing')),
+  el('p', { id: 'username-help', class: 'muted' }, 'Letters, digits, "-" and "_". Your key stays in this browser.'),
+  message);
+  return el('section', { class: 'card', 'aria-labelledby': 'signup-title' },
+    el('h2', { id: 'signup-title' }, 'Sign up'), form);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The lobby: games, open rooms, games in progress, your rooms, and uploading a game.
+
+let lobbyStream = null;
+let roomStream = null;
+
+function closeStreams() {
+  if (lobbyStream) { lobbyStream.close(); lobbyStream = null; }
+  if (roomStream) { roomStream.close(); roomStream = null; }
+}
+
+let gamesById = new Map();
+
+async function loadGames() {
+  const result = await call('GET', '/games');
+  if (result.ok) gamesById = new Map(result.data.games.map((game) => [game.id, game]));
+  return result;
+}
+
+async function showLobby() {
+  const message = el('p', { id: 'lobby-message', class: 'message', role: 'alert' });
+  const gamesCard = el('section', { class: 'card', 'aria-labelledby': 'games-title' },
+    el('h2', { id: 'games-title' }, 'Games'), el('div', { id: 'games' }, 'Loading…'));
+  const openCard = el('section', { class: 'card', 'aria-labelledby': 'open-title' },
+    el('h2', { id: 'open-title' }, 'Open rooms'), el('ul', { id: 'open-rooms', class: 'list' }));
+  const liveCard = el('section', { class: 'card', 'aria-labelledby': 'live-title' },
+    el('h2', { id: 'live-title' }, 'Being played'), el('ul', { id: 'live-rooms', class: 'list' }));
+  const mineCard = store.player ? el('section', { class: 'card', 'aria-labelledby': 'mine-title' },
+    el('h2', { id: 'mine-title' }, 'Your rooms'), el('ul', { id: 'my-rooms', class: 'list' })) : null;
+  main().replaceChildren(
+    el('h1', {}, 'Lobby'),
+    message,
+    el('div', { class: 'grid' },
+      store.player ? null : signUpCard(() => route()),
+      gamesCard, openCard, liveCard, mineCard,
+      store.player ? uploadCard() : null),
+  );
+
+  const refresh = debounce(() => refreshLobby(message), 150);
+  // Subscribe first, then list: a room that changes in between is in the list or an event.
+  lobbyStream = new EventSource('/rooms/stream');
+  lobbyStream.addEventListener('room', refresh);
+  lobbyStream.addEventListener('resync', refresh);
+  lobbyStream.addEventListener('open', refresh);
+  await refreshLobby(message);
+}
+
+function debounce(fn, ms) {
+  let timer = null;
+  return () => { clearTimeout(timer); timer = setTimeout(fn, ms); };
+}
+
+async function refreshLobby(message) {
+  const games = await loadGames();
+  if (!games.ok) return setMessage(message, problemText(games), 'error');
+  const target = document.getElementById('games');
+  if (!target) return; // navigated away meanwhile
+  // Redrawn only when the games change, so a level or option being picked is not reset.
+  const signature = [...gamesById.values()].map((game) => `${game.id}@${game.version}`).join(' ');
+  if (target.dataset.signature !== signature) {
+    target.dataset.signature = signature;
+    target.replaceChildren(...[...gamesById.values()].map((game) => gameEntry(game, message)));
+  }
+
+  const [open, live, mine] = await Promise.all([
+    call('GET', '/rooms?joinable=true&finished=false&limit=50'),
+    call('GET', '/rooms?joinable=false&finished=false&limit=20'),
+    store.player ? call('GET', `/rooms?player=${encodeURIComponent(store.player.id)}&limit=20`) : null,
+  ]);
+  fillRooms('open-rooms', open, 'No open rooms. Open one above, or use quick play.');
+  fillRooms('live-rooms', live, 'Nobody is playing right now.');
+  if (mine) fillRooms('my-rooms', mine, 'You have no rooms yet.');
+}
+
+function fillRooms(id, result, empty) {
+  const list = document.getElementById(id);
+  if (!list || !result) return;
+  if (!result.ok) return list.replaceChildren(el('li', { class: 'message error', text: problemText(result) }));
+  const rooms = result.data.rooms;
+  if (!rooms.length) return list.replaceChildren(el('li', { class: 'muted', text: empty }));
+  list.replaceChildren(...rooms.map(roomEntry));
+}
+
+function roomEntry(room) {
+  const me = store.player;
+  const game = gamesById.get(room.game);
+  const names = room.players.map((p) => p.username).join(' vs ') || 'nobody yet';
+  const mine = me && room.players.some((p) => p.id === me.id);
+  const canJoin = me && room.joinable && !room.finished && !mine;
+  const state = room.finished ? 'finished' : room.joinable ? 'waiting' : 'playing';
+  return el('li', { dataset: { room: room.id, game: room.game } },
+    el('span', {},
+      el('strong', { text: game ? game.name : room.game }), ' · ',
+      el('span', { class: 'players-names', text: names }), ' ',
+      el('span', { class: 'badge', text: room.private ? `private, ${state}` : state })),
+    el('span', { class: 'row' },
+      canJoin ? el('button', { class: 'join', onclick: () => joinRoom(room.id) }, 'Join') : null,
+      el('a', { class: 'button secondary watch', href: `#/room/${room.id}` }, mine ? 'Open' : 'Watch')));
+}
+
+async function joinRoom(id) {
+  const result = await call('POST', `/rooms/${id}/join`);
+  if (!result.ok) {
+    const message = document.getElementById('lobby-message');
+    if (message) setMessage(message, problemText(result), 'error');
+    return;
+  }
+  location.hash = `#/room/${id}`;
+}
+
+function gameEntry(game, message) {
+  const signedIn = Boolean(store.player);
+  const open = async (body) => {
+    const result = await call('POST', '/rooms', body);
+    if (!result.ok) return setMessage(message, problemText(result), 'error');
+    location.hash = `#/room/${result.data.id}`;
+  };
+  const quickPlay = async () => {
+    const result = await call('POST', '/rooms/quickplay', { game: game.id });
+    if (!result.ok) return setMessage(message, problemText(result), 'error');
+    location.hash = `#/room/${result.data.id}`;
+  };
+  const about = game.builtin ? 'built in' : `uploaded by ${game.owner ? game.owner.username : '?'}, version ${game.version}`;
+  const actions = signedIn ? el('div', { class: 'row' },
+    el('button', { class: 'quick-play', onclick: quickPlay }, 'Quick play'),
+    el('button', { class: 'new-room secondary', onclick: () => open({ game: game.id }) }, 'New room'),
+    el('button', { class: 'new-private secondary', onclick: () => open({ game: game.id, private: true }) }, 'Private room'),
+  ) : el('p', { class: 'muted', text: 'Sign up to play.' });
+  let bots = null;
+  if (signedIn && game.bots) {
+    const level = el('select', { class: 'bot-level', 'aria-label': `${game.name}: computer level` },
+      el('option', { value: 'easy' }, 'easy'), el('option', { value: 'medium' }, 'medium'),
+      el('option', { value: 'hard' }, 'hard'));
+    const first = el('input', { type: 'checkbox', class: 'bot-first', id: `bot-first-${game.id}` });
+    bots = el('div', { class: 'row' },
+      el('span', {}, 'Against the computer:'), level,
+      el('label', { for: `bot-first-${game.id}` }, first, ' it moves first'),
+      el('button', {
+        class: 'play-bot secondary',
+        onclick: () => open({ game: game.id, bot: level.value, botPlaysFirst: first.checked }),
+      }, 'Play'));
+  }
+  return el('div', { class: 'game', dataset: { game: game.id } },
+    el('div', {}, el('strong', { text: game.name }), ' ', el('span', { class: 'badge', text: about })),
+    el('div', { class: 'muted', text: game.description }),
+    actions, bots);
+}
+
+function uploadCard() {
+  const message = el('p', { id: 'upload-message', class: 'message', role: 'alert' });
+  const id = el('input', { id: 'upload-id', required: true, placeholder: 'my-game', pattern: '[a-z0-9][a-z0-9\\-]{1,39}' });
+  const name = el('input', { id: 'upload-name', placeholder: 'My Game (optional)' });
+  const file = el('input', { id: 'upload-file', type: 'file', accept: '.js,.mjs,.cjs,text/javascript', required: true });
+  const form = el('form', {
+    id: 'upload-form',
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const chosen = file.files[0];
+      if (!chosen) return setMessage(message, 'Pick a .js file first.', 'error');
+      const source = await chosen.text();
+      const query = name.value.trim() ? `?name=${encodeURIComponent(name.value.trim())}` : '';
+      const result = await call('PUT', `/games/${encodeURIComponent(id.value.trim())}${query}`, source, 'application/javascript');
+      if (!result.ok) return setMessage(message, problemText(result), 'error');
+      setMessage(message, `Published ${result.data.name}, version ${result.data.version}.`, 'ok');
+      refreshLobby(document.getElementById('lobby-message'));
+    },
+  },
+  el('label', { for: 'upload-id' }, 'Game id'), el('div', { class: 'row' }, id),
+  el('label', { for: 'upload-name' }, 'Name'), el('div', { class: 'row' }, name),
+  el('label', { for: 'upload-file' }, 'JavaScript file (four hooks)'), el('div', { class: 'row' }, file),
+  el('div', { class: 'row' }, el('button', { id: 'upload', type: 'submit' }, 'Upload')),
+  el('p', { class: 'muted' }, 'Uploading to an id you own publishes a new version; rooms keep the version they started with.'),
+  message);
+  return el('section', { class: 'card', 'aria-labelledby': 'upload-title' },
+    el('h2', { id: 'upload-title' }, 'Upload a game'), form);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A room: drawn from one version at a time (from an action's answer or the room's stream).
+
+const views = {
+  tictactoe: { draw: drawGrid, moveOf: (cell) => ({ x: cell[0], y: cell[1] }) },
+  tictactoe3d: { draw: drawCube, moveOf: (index) => ({ index }) },
+};
+
+let current = null; // { id, game, version, players, state, joinable, finished, private }
+
+async function showRoom(id) {
+  const result = await call('GET', `/rooms/${id}`);
+  if (!result.ok) {
+    main().replaceChildren(el('h1', {}, 'Room'), el('p', { class: 'message error', role: 'alert', text: problemText(result) }),
+      el('a', { class: 'button', href: '#/' }, 'Back to the lobby'));
+    return;
+  }
+  if (!gamesById.has(result.data.game)) await loadGames();
+  current = result.data;
+  const game = gamesById.get(current.game);
+  const link = `${location.origin}/#/room/${id}`;
+  const linkInput = el('input', { id: 'share-link', readonly: true, value: link, 'aria-label': 'Link to this room' });
+  main().replaceChildren(
+    el('h1', {}, el('span', { text: game ? game.name : current.game }), ' ',
+      el('span', { class: 'badge', text: current.private ? 'private room' : 'room' })),
+    el('div', { class: 'grid' },
+      el('section', { class: 'card', 'aria-labelledby': 'status' },
+        el('p', { id: 'status', class: 'status', 'aria-live': 'polite' }),
+        el('ul', { id: 'players', class: 'players', 'aria-label': 'Players' }),
+        el('div', { id: 'board' }),
+        el('p', { id: 'room-message', class: 'message', role: 'alert' }),
+        el('div', { id: 'actions', class: 'row' })),
+      el('section', { class: 'card' },
+        el('h2', {}, 'Share'),
+        el('div', { class: 'row share' }, linkInput,
+          el('button', { class: 'secondary', onclick: () => { linkInput.select(); navigator.clipboard?.writeText(link); } }, 'Copy link')),
+        el('p', { class: 'muted' }, 'Anyone with the link can watch; a friend can join while there is a free seat.'),
+        el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')))),
+  );
+  drawRoom();
+  // The stream starts at the current version; EventSource resumes with Last-Event-ID itself.
+  roomStream = new EventSource(`/rooms/${id}/stream`);
+  roomStream.addEventListener('version', (event) => {
+    const version = JSON.parse(event.data);
+    apply(version);
+  });
+}
+
+/** Takes a newer version of the room (from a stream event or an action's answer). */
+function apply(version) {
+  if (!current || version.version <= current.version) return;
+  current = { ...current, ...version };
+  delete current.kind; delete current.player; delete current.move;
+  drawRoom();
+}
+
+function me() { return store.player; }
+function seatOf(room, playerId) { return room.players.findIndex((p) => p.id === playerId); }
+
+/** Whose turn the state says it is, for any game that keeps it in a usual place. */
+function playerToMove(room) {
+  const state = room.state || {};
+  if (room.finished) return null;
+  for (const key of ['plrToMoveIndex', 'turn', 'toMove', 'currentPlayer', 'nextPlayer', 'activePlayer']) {
+    const value = state[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'number') return room.players[value] || null;
+    if (typeof value === 'string') return room.players.find((p) => p.id === value || p.username === value) || null;
+    if (typeof value === 'object' && value.id) return room.players.find((p) => p.id === value.id) || null;
+  }
+  return null;
+}
+
+function winnerOf(room) {
+  const winner = (room.state || {}).winner;
+  if (winner === undefined || winner === null) return null;
+  if (typeof winner === 'number') return room.players[winner] || { username: `seat ${winner + 1}` };
+  if (typeof winner === 'string') return { username: winner };
+  return winner;
+}
+
+function statusText(room, toMove) {
+  const mine = me();
+  if (room.finished) {
+    const winner = winnerOf(room);
+    if (!winner) return 'Game over: a draw.';
+    return mine && winner.id === mine.id ? 'You win!' : `${winner.username} wins!`;
+  }
+  if (room.joinable && room.players.length < 2) return 'Waiting for another player to join…';
+  if (toMove) return mine && toMove.id === mine.id ? 'Your turn.' : `${toMove.username}'s turn.`;
+  return 'In play.';
+}
+
+function drawRoom() {
+  const room = current;
+  const mine = me();
+  const seat = mine ? seatOf(room, mine.id) : -1;
+  const toMove = playerToMove(room);
+  const marks = views[room.game] ? ['X', 'O'] : [];
+  let status = statusText(room, toMove);
+  if (seat < 0) status = `${status} (You are watching.)`;
+  document.getElementById('status').textContent = status;
+  document.getElementById('players').replaceChildren(...room.players.map((p, i) =>
+    el('li', { class: toMove && toMove.id === p.id ? 'turn' : '' },
+      marks[i] ? `${marks[i]}: ` : '', el('span', { text: p.username }),
+      mine && p.id === mine.id ? ' (you)' : '')));
+  const canMove = seat >= 0 && !room.finished && (!toMove || toMove.id === mine.id);
+  const view = views[room.game];
+  const board = document.getElementById('board');
+  if (view) {
+    board.replaceChildren(view.draw(room, canMove, (cell) => send(view.moveOf(cell))));
+  } else {
+    drawGeneric(board, room, seat >= 0 && !room.finished);
+  }
+  drawActions(room, seat);
+}
+
+function drawActions(room, seat) {
+  const actions = document.getElementById('actions');
+  const buttons = [];
+  if (me() && seat < 0 && room.joinable && !room.finished) {
+    buttons.push(el('button', { id: 'join', onclick: () => act('join') }, 'Join this game'));
+  }
+  if (seat >= 0 && !room.finished) {
+    buttons.push(el('button', { id: 'forfeit', class: 'secondary', onclick: () => act('quit') }, room.joinable ? 'Leave' : 'Forfeit'));
+  }
+  if (seat >= 0 && room.finished) {
+    buttons.push(el('button', { id: 'play-again', onclick: () => act('reset') }, 'Play again'));
+  }
+  if (!me()) buttons.push(el('a', { class: 'button secondary', href: '#/' }, 'Sign up to play'));
+  actions.replaceChildren(...buttons);
+}
+
+async function act(action) {
+  const result = await call('POST', `/rooms/${current.id}/${action}`);
+  report(result);
+}
+
+async function send(move) {
+  const result = await call('POST', `/rooms/${current.id}/moves`, move);
+  report(result);
+}
+
+function report(result) {
+  const message = document.getElementById('room-message');
+  if (!message) return;
+  if (!result.ok) return setMessage(message, problemText(result), 'error');
+  setMessage(message, '');
+  apply(result.data);
+}
+
+function cellButton(label, mark, { disabled, win, onclick, data }) {
+  return el('button', {
+    class: `cell${win ? ' win' : ''}`,
+    'aria-label': `${label}: ${mark || 'empty'}${win ? ', winning line' : ''}`,
+    disabled: disabled || Boolean(mark),
+    dataset: data,
+    onclick,
+  }, mark || '');
+}
+
+/** Tic-tac-toe: `board[x][y]`, a move is `{x, y}`, the winning line `[[x, y], …]`. */
+function drawGrid(room, canMove, play) {
+  const state = room.state || {};
+  const board = state.board || [[null, null, null], [null, null, null], [null, null, null]];
+  const line = (state.winningLine || []).map(([x, y]) => `${x},${y}`);
+  const grid = el('div', { class: 'board', role: 'group', 'aria-label': 'Board' });
+  for (let x = 0; x < 3; x += 1) {
+    for (let y = 0; y < 3; y += 1) {
+      grid.append(cellButton(`row ${x + 1}, column ${y + 1}`, board[x][y], {
+        disabled: !canMove, win: line.includes(`${x},${y}`), data: { cell: `${x},${y}` },
+        onclick: () => play([x, y]),
+      }));
+    }
+  }
+  return grid;
+}
+
+/** 3D tic-tac-toe: 27 cells, index `x + 3y + 9z`, drawn as three layers (z). */
+function drawCube(room, canMove, play) {
+  const state = room.state || {};
+  const board = state.board || new Array(27).fill(null);
+  const line = state.winningLine || [];
+  const layers = el('div', { class: 'layers' });
+  for (let z = 0; z < 3; z += 1) {
+    const grid = el('div', { class: 'board', role: 'group', 'aria-label': `Layer ${z + 1}` });
+    for (let y = 0; y < 3; y += 1) {
+      for (let x = 0; x < 3; x += 1) {
+        const index = x + 3 * y + 9 * z;
+        grid.append(cellButton(`layer ${z + 1}, row ${y + 1}, column ${x + 1}`, board[index], {
+          disabled: !canMove, win: line.includes(index), data: { cell: String(index) },
+          onclick: () => play(index),
+        }));
+      }
+    }
+    layers.append(el('div', { class: 'layer' }, el('h3', {}, `Layer ${z + 1}${z === 0 ? ' (top)' : z === 2 ? ' (bottom)' : ''}`), grid));
+  }
+  return layers;
+}
+
+/** Any game: the state as collapsible JSON, and a box that sends any JSON as the move. */
+function drawGeneric(board, room, canMove) {
+  const moveBox = el('textarea', { id: 'move-json', 'aria-label': 'Move (JSON)', placeholder: '{"column": 3}' });
+  const keep = document.getElementById('move-json');
+  if (keep) moveBox.value = keep.value;
+  const sendMove = () => {
+    let move;
+    try { move = JSON.parse(moveBox.value); } catch (err) {
+      return setMessage(document.getElementById('room-message'), `That is not JSON: ${err.message}`, 'error');
+    }
+    send(move);
+  };
+  board.replaceChildren(
+    el('h2', {}, `State at version ${room.version}`),
+    jsonTree('state', room.state, true),
+    canMove ? el('div', {},
+      el('label', { for: 'move-json' }, 'Your move, as JSON'), moveBox,
+      el('div', { class: 'row' }, el('button', { id: 'send-move', onclick: sendMove }, 'Send move'))) : null,
+  );
+}
+
+function jsonTree(key, value, open) {
+  if (value !== null && typeof value === 'object') {
+    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    const summary = Array.isArray(value) ? `[${value.length}]` : `{${entries.length}}`;
+    return el('details', { class: 'json', open },
+      el('summary', {}, el('span', { class: 'key', text: key }), `: ${summary}`),
+      ...entries.map(([k, v]) => jsonTree(k, v, false)));
+  }
+  return el('div', { class: 'json leaf' }, el('span', { class: 'key', text: key }), ': ',
+    el('span', { text: JSON.stringify(value) }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing: `#/` is the lobby, `#/room/<id>` a room (a link that can be shared).
+
+function route() {
+  closeStreams();
+  current = null;
+  renderAccount();
+  const match = location.hash.match(/^#\/room\/([0-9a-f]{32})$/);
+  if (match) showRoom(match[1]);
+  else showLobby();
+  main().focus({ preventScroll: true });
+}
+
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,298 @@
+//! The web page in a real browser (Debian's Chromium, headless, through chromedriver): people
+//! sign up, find each other in the lobby, play by clicking and see each other's moves live.
+//! Screenshots of the key screens land in `target/browser-screenshots/`.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{unique, TestApp};
+use crate::webdriver::{Browser, Driver};
+
+/// Opens the page and signs up; returns the username.
+async fn sign_up(browser: &Browser, app: &TestApp, name: &str) -> String {
+    let username = unique(name);
+    browser.goto(&format!("{}/", app.address)).await;
+    browser.type_into("#username", &username).await;
+    browser.click("#signup").await;
+    browser.wait_for_text("#me", &username).await;
+    username
+}
+
+/// The room the browser shows, from its address.
+async fn room_in_view(browser: &Browser) -> String {
+    let id = browser
+        .wait_for(
+            "a room page",
+            "const m = location.hash.match(/^#\\/room\\/([0-9a-f]{32})$/); return m && m[1];",
+            json!([]),
+        )
+        .await;
+    id.as_str().unwrap().to_owned()
+}
+
+async fn click_cell(browser: &Browser, cell: &str) {
+    browser.click(&format!(".cell[data-cell=\"{cell}\"]")).await;
+}
+
+async fn wait_for_mark(browser: &Browser, cell: &str, mark: &str) {
+    browser
+        .wait_for_text(&format!(".cell[data-cell=\"{cell}\"]"), mark)
+        .await;
+}
+
+async fn count(browser: &Browser, css: &str) -> i64 {
+    browser
+        .eval(
+            "return document.querySelectorAll(arguments[0]).length;",
+            json!([css]),
+        )
+        .await
+        .as_i64()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_people_play_tictactoe_in_their_browsers_while_a_third_watches() {
+    let app = TestApp::spawn().await;
+    let driver = Driver::start().await;
+    let alice = driver.browser("tictactoe-alice").await;
+    let bob = driver.browser("tictactoe-bob").await;
+    let carol = driver.browser("tictactoe-spectator").await;
+    let alice_name = sign_up(&alice, &app, "alice").await;
+    sign_up(&bob, &app, "bob").await;
+
+    // Alice opens a room; Bob, already in the lobby, sees it appear and joins from the list.
+    alice.click("[data-game=\"tictactoe\"] .new-room").await;
+    let room = room_in_view(&alice).await;
+    alice.wait_for_text("#status", "Waiting").await;
+    let join = format!("#open-rooms [data-room=\"{room}\"] .join");
+    bob.find(&join).await;
+    bob.screenshot("lobby-with-open-room").await;
+    bob.click(&join).await;
+    assert_eq!(room_in_view(&bob).await, room);
+
+    // Alice learns of it without reloading; the spectator, not signed up, opens the link.
+    alice.wait_for_text("#status", "Your turn").await;
+    bob.wait_for_text("#status", &format!("{alice_name}'s turn"))
+        .await;
+    carol.resize(390, 844).await;
+    carol.goto(&format!("{}/#/room/{room}", app.address)).await;
+    carol.wait_for_text("#status", "watching").await;
+
+    // X takes the top row; each move shows up on the other screens by itself.
+    let moves = [
+        (&alice, &bob, "0,0", "X"),
+        (&bob, &alice, "1,0", "O"),
+        (&alice, &bob, "0,1", "X"),
+        (&bob, &alice, "1,1", "O"),
+        (&alice, &bob, "0,2", "X"),
+    ];
+    for (n, (mover, other, cell, mark)) in moves.into_iter().enumerate() {
+        // Not this player's turn: the board does not take a click.
+        assert_eq!(count(other, ".cell:not(:disabled)").await, 0);
+        if n == 1 {
+            // By keyboard: a cell is a button.
+            mover
+                .press_enter(&format!(".cell[data-cell=\"{cell}\"]"))
+                .await;
+        } else {
+            click_cell(mover, cell).await;
+        }
+        wait_for_mark(other, cell, mark).await;
+        wait_for_mark(&carol, cell, mark).await;
+        if n == 2 {
+            alice.screenshot("mid-game").await;
+        }
+    }
+
+    alice.wait_for_text("#status", "You win!").await;
+    bob.wait_for_text("#status", &format!("{alice_name} wins!"))
+        .await;
+    carol
+        .wait_for_text("#status", &format!("{alice_name} wins!"))
+        .await;
+    for browser in [&alice, &bob, &carol] {
+        assert_eq!(
+            count(browser, ".cell.win").await,
+            3,
+            "the winning line is marked"
+        );
+    }
+    assert_eq!(
+        count(&carol, ".cell:not(:disabled)").await,
+        0,
+        "a spectator cannot move"
+    );
+    assert_eq!(count(&carol, "#actions button").await, 0);
+    let fits = carol
+        .eval(
+            "return document.documentElement.scrollWidth <= window.innerWidth;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        fits, true,
+        "on a phone-sized screen nothing scrolls sideways"
+    );
+    alice.screenshot("winner").await;
+    bob.screenshot("loser").await;
+    carol.screenshot("spectator").await;
+
+    // Play again: Alice restarts, Bob joins again, then forfeits, handing Alice the game.
+    alice.click("#play-again").await;
+    alice.wait_for_text("#status", "Waiting").await;
+    bob.click("#join").await;
+    alice.wait_for_text("#status", "Your turn").await;
+    bob.click("#forfeit").await;
+    alice.wait_for_text("#status", "You win!").await;
+    let stored = app.room(&room).await;
+    assert_eq!(stored["finished"], true);
+    assert_eq!(stored["state"]["winner"]["username"], alice_name.as_str());
+
+    for browser in [alice, bob, carol] {
+        browser.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_cube_game_against_the_hard_bot() {
+    let app = TestApp::spawn().await;
+    let driver = Driver::start().await;
+    let player = driver.browser("cube-vs-hard-bot").await;
+    sign_up(&player, &app, "cuber").await;
+    let card = "[data-game=\"tictactoe3d\"]";
+    player
+        .eval(
+            "document.querySelector(arguments[0] + ' .bot-level').value = 'hard';",
+            json!([card]),
+        )
+        .await;
+    player.click(&format!("{card} .bot-first")).await;
+    player.click(&format!("{card} .play-bot")).await;
+    let room = room_in_view(&player).await;
+    // The bot moved first: one mark on the cube before the player's first turn.
+    player.wait_for_text("#status", "Your turn").await;
+    assert_eq!(count(&player, ".layer").await, 3, "three layers shown");
+    assert_eq!(count(&player, ".cell").await, 27);
+    assert_eq!(
+        count(&player, ".cell:disabled").await,
+        1,
+        "{}",
+        app.room(&room).await
+    );
+    player.screenshot("cube-start").await;
+
+    let mut turns = 0;
+    loop {
+        let state = player
+            .wait_for(
+                "the player's turn or the end",
+                "const s = document.getElementById('status').textContent; \
+                 return s.includes('Your turn') || s.includes('win') || s.includes('draw') ? s : null;",
+                json!([]),
+            )
+            .await;
+        if !state.as_str().unwrap().contains("Your turn") {
+            break;
+        }
+        let before = count(&player, ".cell:disabled").await;
+        player.click(".cell:not(:disabled)").await;
+        // The answer carries the player's move and the bot's reply.
+        player
+            .wait_for(
+                "the board to change",
+                "return document.querySelectorAll('.cell:disabled').length > arguments[0] \
+                 && !document.getElementById('status').textContent.includes('In play');",
+                json!([before]),
+            )
+            .await;
+        turns += 1;
+        assert!(turns <= 14, "a cube game has at most 27 moves");
+    }
+    player.screenshot("cube-end").await;
+
+    let stored: Value = app.room(&room).await;
+    assert_eq!(stored["finished"], true);
+    let status = player.text("#status").await;
+    match stored["state"]["winner"]["username"].as_str() {
+        Some("hard bot") => assert_eq!(status, "hard bot wins!"),
+        Some(_) => assert_eq!(status, "You win!"),
+        None => assert!(status.contains("draw"), "{status}"),
+    }
+    if !stored["state"]["winner"].is_null() {
+        assert_eq!(count(&player, ".cell.win").await, 3);
+    }
+    player.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_page() {
+    let app = TestApp::spawn().await;
+    let driver = Driver::start().await;
+    let author = driver.browser("hosted-author").await;
+    let friend = driver.browser("hosted-friend").await;
+    sign_up(&author, &app, "author").await;
+    let friend_name = sign_up(&friend, &app, "friend").await;
+
+    // A broken file first: the page shows where the code is wrong.
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.js");
+    std::fs::write(
+        &broken,
+        "module.exports = {\n  onRoomStart() { return {state: 1} },\n  onPlayerMove( {}\n};\n",
+    )
+    .unwrap();
+    author.type_into("#upload-id", "connect-four").await;
+    author
+        .type_into("#upload-file", broken.to_str().unwrap())
+        .await;
+    author.click("#upload").await;
+    author.wait_for_text("#upload-message", "Line 4").await;
+    author.screenshot("upload-error").await;
+
+    let good =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/connect-four.js");
+    author
+        .type_into("#upload-file", good.to_str().unwrap())
+        .await;
+    author.click("#upload").await;
+    author.wait_for_text("#upload-message", "version 1").await;
+    author
+        .find("[data-game=\"connect-four\"] .new-private")
+        .await;
+
+    // A private room, shared by its link.
+    author
+        .click("[data-game=\"connect-four\"] .new-private")
+        .await;
+    let room = room_in_view(&author).await;
+    let link = author
+        .eval(
+            "return document.getElementById('share-link').value;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(link, format!("{}/#/room/{room}", app.address));
+    friend.goto(link.as_str().unwrap()).await;
+    friend.click("#join").await;
+
+    // The generic view: the state as JSON, whose turn it is, and a move box.
+    author.wait_for_text("#players li.turn", "author").await;
+    author.type_into("#move-json", "{\"column\": 3}").await;
+    author.click("#send-move").await;
+    friend.wait_for_text("#board h2", "version 4").await;
+    friend.wait_for_text("#players li.turn", &friend_name).await;
+    // A move the game refuses: its own message, inline.
+    friend.type_into("#move-json", "{\"column\": 99}").await;
+    friend.click("#send-move").await;
+    friend
+        .wait_for_text("#room-message", "a move looks like {\"column\": 0..6}")
+        .await;
+    friend.screenshot("hosted-refusal").await;
+    let stored = app.room(&room).await;
+    assert_eq!(stored["version"], 4, "the refused move changed nothing");
+    assert_eq!(stored["private"], true);
+
+    for browser in [author, friend] {
+        browser.close().await;
+    }
+}

@@ -1,0 +1,313 @@
+//! A small W3C WebDriver client for driving Debian's headless Chromium through chromedriver:
+//! just what the page tests need (open a page, find, click, type, read, screenshot).
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// How long a test waits for the page to reach a state before failing.
+const DEADLINE: Duration = Duration::from_secs(20);
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A chromedriver process on a free loopback port; browsers are sessions of it.
+pub struct Driver {
+    child: Child,
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Driver {
+    pub async fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(chromedriver())
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts (scripts/test installs chromium-driver)");
+        let driver = Self {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            client: reqwest::Client::new(),
+        };
+        let started = Instant::now();
+        loop {
+            let ready = driver
+                .client
+                .get(format!("{}/status", driver.base))
+                .send()
+                .await;
+            if let Ok(response) = ready {
+                let status: Value = response.json().await.unwrap_or_default();
+                if status["value"]["ready"] == true {
+                    return driver;
+                }
+            }
+            assert!(
+                started.elapsed() < DEADLINE,
+                "chromedriver did not become ready"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// A new browser with its own profile (so its own storage: another person).
+    pub async fn browser(&self, name: &str) -> Browser {
+        let profile = tempfile::tempdir().unwrap();
+        let args = vec![
+            "--headless=new".to_owned(),
+            "--no-sandbox".to_owned(),
+            "--disable-gpu".to_owned(),
+            "--disable-dev-shm-usage".to_owned(),
+            "--disable-background-networking".to_owned(),
+            "--disable-extensions".to_owned(),
+            "--no-first-run".to_owned(),
+            "--window-size=1100,900".to_owned(),
+            format!("--user-data-dir={}", profile.path().display()),
+        ];
+        let mut options = json!({"args": args});
+        if let Some(binary) = chromium() {
+            options["binary"] = json!(binary);
+        }
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": options,
+        }}});
+        let created = self.send("POST", "/session", Some(capabilities)).await;
+        let session = created["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a browser session: {created}"))
+            .to_owned();
+        Browser {
+            base: format!("{}/session/{session}", self.base),
+            client: self.client.clone(),
+            name: name.to_owned(),
+            _profile: profile,
+        }
+    }
+
+    async fn send(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        request(&self.client, method, &format!("{}{path}", self.base), body).await
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn chromedriver() -> PathBuf {
+    std::env::var_os("CHROMEDRIVER").map_or_else(|| "chromedriver".into(), PathBuf::from)
+}
+
+/// Debian's browser; chromedriver finds others itself.
+fn chromium() -> Option<String> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|path| std::path::Path::new(path).exists())
+        .map(str::to_owned)
+}
+
+async fn request(client: &reqwest::Client, method: &str, url: &str, body: Option<Value>) -> Value {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let mut request = client.request(method, url);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("chromedriver answers");
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or_default();
+    assert!(status.is_success(), "{url}: {status} {body}");
+    body["value"].clone()
+}
+
+pub struct Browser {
+    base: String,
+    client: reqwest::Client,
+    /// Names this browser's screenshots.
+    name: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    async fn send(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        request(&self.client, method, &format!("{}{path}", self.base), body).await
+    }
+
+    /// Like `send`, but `None` when the element was replaced meanwhile (the page redraws
+    /// lists as live updates arrive).
+    async fn send_to_element(&self, path: &str, body: Value) -> Option<Value> {
+        let url = format!("{}{path}", self.base);
+        let response = self.client.post(&url).json(&body).send().await.unwrap();
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or_default();
+        if body["value"]["error"] == "stale element reference" {
+            return None;
+        }
+        assert!(status.is_success(), "{url}: {status} {body}");
+        Some(body["value"].clone())
+    }
+
+    pub async fn goto(&self, url: &str) {
+        self.send("POST", "/url", Some(json!({"url": url}))).await;
+    }
+
+    /// Runs `script` (a function body; `arguments` are `args`) in the page.
+    pub async fn eval(&self, script: &str, args: Value) -> Value {
+        self.send(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
+    }
+
+    /// Waits until `script` returns something truthy, and returns it.
+    pub async fn wait_for(&self, what: &str, script: &str, args: Value) -> Value {
+        let started = Instant::now();
+        loop {
+            let value = self.eval(script, args.clone()).await;
+            if !(value.is_null() || value == false || value == "" || value == 0) {
+                return value;
+            }
+            if started.elapsed() > DEADLINE {
+                self.screenshot(&format!("timeout-{}", what.replace(' ', "-")))
+                    .await;
+                panic!("{}: gave up waiting for {what}", self.name);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits for an element matching `css`, enabled, and returns its handle.
+    pub async fn find(&self, css: &str) -> String {
+        self.wait_for(
+            css,
+            "const e = document.querySelector(arguments[0]); return e && !e.disabled ? true : null;",
+            json!([css]),
+        )
+        .await;
+        let found = self
+            .send(
+                "POST",
+                "/element",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        found[ELEMENT_KEY].as_str().unwrap().to_owned()
+    }
+
+    /// Clicks the element, as a person would (so it must be visible and enabled).
+    pub async fn click(&self, css: &str) {
+        self.act_on(css, "click", json!({})).await;
+    }
+
+    pub async fn type_into(&self, css: &str, text: &str) {
+        self.act_on(css, "value", json!({"text": text})).await;
+    }
+
+    /// Finds the element and acts on it, finding it again if it was redrawn in between.
+    async fn act_on(&self, css: &str, action: &str, body: Value) {
+        for _ in 0..20 {
+            let element = self.find(css).await;
+            let path = format!("/element/{element}/{action}");
+            if self.send_to_element(&path, body.clone()).await.is_some() {
+                return;
+            }
+        }
+        panic!("{}: {css} kept being redrawn", self.name);
+    }
+
+    /// Presses Enter on the element, which must take keyboard focus.
+    pub async fn press_enter(&self, css: &str) {
+        self.act_on(css, "value", json!({"text": "\u{E007}"})).await;
+    }
+
+    /// Resizes the window, e.g. to a phone's screen.
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.send(
+            "POST",
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        )
+        .await;
+    }
+
+    /// The text of the first element matching `css` (empty if there is none).
+    pub async fn text(&self, css: &str) -> String {
+        let text = self
+            .eval(
+                "const e = document.querySelector(arguments[0]); return e ? e.textContent : '';",
+                json!([css]),
+            )
+            .await;
+        text.as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Waits until the element matching `css` contains `text`.
+    pub async fn wait_for_text(&self, css: &str, text: &str) {
+        self.wait_for(
+            &format!("{css} to say {text}"),
+            "const e = document.querySelector(arguments[0]); return e && e.textContent.includes(arguments[1]);",
+            json!([css, text]),
+        )
+        .await;
+    }
+
+    /// Saves a PNG of the page under `target/browser-screenshots/`, the tests' artifacts.
+    pub async fn screenshot(&self, label: &str) -> PathBuf {
+        let encoded = self.send("GET", "/screenshot", None).await;
+        let png = decode_base64(encoded.as_str().unwrap());
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{}-{label}.png", self.name));
+        std::fs::write(&path, png).unwrap();
+        path
+    }
+
+    pub async fn close(self) {
+        let _ = self
+            .client
+            .delete(&self.base)
+            .send()
+            .await
+            .map(|response| response.status());
+    }
+}
+
+/// Standard base64, as WebDriver sends screenshots.
+fn decode_base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => (c - b'A') as u32,
+            b'a'..=b'z' => (c - b'a') as u32 + 26,
+            b'0'..=b'9' => (c - b'0') as u32 + 52,
+            b'+' => 62,
+            b'/' => 63,
+            other => panic!("not base64: {other}"),
+        }
+    };
+    let bytes: Vec<u8> = text
+        .bytes()
+        .filter(|c| *c != b'=' && !c.is_ascii_whitespace())
+        .collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut acc = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            acc |= value(*c) << (18 - 6 * i);
+        }
+        let produced = chunk.len() * 6 / 8;
+        out.extend_from_slice(&acc.to_be_bytes()[1..1 + produced]);
+    }
+    out
+}
