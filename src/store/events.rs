@@ -76,3 +76,89 @@ fn event_from_row(row: &SqliteRow) -> Result<RoomEvent, StoreError> {
         created_at: row.try_get("created_at")?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use sqlx::sqlite::SqlitePoolOptions;
+
+    use super::*;
+
+    /// A database written before versions recorded their players gets them by replaying each
+    /// room's history: joins seat, quits unseat, a start or play again empties the table.
+    #[tokio::test]
+    async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        let old = SqlitePoolOptions::new().connect(&url).await.unwrap();
+        let mut before_seats = sqlx::migrate!("./migrations");
+        let first_three = before_seats.migrations[..3].to_vec();
+        before_seats.migrations = Cow::Owned(first_three);
+        before_seats.run(&old).await.unwrap();
+        for (id, name) in [("a", "alice"), ("b", "bob")] {
+            sqlx::query(
+                "INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, '', '')",
+            )
+            .bind(id)
+            .bind(name)
+            .execute(&old)
+            .await
+            .unwrap();
+        }
+        sqlx::query(
+            "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
+             inactive_players, created_at, updated_at) \
+             VALUES ('r', 'tictactoe', 0, 9, 1, 0, 'null', '[]', '[]', '', '')",
+        )
+        .execute(&old)
+        .await
+        .unwrap();
+        let history = [
+            ("room_start", "a"),
+            ("join", "a"),
+            ("quit", "a"),
+            ("join", "b"),
+            ("join", "a"),
+            ("move", "b"),
+            ("quit", "b"),
+            ("reset", "a"),
+            ("join", "a"),
+        ];
+        for (version, (kind, player)) in history.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO room_events (room_id, version, kind, player_id, state, joinable, finished, created_at) \
+                 VALUES ('r', ?, ?, ?, 'null', 1, 0, '')",
+            )
+            .bind(version as i64 + 1)
+            .bind(kind)
+            .bind(player)
+            .execute(&old)
+            .await
+            .unwrap();
+        }
+        old.close().await;
+
+        let store = Store::open(path.to_str().unwrap()).await.unwrap();
+        let seated: Vec<Vec<String>> = store
+            .events("r", 0, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.players.into_iter().map(|p| p.username).collect())
+            .collect();
+        let expected: [&[&str]; 9] = [
+            &[],
+            &["alice"],
+            &[],
+            &["bob"],
+            &["bob", "alice"],
+            &["bob", "alice"],
+            &["alice"],
+            &[],
+            &["alice"],
+        ];
+        assert_eq!(seated, expected.map(|s| s.to_vec()));
+    }
+}
