@@ -163,15 +163,15 @@ impl Engine {
     /// to live subscribers. Callers hold the room's turn, so versions are published in order.
     async fn commit(
         &self,
-        step: &Transition,
-        only_if_no_open_room_for: Option<&str>,
-    ) -> Result<(), StoreError> {
-        let mut commit = step.as_commit();
+        step: Transition,
+        only_if_no_open_room_for: Option<String>,
+    ) -> Result<Room, StoreError> {
+        let lobby_change = step.lobby_change();
+        let mut commit = step.into_commit();
         commit.only_if_no_open_room_for = only_if_no_open_room_for;
-        self.store.commit(commit).await?;
-        self.hub
-            .publish(&step.room, step.events(), step.lobby_change());
-        Ok(())
+        let commit = self.store.commit(commit).await?;
+        self.hub.publish(&commit.room, &commit.events, lobby_change);
+        Ok(commit.room)
     }
 
     /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before
@@ -268,9 +268,8 @@ impl Engine {
             Ok(step)
         })
         .await?;
-        let only_if_none_open_for = only_if_none_open.then_some(creator.id.as_str());
-        self.commit(&step, only_if_none_open_for).await?;
-        Ok(step.room)
+        let only_if_none_open_for = only_if_none_open.then(|| creator.id.clone());
+        Ok(self.commit(step, only_if_none_open_for).await?)
     }
 
     #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
@@ -364,8 +363,8 @@ impl Engine {
                 Ok(step)
             })
             .await?;
-            match self.commit(&step, None).await {
-                Ok(()) => return Ok(step.room),
+            match self.commit(step, None).await {
+                Ok(room) => return Ok(room),
                 Err(StoreError::Conflict) => {
                     tracing::debug!(
                         attempt,

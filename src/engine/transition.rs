@@ -173,11 +173,6 @@ impl Transition {
         });
     }
 
-    /// The versions this step added.
-    pub fn events(&self) -> &[RoomEvent] {
-        &self.events
-    }
-
     /// How the step changes the room for a lobby: `created`, `updated` (opened, filled,
     /// emptied or finished), or nothing a lobby shows.
     pub fn lobby_change(&self) -> Option<&'static str> {
@@ -188,11 +183,12 @@ impl Transition {
         }
     }
 
-    pub fn as_commit(&self) -> RoomCommit<'_> {
+    /// The step as a change for the store to write.
+    pub fn into_commit(self) -> RoomCommit {
         RoomCommit {
-            room: &self.room,
+            room: self.room,
             expected_version: self.expected_version,
-            events: &self.events,
+            events: self.events,
             members_changed: self.members_changed,
             only_if_no_open_room_for: None,
         }

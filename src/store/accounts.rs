@@ -1,25 +1,62 @@
 //! Player accounts.
 
-use sqlx::Row;
+use sqlx::{Row, SqliteConnection};
 
+use super::writer::{Write, Written};
 use super::{on_unique, Store, StoreError};
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::Account;
 
-impl Store {
-    #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]
-    pub async fn create_account(&self, account: &Account) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, ?, ?)",
-        )
+pub(super) async fn insert(
+    conn: &mut SqliteConnection,
+    account: &Account,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, ?, ?)")
         .bind(&account.id)
         .bind(&account.username)
         .bind(&account.token_hash)
         .bind(&account.created_at)
-        .execute(&self.write)
+        .execute(conn)
         .await
         .map_err(|e| on_unique(e, StoreError::UsernameTaken))?;
-        Ok(())
+    Ok(())
+}
+
+/// The bot account of `level`, created first if it does not exist yet.
+pub(super) async fn ensure_bot(
+    conn: &mut SqliteConnection,
+    level: BotLevel,
+    id: &str,
+    username: &str,
+    created_at: &str,
+) -> Result<PlayerRef, StoreError> {
+    sqlx::query(
+        "INSERT INTO players (id, username, token_hash, created_at, bot) VALUES (?, ?, '', ?, ?) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(id)
+    .bind(username)
+    .bind(created_at)
+    .bind(level.as_str())
+    .execute(&mut *conn)
+    .await?;
+    let row = sqlx::query("SELECT id, username FROM players WHERE bot = ?")
+        .bind(level.as_str())
+        .fetch_one(conn)
+        .await?;
+    Ok(PlayerRef {
+        id: row.try_get("id")?,
+        username: row.try_get("username")?,
+    })
+}
+
+impl Store {
+    #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]
+    pub async fn create_account(&self, account: &Account) -> Result<(), StoreError> {
+        match self.writer.write(Write::Account(account.clone())).await? {
+            Written::Account => Ok(()),
+            _ => unreachable!("an account write answers as one"),
+        }
     }
 
     pub async fn account(&self, id: &str) -> Result<Option<Account>, StoreError> {
@@ -48,23 +85,15 @@ impl Store {
         username: &str,
         created_at: &str,
     ) -> Result<PlayerRef, StoreError> {
-        sqlx::query(
-            "INSERT INTO players (id, username, token_hash, created_at, bot) VALUES (?, ?, '', ?, ?) \
-             ON CONFLICT DO NOTHING",
-        )
-        .bind(id)
-        .bind(username)
-        .bind(created_at)
-        .bind(level.as_str())
-        .execute(&self.write)
-        .await?;
-        let row = sqlx::query("SELECT id, username FROM players WHERE bot = ?")
-            .bind(level.as_str())
-            .fetch_one(&self.write)
-            .await?;
-        Ok(PlayerRef {
-            id: row.try_get("id")?,
-            username: row.try_get("username")?,
-        })
+        let write = Write::Bot {
+            level,
+            id: id.to_owned(),
+            username: username.to_owned(),
+            created_at: created_at.to_owned(),
+        };
+        match self.writer.write(write).await? {
+            Written::Bot(bot) => Ok(bot),
+            _ => unreachable!("a bot write answers with the bot"),
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! Uploaded games and every version of their source.
 
 use sqlx::sqlite::SqliteRow;
-use sqlx::Row;
+use sqlx::{Row, SqliteConnection};
 
+use super::writer::{Write, Written};
 use super::{Store, StoreError};
 use crate::game::PlayerRef;
 use crate::model::{GameVersionRecord, NewGameVersion};
@@ -21,52 +22,66 @@ macro_rules! select_versions {
     };
 }
 
+/// Publishes the next version of a game inside the caller's transaction, creating the game
+/// (owned by `upload.owner`) if it is new. [`StoreError::NotTheOwner`] if someone else owns it.
+pub(super) async fn publish(
+    conn: &mut SqliteConnection,
+    upload: &NewGameVersion,
+) -> Result<i64, StoreError> {
+    sqlx::query(
+        "INSERT INTO games (id, owner_id, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(&upload.game_id)
+    .bind(&upload.owner_id)
+    .bind(&upload.created_at)
+    .execute(&mut *conn)
+    .await?;
+    let owner: String = sqlx::query_scalar("SELECT owner_id FROM games WHERE id = ?")
+        .bind(&upload.game_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    if owner != upload.owner_id {
+        return Err(StoreError::NotTheOwner);
+    }
+    let version: i64 = sqlx::query_scalar(
+        "SELECT coalesce(max(version), 0) + 1 FROM game_versions WHERE game_id = ?",
+    )
+    .bind(&upload.game_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    sqlx::query(
+        "INSERT INTO game_versions (game_id, version, name, description, min_players, max_players, \
+         format, source, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&upload.game_id)
+    .bind(version)
+    .bind(&upload.name)
+    .bind(&upload.description)
+    .bind(upload.min_players as i64)
+    .bind(upload.max_players as i64)
+    .bind(&upload.format)
+    .bind(&upload.source)
+    .bind(&upload.sha256)
+    .bind(&upload.created_at)
+    .execute(&mut *conn)
+    .await?;
+    Ok(version)
+}
+
 impl Store {
     /// Publishes the next version of a game, creating the game (owned by `upload.owner`) if it
     /// is new. [`StoreError::NotTheOwner`] if someone else owns it; nothing is written then.
     /// Returns the version number.
     #[tracing::instrument(level = "debug", skip_all, fields(game = %upload.game_id))]
     pub async fn publish_game_version(&self, upload: &NewGameVersion) -> Result<i64, StoreError> {
-        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query(
-            "INSERT INTO games (id, owner_id, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&upload.game_id)
-        .bind(&upload.owner_id)
-        .bind(&upload.created_at)
-        .execute(&mut *tx)
-        .await?;
-        let owner: String = sqlx::query_scalar("SELECT owner_id FROM games WHERE id = ?")
-            .bind(&upload.game_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        if owner != upload.owner_id {
-            return Err(StoreError::NotTheOwner);
+        match self
+            .writer
+            .write(Write::GameVersion(upload.clone()))
+            .await?
+        {
+            Written::GameVersion(version) => Ok(version),
+            _ => unreachable!("a game version write answers with its number"),
         }
-        let version: i64 = sqlx::query_scalar(
-            "SELECT coalesce(max(version), 0) + 1 FROM game_versions WHERE game_id = ?",
-        )
-        .bind(&upload.game_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        sqlx::query(
-            "INSERT INTO game_versions (game_id, version, name, description, min_players, max_players, \
-             format, source, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&upload.game_id)
-        .bind(version)
-        .bind(&upload.name)
-        .bind(&upload.description)
-        .bind(upload.min_players as i64)
-        .bind(upload.max_players as i64)
-        .bind(&upload.format)
-        .bind(&upload.source)
-        .bind(&upload.sha256)
-        .bind(&upload.created_at)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(version)
     }
 
     /// The latest version of every uploaded game, by id.

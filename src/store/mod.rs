@@ -10,16 +10,20 @@ mod accounts;
 mod events;
 mod games;
 mod rooms;
+mod writer;
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::ConnectOptions;
 
 use crate::model::{Room, RoomEvent};
+use writer::{Write, Writer, Written};
 
 pub use rooms::RoomQuery;
 
@@ -37,6 +41,11 @@ pub enum StoreError {
     BadUrl(String),
     #[error(transparent)]
     Database(#[from] sqlx::Error),
+    /// The transaction holding this write could not be committed; nothing in it happened.
+    #[error("the write could not be committed: {0}")]
+    Batch(Arc<sqlx::Error>),
+    #[error("the database writer has stopped")]
+    WriterStopped,
     #[error(transparent)]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error(transparent)]
@@ -51,25 +60,27 @@ fn on_unique(err: sqlx::Error, meaning: StoreError) -> StoreError {
     }
 }
 
-/// A change to one room, applied atomically or not at all.
-pub struct RoomCommit<'a> {
+/// A change to one room, applied atomically or not at all. It owns its data, so it can wait
+/// in the writer's queue; the store hands it back once it is durable.
+#[derive(Debug)]
+pub struct RoomCommit {
     /// The room as it is after the change.
-    pub room: &'a Room,
+    pub room: Room,
     /// The version the change was computed from; `None` creates the room.
     pub expected_version: Option<i64>,
     /// One event per version between `expected_version` and `room.version`.
-    pub events: &'a [RoomEvent],
+    pub events: Vec<RoomEvent>,
     /// Whether `players` or `inactive_players` changed, so memberships must be rewritten.
     pub members_changed: bool,
     /// For a new room: write it only if no open public room of its game that this player is
     /// not already in exists at the moment of writing (quick play), else [`StoreError::Conflict`].
-    pub only_if_no_open_room_for: Option<&'a str>,
+    pub only_if_no_open_room_for: Option<String>,
 }
 
 #[derive(Clone)]
 pub struct Store {
     read: SqlitePool,
-    write: SqlitePool,
+    writer: Writer,
 }
 
 const READ_CONNECTIONS: u32 = 8;
@@ -96,16 +107,16 @@ impl Store {
                 std::fs::create_dir_all(dir)?;
             }
         }
-        let write = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options.clone())
-            .await?;
-        sqlx::migrate!("./migrations").run(&write).await?;
+        let mut write = options.connect().await?;
+        sqlx::migrate!("./migrations").run(&mut write).await?;
         let read = SqlitePoolOptions::new()
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
             .await?;
-        Ok(Self { read, write })
+        Ok(Self {
+            read,
+            writer: Writer::start(write),
+        })
     }
 
     /// Answers when the database does.
@@ -115,32 +126,14 @@ impl Store {
     }
 
     /// Applies a room change: the compare-and-set on `version`, the memberships and the events,
-    /// in one transaction. [`StoreError::Conflict`] when the room moved on (or, for a new room,
-    /// already exists); nothing is written then.
+    /// in one transaction (shared with other writes waiting at the same moment). Returns the
+    /// commit once it is durable. [`StoreError::Conflict`] when the room moved on (or, for a
+    /// new room, already exists); nothing is written then.
     #[tracing::instrument(level = "debug", skip_all, fields(room = %commit.room.id, version = commit.room.version))]
-    pub async fn commit(&self, commit: RoomCommit<'_>) -> Result<(), StoreError> {
-        // IMMEDIATE: take the write lock before reading anything, so another process's commit
-        // can never invalidate what this transaction read.
-        let mut tx = self.write.begin_with("BEGIN IMMEDIATE").await?;
-        let written = match commit.expected_version {
-            None => rooms::insert(&mut tx, commit.room, commit.only_if_no_open_room_for).await?,
-            Some(version) => rooms::update_if_version(&mut tx, commit.room, version).await?,
-        };
-        if !written {
-            return Err(StoreError::Conflict);
+    pub async fn commit(&self, commit: RoomCommit) -> Result<RoomCommit, StoreError> {
+        match self.writer.write(Write::Room(Box::new(commit))).await? {
+            Written::Room(commit) => Ok(*commit),
+            _ => unreachable!("a room write answers with its commit"),
         }
-        if commit.members_changed {
-            rooms::write_members(&mut tx, commit.room).await?;
-        }
-        for event in commit.events {
-            events::insert(&mut tx, &commit.room.id, event).await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-
-    pub async fn close(&self) {
-        self.read.close().await;
-        self.write.close().await;
     }
 }

@@ -4,7 +4,7 @@ use serde::de::DeserializeOwned;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
 
-use super::{on_unique, Store, StoreError};
+use super::{events, on_unique, RoomCommit, Store, StoreError};
 use crate::model::Room;
 
 /// `SELECT <every room column> FROM rooms <tail>`, as one static string.
@@ -46,8 +46,37 @@ macro_rules! open_to_player {
     };
 }
 
+/// Writes a room change inside the caller's transaction: the compare-and-set (or the insert),
+/// the memberships and the events. [`StoreError::Conflict`] if the room moved on.
+pub(super) async fn apply_commit(
+    conn: &mut SqliteConnection,
+    commit: &RoomCommit,
+) -> Result<(), StoreError> {
+    let written = match commit.expected_version {
+        None => {
+            insert(
+                conn,
+                &commit.room,
+                commit.only_if_no_open_room_for.as_deref(),
+            )
+            .await?
+        }
+        Some(version) => update_if_version(conn, &commit.room, version).await?,
+    };
+    if !written {
+        return Err(StoreError::Conflict);
+    }
+    if commit.members_changed {
+        write_members(conn, &commit.room).await?;
+    }
+    for event in &commit.events {
+        events::insert(conn, &commit.room.id, event).await?;
+    }
+    Ok(())
+}
+
 /// Inserts a new room; with `unless_open_for`, only if no room is open to that player.
-pub(super) async fn insert(
+async fn insert(
     conn: &mut SqliteConnection,
     room: &Room,
     unless_open_for: Option<&str>,
@@ -79,7 +108,7 @@ pub(super) async fn insert(
 }
 
 /// The compare-and-set: writes the room only if it is still at `expected_version`.
-pub(super) async fn update_if_version(
+async fn update_if_version(
     conn: &mut SqliteConnection,
     room: &Room,
     expected_version: i64,
@@ -103,10 +132,7 @@ pub(super) async fn update_if_version(
 }
 
 /// Records every current (active) and former (inactive) player of the room.
-pub(super) async fn write_members(
-    conn: &mut SqliteConnection,
-    room: &Room,
-) -> Result<(), StoreError> {
+async fn write_members(conn: &mut SqliteConnection, room: &Room) -> Result<(), StoreError> {
     let members = room
         .players
         .iter()

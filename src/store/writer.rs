@@ -1,0 +1,213 @@
+//! Group commit: one task owns the write connection and applies every write waiting for it in
+//! one transaction, with one fsync, before acknowledging any of them.
+//!
+//! Each write runs inside its own savepoint, so one that fails (a lost compare-and-set, a taken
+//! username) is undone alone and the others in the batch still commit. Writes in one batch see
+//! each other: two commits to the same room apply in order, the second checking its expected
+//! version against the first. Nothing is acknowledged before the transaction holding it is
+//! durable; if the commit fails, every write in the batch is answered with that failure and
+//! none of them happened.
+
+use std::sync::Arc;
+
+use sqlx::{Connection, SqliteConnection};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{accounts, games, rooms, RoomCommit, StoreError};
+use crate::game::{BotLevel, PlayerRef};
+use crate::model::{Account, NewGameVersion};
+
+/// Writes applied in one transaction at most. Enough to amortise an fsync many times over,
+/// few enough that one batch never holds the database for long.
+const MAX_BATCH: usize = 256;
+/// Writes waiting beyond this make callers wait to enqueue (back-pressure, not memory growth).
+const QUEUE: usize = 4096;
+
+/// One write, as a value: what the writer task applies.
+pub(super) enum Write {
+    Room(Box<RoomCommit>),
+    Account(Account),
+    Bot {
+        level: BotLevel,
+        id: String,
+        username: String,
+        created_at: String,
+    },
+    GameVersion(NewGameVersion),
+}
+
+/// What a write produced, handed back once it is durable.
+pub(super) enum Written {
+    Room(Box<RoomCommit>),
+    Account,
+    Bot(PlayerRef),
+    GameVersion(i64),
+}
+
+struct Job {
+    write: Write,
+    reply: oneshot::Sender<Result<Written, StoreError>>,
+}
+
+#[derive(Clone)]
+pub(super) struct Writer {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Writer {
+    /// Starts the task that owns `conn`.
+    pub(super) fn start(conn: SqliteConnection) -> Self {
+        let (jobs, queue) = mpsc::channel(QUEUE);
+        tokio::spawn(run(conn, queue));
+        Self { jobs }
+    }
+
+    /// Queues `write` and waits until it is durable (or failed).
+    pub(super) async fn write(&self, write: Write) -> Result<Written, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.jobs
+            .send(Job { write, reply })
+            .await
+            .map_err(|_| StoreError::WriterStopped)?;
+        answer.await.map_err(|_| StoreError::WriterStopped)?
+    }
+}
+
+async fn run(mut conn: SqliteConnection, mut queue: mpsc::Receiver<Job>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    // Whatever arrived while the last batch was being written forms the next one.
+    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        let jobs: Vec<Job> = std::mem::take(&mut batch);
+        tracing::trace!(writes = jobs.len(), "group commit");
+        apply_batch(&mut conn, jobs).await;
+    }
+    let _ = conn.close().await;
+}
+
+async fn apply_batch(conn: &mut SqliteConnection, jobs: Vec<Job>) {
+    // IMMEDIATE: take the write lock before reading anything, so another process's commit can
+    // never invalidate what this transaction read.
+    if let Err(err) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
+        let err = Arc::new(err);
+        for job in jobs {
+            let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
+        }
+        return;
+    }
+    let mut outcomes = Vec::with_capacity(jobs.len());
+    let mut broken = None;
+    for job in jobs {
+        if broken.is_some() {
+            outcomes.push((job.reply, None));
+            continue;
+        }
+        let outcome = match sqlx::query("SAVEPOINT write").execute(&mut *conn).await {
+            Ok(_) => apply(conn, job.write).await,
+            Err(err) => Err(err.into()),
+        };
+        let undo = if outcome.is_ok() {
+            "RELEASE write"
+        } else {
+            "ROLLBACK TO write; RELEASE write"
+        };
+        if let Err(err) = sqlx::raw_sql(undo).execute(&mut *conn).await {
+            // The transaction itself is in doubt: give it up whole.
+            broken = Some(Arc::new(err));
+        }
+        outcomes.push((job.reply, Some(outcome)));
+    }
+    let committed = match broken {
+        Some(err) => Err(err),
+        None => sqlx::query("COMMIT")
+            .execute(&mut *conn)
+            .await
+            .map(|_| ())
+            .map_err(Arc::new),
+    };
+    if committed.is_err() {
+        let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+    }
+    for (reply, outcome) in outcomes {
+        let answer = match (&committed, outcome) {
+            (Ok(()), Some(outcome)) => outcome,
+            // A write that failed alone reports its own failure, committed batch or not.
+            (_, Some(Err(own))) => Err(own),
+            (Err(err), _) => Err(StoreError::Batch(err.clone())),
+            (Ok(()), None) => unreachable!("a batch with skipped writes does not commit"),
+        };
+        let _ = reply.send(answer);
+    }
+}
+
+async fn apply(conn: &mut SqliteConnection, write: Write) -> Result<Written, StoreError> {
+    match write {
+        Write::Room(commit) => {
+            rooms::apply_commit(conn, &commit).await?;
+            Ok(Written::Room(commit))
+        }
+        Write::Account(account) => {
+            accounts::insert(conn, &account).await?;
+            Ok(Written::Account)
+        }
+        Write::Bot {
+            level,
+            id,
+            username,
+            created_at,
+        } => Ok(Written::Bot(
+            accounts::ensure_bot(conn, level, &id, &username, &created_at).await?,
+        )),
+        Write::GameVersion(upload) => {
+            Ok(Written::GameVersion(games::publish(conn, &upload).await?))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::future::join_all;
+
+    use super::super::Store;
+    use super::*;
+
+    /// Writes queued together share a transaction, but one that fails is undone alone.
+    #[tokio::test]
+    async fn a_failing_write_in_a_batch_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("batch.db").to_str().unwrap())
+            .await
+            .unwrap();
+        let account = |n: usize, name: &str| Account {
+            id: format!("{n:032x}"),
+            username: name.to_owned(),
+            token_hash: String::new(),
+            created_at: String::new(),
+        };
+        let accounts: Vec<Account> = (0..50)
+            .map(|n| {
+                account(
+                    n,
+                    &if n == 25 {
+                        "user-3".into()
+                    } else {
+                        format!("user-{n}")
+                    },
+                )
+            })
+            .collect();
+        let results = join_all(accounts.iter().map(|a| store.create_account(a))).await;
+        for (n, result) in results.iter().enumerate() {
+            match n {
+                25 => assert!(
+                    matches!(result, Err(StoreError::UsernameTaken)),
+                    "{result:?}"
+                ),
+                _ => assert!(result.is_ok(), "{n}: {result:?}"),
+            }
+        }
+        for (n, account) in accounts.iter().enumerate() {
+            let stored = store.account(&account.id).await.unwrap();
+            assert_eq!(stored.is_some(), n != 25, "{n}");
+        }
+    }
+}
