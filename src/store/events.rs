@@ -4,7 +4,7 @@ use serde_json::Value;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
 
-use super::{on_unique, Store, StoreError};
+use super::{Store, StoreError};
 use crate::game::PlayerRef;
 use crate::model::{EventKind, RoomEvent};
 
@@ -28,8 +28,9 @@ pub(super) async fn insert(
     .bind(super::rooms::to_json(&event.players))
     .bind(&event.created_at)
     .execute(conn)
-    .await
-    .map_err(|e| on_unique(e, StoreError::Conflict))?;
+    .await?;
+    // Not a refusal: the room's compare-and-set, written first, already decided that this
+    // version is new, so a duplicate here is a failure that undoes the whole transaction.
     Ok(())
 }
 

@@ -52,6 +52,16 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
 }
 
+impl StoreError {
+    /// A write refused for what it would do (it wrote nothing), as opposed to one that failed.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Conflict | StoreError::UsernameTaken | StoreError::NotTheOwner
+        )
+    }
+}
+
 /// Maps a unique-constraint violation to the domain error it means; the one place that does.
 fn on_unique(err: sqlx::Error, meaning: StoreError) -> StoreError {
     match &err {

@@ -1,12 +1,14 @@
 //! Group commit: one task owns the write connection and applies every write waiting for it in
 //! one transaction, with one fsync, before acknowledging any of them.
 //!
-//! Each write runs inside its own savepoint, so one that fails (a lost compare-and-set, a taken
-//! username) is undone alone and the others in the batch still commit. Writes in one batch see
-//! each other: two commits to the same room apply in order, the second checking its expected
-//! version against the first. Nothing is acknowledged before the transaction holding it is
-//! durable; if the commit fails, every write in the batch is answered with that failure and
-//! none of them happened.
+//! Every write decides whether it is refused (a lost compare-and-set, a taken username) before
+//! it writes anything, so a refused write leaves nothing behind and the others in the batch
+//! still commit, with no savepoint round trips. Any other failure undoes the whole transaction;
+//! the failed write is answered with its error and the rest of the batch is applied again
+//! without it. Writes in one batch see each other: two commits to the same room apply in
+//! order, the second checking its expected version against the first. Nothing is acknowledged
+//! before the transaction holding it is durable; if the commit fails, every write in the batch
+//! is answered with that failure and none of them happened.
 
 use std::sync::Arc;
 
@@ -84,82 +86,91 @@ async fn run(mut conn: SqliteConnection, mut queue: mpsc::Receiver<Job>) {
     let _ = conn.close().await;
 }
 
-async fn apply_batch(conn: &mut SqliteConnection, jobs: Vec<Job>) {
-    // IMMEDIATE: take the write lock before reading anything, so another process's commit can
-    // never invalidate what this transaction read.
-    if let Err(err) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
-        let err = Arc::new(err);
-        for job in jobs {
-            let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
+async fn apply_batch(conn: &mut SqliteConnection, mut jobs: Vec<Job>) {
+    loop {
+        // IMMEDIATE: take the write lock before reading anything, so another process's commit
+        // can never invalidate what this transaction read.
+        if let Err(err) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
+            let err = Arc::new(err);
+            for job in jobs {
+                let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
+            }
+            return;
+        }
+        let mut outcomes = Vec::with_capacity(jobs.len());
+        let mut failed = None;
+        for (at, job) in jobs.iter().enumerate() {
+            match apply(conn, &job.write).await {
+                Err(err) if !err.is_refusal() => {
+                    failed = Some((at, err));
+                    break;
+                }
+                outcome => outcomes.push(outcome),
+            }
+        }
+        if let Some((at, err)) = failed {
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            let _ = jobs.remove(at).reply.send(Err(err));
+            if jobs.is_empty() {
+                return;
+            }
+            continue;
+        }
+        let committed = sqlx::query("COMMIT").execute(&mut *conn).await;
+        if let Err(err) = committed {
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            let err = Arc::new(err);
+            for job in jobs {
+                let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
+            }
+            return;
+        }
+        for (job, outcome) in jobs.into_iter().zip(outcomes) {
+            let _ = job.reply.send(outcome.map(|done| done.with(job.write)));
         }
         return;
     }
-    let mut outcomes = Vec::with_capacity(jobs.len());
-    let mut broken = None;
-    for job in jobs {
-        if broken.is_some() {
-            outcomes.push((job.reply, None));
-            continue;
+}
+
+/// What a write produced, before it is handed back with the write itself.
+enum Done {
+    Nothing,
+    Bot(PlayerRef),
+    GameVersion(i64),
+}
+
+impl Done {
+    fn with(self, write: Write) -> Written {
+        match (self, write) {
+            (Done::Nothing, Write::Room(commit)) => Written::Room(commit),
+            (Done::Bot(bot), _) => Written::Bot(bot),
+            (Done::GameVersion(version), _) => Written::GameVersion(version),
+            (Done::Nothing, _) => Written::Account,
         }
-        let outcome = match sqlx::query("SAVEPOINT write").execute(&mut *conn).await {
-            Ok(_) => apply(conn, job.write).await,
-            Err(err) => Err(err.into()),
-        };
-        let undo = if outcome.is_ok() {
-            "RELEASE write"
-        } else {
-            "ROLLBACK TO write; RELEASE write"
-        };
-        if let Err(err) = sqlx::raw_sql(undo).execute(&mut *conn).await {
-            // The transaction itself is in doubt: give it up whole.
-            broken = Some(Arc::new(err));
-        }
-        outcomes.push((job.reply, Some(outcome)));
-    }
-    let committed = match broken {
-        Some(err) => Err(err),
-        None => sqlx::query("COMMIT")
-            .execute(&mut *conn)
-            .await
-            .map(|_| ())
-            .map_err(Arc::new),
-    };
-    if committed.is_err() {
-        let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-    }
-    for (reply, outcome) in outcomes {
-        let answer = match (&committed, outcome) {
-            (Ok(()), Some(outcome)) => outcome,
-            // A write that failed alone reports its own failure, committed batch or not.
-            (_, Some(Err(own))) => Err(own),
-            (Err(err), _) => Err(StoreError::Batch(err.clone())),
-            (Ok(()), None) => unreachable!("a batch with skipped writes does not commit"),
-        };
-        let _ = reply.send(answer);
     }
 }
 
-async fn apply(conn: &mut SqliteConnection, write: Write) -> Result<Written, StoreError> {
+/// Applies one write inside the batch's transaction. A refusal ([`StoreError::is_refusal`])
+/// is always decided before anything is written.
+async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<Done, StoreError> {
     match write {
         Write::Room(commit) => {
-            rooms::apply_commit(conn, &commit).await?;
-            Ok(Written::Room(commit))
+            rooms::apply_commit(conn, commit).await?;
+            Ok(Done::Nothing)
         }
         Write::Account(account) => {
-            accounts::insert(conn, &account).await?;
-            Ok(Written::Account)
+            accounts::insert(conn, account).await?;
+            Ok(Done::Nothing)
         }
         Write::Bot {
             level,
             id,
             username,
             created_at,
-        } => Ok(Written::Bot(
-            accounts::ensure_bot(conn, level, &id, &username, &created_at).await?,
+        } => Ok(Done::Bot(
+            accounts::ensure_bot(conn, *level, id, username, created_at).await?,
         )),
-        Write::GameVersion(upload) => {
-            Ok(Written::GameVersion(games::publish(conn, &upload).await?))
-        }
+        Write::GameVersion(upload) => Ok(Done::GameVersion(games::publish(conn, upload).await?)),
     }
 }
 

@@ -1,0 +1,295 @@
+//! A load generator: plays whole tic-tac-toe games against a running server and prints one JSON
+//! line of figures.
+//!
+//!     cargo run --release --example loadgen -- --url http://127.0.0.1:8080 --in-flight 64 \
+//!         [--seconds 10] [--pid <server pid>] [--rooms N]
+//!
+//! It starts nothing itself. Each game is create, join and five moves (X wins along the top
+//! row), with `--in-flight` games at once over keep-alive connections; every game must end with
+//! X the winner, or it counts as an error. In the same run and with the same client and
+//! concurrency it measures `GET /healthz`, the baseline the action rate is compared with.
+//! `--rooms N` first plays N games (uncounted) so the figures are taken with N rooms stored.
+//! With `--pid`, the server's CPU time per game and its resident memory are reported too.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use serde_json::{json, Value};
+
+#[derive(Parser)]
+struct Args {
+    /// The server's base URL.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    url: String,
+    /// Games played at the same time.
+    #[arg(long, default_value_t = 64)]
+    in_flight: usize,
+    /// How long each measurement runs.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// The server's process id, for its CPU time and memory.
+    #[arg(long)]
+    pid: Option<u32>,
+    /// Finished rooms to store first (played through the API, not measured).
+    #[arg(long, default_value_t = 0)]
+    rooms: usize,
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.in_flight * 2)
+        .build()
+        .unwrap();
+    let api = Arc::new(Api {
+        base: args.url.trim_end_matches('/').to_owned(),
+        client,
+    });
+    let players: Vec<(String, String)> = {
+        let mut all = Vec::new();
+        for _ in 0..args.in_flight {
+            all.push((api.player().await, api.player().await));
+        }
+        all
+    };
+    if args.rooms > 0 {
+        let seeded = Arc::new(AtomicUsize::new(0));
+        let tasks = players.iter().cloned().map(|(x, o)| {
+            let (api, seeded, total) = (api.clone(), seeded.clone(), args.rooms);
+            tokio::spawn(async move {
+                while seeded.fetch_add(1, Ordering::Relaxed) < total {
+                    api.game(&x, &o, &mut Vec::new())
+                        .await
+                        .expect("a seeding game");
+                }
+            })
+        });
+        for task in tasks.collect::<Vec<_>>() {
+            task.await.unwrap();
+        }
+    }
+
+    let duration = Duration::from_secs_f64(args.seconds);
+    let cpu_before = args.pid.map(cpu_ms);
+    let games = run_games(&api, &players, duration).await;
+    let cpu_after = args.pid.map(cpu_ms);
+    let health = run_health(&api, args.in_flight, duration).await;
+
+    let mut latencies = games.latencies;
+    latencies.sort();
+    let actions_per_s = latencies.len() as f64 / games.elapsed.as_secs_f64();
+    let mut health_latencies = health.latencies;
+    health_latencies.sort();
+    let health_per_s = health_latencies.len() as f64 / health.elapsed.as_secs_f64();
+    let mut report = json!({
+        "in_flight": args.in_flight,
+        "rooms_seeded": args.rooms,
+        "games": games.games,
+        "games_per_s": round(games.games as f64 / games.elapsed.as_secs_f64()),
+        "actions_per_s": round(actions_per_s),
+        "action_ms": {"p50": ms(&latencies, 0.5), "p99": ms(&latencies, 0.99), "max": ms(&latencies, 1.0)},
+        "errors": games.errors,
+        "healthz_per_s": round(health_per_s),
+        "healthz_ms": {"p50": ms(&health_latencies, 0.5), "p99": ms(&health_latencies, 0.99)},
+        "actions_per_healthz": round(actions_per_s / health_per_s),
+    });
+    if let (Some(pid), Some(before), Some(after)) = (args.pid, cpu_before, cpu_after) {
+        report["server_cpu_ms_per_game"] =
+            json!(round((after - before) / games.games.max(1) as f64));
+        report["server_rss_mib"] = json!(round(rss_kib(pid) / 1024.0));
+    }
+    println!("{report}");
+}
+
+struct Measured {
+    games: u64,
+    errors: u64,
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+}
+
+async fn run_games(api: &Arc<Api>, players: &[(String, String)], duration: Duration) -> Measured {
+    let games = Arc::new(AtomicU64::new(0));
+    let errors = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let tasks: Vec<_> = players
+        .iter()
+        .cloned()
+        .map(|(x, o)| {
+            let (api, games, errors) = (api.clone(), games.clone(), errors.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while start.elapsed() < duration {
+                    match api.game(&x, &o, &mut latencies).await {
+                        Ok(()) => games.fetch_add(1, Ordering::Relaxed),
+                        Err(err) => {
+                            eprintln!("loadgen: {err}");
+                            errors.fetch_add(1, Ordering::Relaxed)
+                        }
+                    };
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap());
+    }
+    Measured {
+        games: games.load(Ordering::Relaxed),
+        errors: errors.load(Ordering::Relaxed),
+        latencies,
+        elapsed: start.elapsed(),
+    }
+}
+
+async fn run_health(api: &Arc<Api>, in_flight: usize, duration: Duration) -> Measured {
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..in_flight)
+        .map(|_| {
+            let api = api.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while start.elapsed() < duration {
+                    let sent = Instant::now();
+                    let response = api.client.get(format!("{}/healthz", api.base)).send().await;
+                    let ok = match response {
+                        Ok(response) => {
+                            response.status().is_success() && response.bytes().await.is_ok()
+                        }
+                        Err(_) => false,
+                    };
+                    if ok {
+                        latencies.push(sent.elapsed());
+                    }
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap());
+    }
+    Measured {
+        games: 0,
+        errors: 0,
+        latencies,
+        elapsed: start.elapsed(),
+    }
+}
+
+struct Api {
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Api {
+    async fn send(&self, path: &str, token: &str, body: Value) -> Result<Value, String> {
+        let mut request = self.client.post(format!("{}{path}", self.base));
+        if !token.is_empty() {
+            request = request.bearer_auth(token);
+        }
+        if !body.is_null() {
+            request = request.body(body.to_string());
+        }
+        let response = request.send().await.map_err(|e| e.to_string())?;
+        let status = response.status();
+        let body: Value = response.json().await.map_err(|e| e.to_string())?;
+        if status.is_success() {
+            Ok(body)
+        } else {
+            Err(format!("{path}: {status} {body}"))
+        }
+    }
+
+    async fn player(&self) -> String {
+        let player = self
+            .send("/players", "", json!({}))
+            .await
+            .expect("a player");
+        player["token"].as_str().unwrap().to_owned()
+    }
+
+    /// One whole game, each action's latency recorded; an error if it does not end with X
+    /// (the first player) the winner.
+    async fn game(&self, x: &str, o: &str, latencies: &mut Vec<Duration>) -> Result<(), String> {
+        let mut timed = async |path: String, token: &str, body: Value| {
+            let sent = Instant::now();
+            let answer = self.send(&path, token, body).await;
+            latencies.push(sent.elapsed());
+            answer
+        };
+        let room = timed("/rooms".into(), x, json!({"game": "tictactoe"})).await?;
+        let id = room["id"].as_str().ok_or("a room id")?.to_owned();
+        timed(format!("/rooms/{id}/join"), o, Value::Null).await?;
+        let mut last = Value::Null;
+        for (n, (row, col)) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
+            .into_iter()
+            .enumerate()
+        {
+            let player = if n % 2 == 0 { x } else { o };
+            last = timed(
+                format!("/rooms/{id}/moves"),
+                player,
+                json!({"x": row, "y": col}),
+            )
+            .await?;
+        }
+        let winner_seat = last["players"].as_array().and_then(|players| {
+            players
+                .iter()
+                .position(|p| p["id"] == last["state"]["winner"]["id"])
+        });
+        if last["finished"] == true && winner_seat == Some(0) {
+            Ok(())
+        } else {
+            Err(format!(
+                "game {id} did not end with X winning: {}",
+                last["state"]
+            ))
+        }
+    }
+}
+
+fn ms(sorted: &[Duration], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let at = ((sorted.len() - 1) as f64 * q).round() as usize;
+    round(sorted[at].as_secs_f64() * 1e3)
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The process's user + system CPU time so far, in ms.
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's stat");
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf only reads a constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks * 1000.0 / per_second
+}
+
+fn rss_kib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("the server's status")
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0)
+}
