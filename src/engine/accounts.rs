@@ -56,7 +56,16 @@ impl Engine {
         let Some(presented) = PresentedToken::parse(token) else {
             return Ok(None);
         };
-        let account = self.store.account(presented.player_id).await?;
+        let account = match self.accounts.get(presented.player_id) {
+            Some(account) => Some(account),
+            None => {
+                let stored = self.store.account(presented.player_id).await?;
+                if let Some(account) = &stored {
+                    self.accounts.insert(account.id.clone(), account.clone());
+                }
+                stored
+            }
+        };
         Ok(account
             .filter(|a| presented.matches(&a.token_hash))
             .map(|a| a.player_ref()))

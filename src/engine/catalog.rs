@@ -2,11 +2,11 @@
 //! in the database. Publishing checks an upload in the sandbox before anything is stored;
 //! running one builds a [`HostedGame`] per (game, version), kept in a small cache.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+use super::bounded_cache::BoundedCache;
 use super::{Engine, EngineError, MAX_PLAYERS};
 use crate::domain::game_id::GameId;
 use crate::domain::ids::hex;
@@ -16,7 +16,7 @@ use crate::sandbox::{CheckError, HostedGame, PoolError};
 use crate::store::StoreError;
 
 /// Uploaded game versions kept ready to run (each holds its source, at most 1 MiB).
-const CACHED_VERSIONS: usize = 64;
+pub(super) const CACHED_VERSIONS: usize = 64;
 
 /// The largest source accepted.
 pub const MAX_SOURCE_BYTES: usize = 1 << 20;
@@ -39,45 +39,8 @@ pub enum Publication {
     Updated,
 }
 
-/// A game version ready to run, with when it was last used.
-type CacheEntry = (u64, Arc<HostedGame>);
-
-/// The most recently used uploaded game versions, by (game, version).
-#[derive(Default)]
-pub struct HostedCache {
-    entries: Mutex<HashMap<(String, i64), CacheEntry>>,
-}
-
-impl HostedCache {
-    fn get(&self, id: &str, version: i64) -> Option<Arc<HostedGame>> {
-        let mut entries = self.entries.lock().expect("never poisoned");
-        let tick = next_tick();
-        entries.get_mut(&(id.to_owned(), version)).map(|entry| {
-            entry.0 = tick;
-            entry.1.clone()
-        })
-    }
-
-    fn insert(&self, id: &str, version: i64, game: Arc<HostedGame>) {
-        let mut entries = self.entries.lock().expect("never poisoned");
-        if entries.len() >= CACHED_VERSIONS {
-            let oldest = entries
-                .iter()
-                .min_by_key(|(_, (tick, _))| *tick)
-                .map(|(key, _)| key.clone());
-            if let Some(key) = oldest {
-                entries.remove(&key);
-            }
-        }
-        entries.insert((id.to_owned(), version), (next_tick(), game));
-    }
-}
-
-fn next_tick() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static TICK: AtomicU64 = AtomicU64::new(0);
-    TICK.fetch_add(1, Ordering::Relaxed)
-}
+/// Uploaded game versions ready to run, by (id, version), the most recently used kept.
+pub type HostedCache = BoundedCache<(String, i64), Arc<HostedGame>>;
 
 impl Engine {
     /// Every game: built in first, then uploaded ones, each by id.
@@ -248,7 +211,7 @@ impl Engine {
         match room.game_version {
             None => self.games.get(&room.game).cloned().ok_or_else(unavailable),
             Some(version) => {
-                if let Some(game) = self.hosted.get(&room.game, version) {
+                if let Some(game) = self.hosted.get(&(room.game.clone(), version)) {
                     return Ok(game);
                 }
                 let record = self
@@ -263,7 +226,7 @@ impl Engine {
 
     async fn hosted_game(&self, record: GameVersionRecord) -> Result<Arc<dyn Game>, EngineError> {
         let (id, version) = (record.game_id.as_str(), record.version);
-        if let Some(game) = self.hosted.get(id, version) {
+        if let Some(game) = self.hosted.get(&(id.to_owned(), version)) {
             return Ok(game);
         }
         let source = self
@@ -277,7 +240,7 @@ impl Engine {
             source.into(),
             self.sandbox.clone(),
         ));
-        self.hosted.insert(id, version, game.clone());
+        self.hosted.insert((id.to_owned(), version), game.clone());
         Ok(game)
     }
 }

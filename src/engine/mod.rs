@@ -6,6 +6,7 @@
 mod accounts;
 mod action;
 mod bots;
+mod bounded_cache;
 mod catalog;
 mod error;
 mod hook_runner;
@@ -21,8 +22,9 @@ use serde_json::Value;
 pub use accounts::RegisterError;
 use action::Action;
 use bots::BotRoster;
-use catalog::HostedCache;
+use bounded_cache::BoundedCache;
 pub use catalog::{GameUpload, Publication, MAX_SOURCE_BYTES};
+use catalog::{HostedCache, CACHED_VERSIONS};
 pub use error::EngineError;
 use hook_runner::run_hooks;
 use room_locks::RoomLocks;
@@ -31,12 +33,19 @@ use transition::Transition;
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, GameRegistry, PlayerRef};
 use crate::live::{Hub, LobbyFeed, RoomFeed, RoomHeader};
-use crate::model::{now, EventKind, Room, RoomEvent};
+use crate::model::{now, Account, EventKind, Room, RoomEvent};
 use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store, StoreError};
 
 /// No room holds more players than this, whatever its game says.
 pub const MAX_PLAYERS: usize = 50;
+
+/// Current rooms kept in memory, so an action on a room this process wrote last needs no read
+/// first. The version compare-and-set keeps it honest: a stale entry loses its commit, is
+/// dropped, and the room is read again.
+const CACHED_ROOMS: usize = 4096;
+/// Accounts kept in memory for checking tokens (an account never changes once created).
+const CACHED_ACCOUNTS: usize = 65_536;
 
 /// How many times an action is re-read and re-run after losing a version race.
 const MAX_ATTEMPTS: usize = 20;
@@ -72,6 +81,8 @@ pub struct Engine {
     locks: RoomLocks,
     bots: Arc<BotRoster>,
     hub: Arc<Hub>,
+    rooms: Arc<BoundedCache<String, Room>>,
+    accounts: Arc<BoundedCache<String, Account>>,
 }
 
 impl Engine {
@@ -89,10 +100,12 @@ impl Engine {
             store,
             games: Arc::new(games),
             sandbox,
-            hosted: Arc::default(),
+            hosted: Arc::new(HostedCache::new(CACHED_VERSIONS)),
             locks: RoomLocks::default(),
             bots: Arc::new(bots),
             hub: Arc::default(),
+            rooms: Arc::new(BoundedCache::new(CACHED_ROOMS)),
+            accounts: Arc::new(BoundedCache::new(CACHED_ACCOUNTS)),
         })
     }
 
@@ -168,8 +181,17 @@ impl Engine {
     ) -> Result<Room, StoreError> {
         let lobby_change = step.lobby_change();
         let mut commit = step.into_commit();
+        let room_id = commit.room.id.clone();
         commit.only_if_no_open_room_for = only_if_no_open_room_for;
-        let commit = self.store.commit(commit).await?;
+        let commit = match self.store.commit(commit).await {
+            Ok(commit) => commit,
+            Err(err) => {
+                // Whatever this process remembered of the room may be behind.
+                self.rooms.remove(room_id.as_str());
+                return Err(err);
+            }
+        };
+        self.rooms.insert(room_id, commit.room.clone());
         self.hub.publish(&commit.room, &commit.events, lobby_change);
         Ok(commit.room)
     }
@@ -346,8 +368,15 @@ impl Engine {
     ) -> Result<Room, EngineError> {
         let _turn = self.locks.lock(room_id).await;
         for attempt in 0..MAX_ATTEMPTS {
-            let room = self.room(room_id).await?;
+            let mut room = match self.rooms.get(room_id) {
+                Some(room) => room,
+                None => self.room(room_id).await?,
+            };
             if let Some(pinned) = if_match {
+                if pinned != room.version {
+                    // Only the database can say the pinned version is not current.
+                    room = self.room(room_id).await?;
+                }
                 if pinned != room.version {
                     return Err(EngineError::VersionMismatch {
                         current: room.version,

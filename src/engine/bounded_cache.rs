@@ -1,0 +1,100 @@
+//! A cache that never holds more than a fixed number of entries, whatever the number of keys
+//! (rooms, players) it sees: two generations, the older dropped whole when the newer fills up.
+//! Every operation is O(1); an entry read from the older generation moves to the newer, so what
+//! is in use survives and what is not ages out.
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Mutex;
+
+pub struct BoundedCache<K, V> {
+    generations: Mutex<Generations<K, V>>,
+    /// Entries per generation: the cache holds at most twice this.
+    per_generation: usize,
+}
+
+struct Generations<K, V> {
+    young: HashMap<K, V>,
+    old: HashMap<K, V>,
+}
+
+impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
+    /// A cache of at most `capacity` entries.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            generations: Mutex::new(Generations {
+                young: HashMap::new(),
+                old: HashMap::new(),
+            }),
+            per_generation: (capacity / 2).max(1),
+        }
+    }
+
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let mut generations = self.generations.lock().expect("never poisoned");
+        if let Some(value) = generations.young.get(key) {
+            return Some(value.clone());
+        }
+        let (key, value) = generations.old.remove_entry(key)?;
+        let found = value.clone();
+        generations.put(key, value, self.per_generation);
+        Some(found)
+    }
+
+    pub fn insert(&self, key: K, value: V) {
+        let mut generations = self.generations.lock().expect("never poisoned");
+        generations.old.remove(&key);
+        generations.put(key, value, self.per_generation);
+    }
+
+    pub fn remove<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let mut generations = self.generations.lock().expect("never poisoned");
+        generations.young.remove(key);
+        generations.old.remove(key);
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        let generations = self.generations.lock().expect("never poisoned");
+        generations.young.len() + generations.old.len()
+    }
+}
+
+impl<K: Hash + Eq, V> Generations<K, V> {
+    fn put(&mut self, key: K, value: V, per_generation: usize) {
+        self.young.insert(key, value);
+        if self.young.len() >= per_generation {
+            self.old = std::mem::take(&mut self.young);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn it_stays_within_its_capacity_and_keeps_what_is_in_use() {
+        let cache = BoundedCache::new(100);
+        cache.insert(0, 0);
+        for key in 1..100_000 {
+            cache.insert(key, key);
+            // Key 0 is read all the time: it never ages out.
+            assert_eq!(cache.get(&0), Some(0));
+            assert!(cache.len() <= 100);
+        }
+        assert_eq!(cache.get(&1), None, "long unused");
+        assert_eq!(cache.get(&99_999), Some(99_999));
+        cache.remove(&0);
+        assert_eq!(cache.get(&0), None);
+    }
+}
