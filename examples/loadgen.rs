@@ -135,10 +135,7 @@ async fn run_games(api: &Arc<Api>, players: &[(String, String)], duration: Durat
             })
         })
         .collect();
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await.unwrap());
-    }
+    let latencies = joined(tasks).await;
     Measured {
         games: games.load(Ordering::Relaxed),
         errors: errors.load(Ordering::Relaxed),
@@ -171,16 +168,22 @@ async fn run_health(api: &Arc<Api>, in_flight: usize, duration: Duration) -> Mea
             })
         })
         .collect();
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await.unwrap());
-    }
+    let latencies = joined(tasks).await;
     Measured {
         games: 0,
         errors: 0,
         latencies,
         elapsed: start.elapsed(),
     }
+}
+
+/// Every task's latencies, together.
+async fn joined(tasks: Vec<tokio::task::JoinHandle<Vec<Duration>>>) -> Vec<Duration> {
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.unwrap());
+    }
+    latencies
 }
 
 struct Api {
