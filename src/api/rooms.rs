@@ -159,9 +159,7 @@ async fn list(
         })
         .transpose()?;
     if let Some(game) = &params.game {
-        if !context.engine.game_exists(game).await? {
-            return Err(EngineError::GameNotFound(game.clone()).into());
-        }
+        context.engine.require_game(game).await?;
     }
     let include_private = matches!((&caller, &params.player), (Some(me), Some(p)) if &me.id == p);
     let query = RoomQuery {

@@ -183,9 +183,13 @@ impl Engine {
         }
     }
 
-    /// Whether a game of this id exists, built in or uploaded.
-    pub async fn game_exists(&self, id: &str) -> Result<bool, EngineError> {
-        Ok(self.games.get(id).is_some() || self.store.game_version(id, None).await?.is_some())
+    /// [`EngineError::GameNotFound`] unless a game of this id exists, built in or uploaded.
+    pub async fn require_game(&self, id: &str) -> Result<(), EngineError> {
+        if self.games.get(id).is_some() || self.store.game_version(id, None).await?.is_some() {
+            Ok(())
+        } else {
+            Err(EngineError::GameNotFound(id.to_owned()))
+        }
     }
 
     /// The game to open a new room of, and the version the room will play (uploaded games).

@@ -165,9 +165,7 @@ impl Engine {
     /// Changes to the public rooms of `game` (of every game with `None`) from now on.
     pub async fn lobby_feed(&self, game: Option<String>) -> Result<LobbyFeed, EngineError> {
         if let Some(game) = &game {
-            if !self.game_exists(game).await? {
-                return Err(EngineError::GameNotFound(game.clone()));
-            }
+            self.require_game(game).await?;
         }
         Ok(LobbyFeed::new(self.hub.subscribe_lobby(), game))
     }
@@ -218,9 +216,7 @@ impl Engine {
         player: &PlayerRef,
         game_id: &str,
     ) -> Result<(Room, Placement), EngineError> {
-        if !self.game_exists(game_id).await? {
-            return Err(EngineError::GameNotFound(game_id.to_owned()));
-        }
+        self.require_game(game_id).await?;
         for _ in 0..MAX_ATTEMPTS {
             match self.store.oldest_open_room(game_id, &player.id).await? {
                 Some(room_id) => match self.join(&room_id, player, None).await {
