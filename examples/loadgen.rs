@@ -11,6 +11,9 @@
 //! `--rooms N` first plays N games (uncounted) so the figures are taken with N rooms stored.
 //! With `--pid`, the server's CPU time per game and its resident memory are reported too.
 
+#[path = "support/measure.rs"]
+mod measure;
+
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -99,7 +102,7 @@ async fn main() {
     if let (Some(pid), Some(before), Some(after)) = (args.pid, cpu_before, cpu_after) {
         report["server_cpu_ms_per_game"] =
             json!(round((after - before) / games.games.max(1) as f64));
-        report["server_rss_mib"] = json!(round(rss_kib(pid) / 1024.0));
+        report["server_rss_mib"] = json!(round(measure::rss_bytes(pid) as f64 / (1 << 20) as f64));
     }
     println!("{report}");
 }
@@ -260,11 +263,8 @@ impl Api {
 }
 
 fn ms(sorted: &[Duration], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let at = ((sorted.len() - 1) as f64 * q).round() as usize;
-    round(sorted[at].as_secs_f64() * 1e3)
+    let at = measure::quantile(sorted, q).unwrap_or_default();
+    round(at.as_secs_f64() * 1e3)
 }
 
 fn round(x: f64) -> f64 {
@@ -285,14 +285,4 @@ fn cpu_ms(pid: u32) -> f64 {
     // SAFETY: sysconf only reads a constant.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     ticks * 1000.0 / per_second
-}
-
-fn rss_kib(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .expect("the server's status")
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0.0)
 }

@@ -11,6 +11,9 @@
 //! 3. built-in moves while runaway hooks spin back to back, against the same moves before;
 //!    and how long each runaway took to be stopped, against the time limit.
 
+#[path = "support/measure.rs"]
+mod measure;
+
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -344,12 +347,9 @@ impl Api {
 }
 
 fn percentile(samples: &[Duration], q: f64) -> Duration {
-    if samples.is_empty() {
-        return Duration::ZERO;
-    }
     let mut sorted = samples.to_vec();
     sorted.sort();
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+    measure::quantile(&sorted, q).unwrap_or_default()
 }
 
 fn ms(d: Duration) -> String {

@@ -12,6 +12,9 @@
 //!    event reaching each subscriber (p50/p99 over every subscriber and move, and the slowest),
 //!    against the delay to a single subscriber. Negative: the event arrived before the 200.
 
+#[path = "support/measure.rs"]
+mod measure;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -83,15 +86,7 @@ impl Server {
 
     /// Resident memory, in bytes.
     fn rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("the server's status");
-        let kib: u64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .expect("VmRSS");
-        kib * 1024
+        measure::rss_bytes(self.child.id())
     }
 }
 
@@ -182,8 +177,8 @@ async fn bench(args: Args) {
             }
         }
         delays.sort_by(f64::total_cmp);
-        let p50 = quantile(&delays, 0.5);
-        let p99 = quantile(&delays, 0.99);
+        let p50 = measure::quantile(&delays, 0.5).unwrap_or(0.0);
+        let p99 = measure::quantile(&delays, 0.99).unwrap_or(0.0);
         let base = *baseline.get_or_insert(p50);
         println!(
             "   {count:>6} subscribers: p50 {p50:>7.3}  p99 {p99:>7.3}  max {:>7.3}   p50 vs 1 subscriber: {:+.3} ms",
@@ -200,13 +195,6 @@ fn signed_ms(later: Instant, earlier: Instant) -> f64 {
     } else {
         -(earlier.duration_since(later).as_secs_f64() * 1e3)
     }
-}
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
 /// Connections that made one `GET /healthz` and then stay open, idle.
