@@ -514,9 +514,9 @@ function drawGeneric(board, room, canMove) {
   board.replaceChildren(
     el('h2', {}, `State at version ${room.version}`),
     jsonTree('state', room.state, true),
-    canMove ? el('div', {},
+    el('div', { hidden: !canMove },
       el('label', { for: 'move-json' }, 'Your move, as JSON'), moveBox,
-      el('div', { class: 'row' }, el('button', { id: 'send-move', onclick: sendMove }, 'Send move'))) : null,
+      el('div', { class: 'row' }, el('button', { id: 'send-move', onclick: sendMove }, 'Send move'))),
   );
 }
 

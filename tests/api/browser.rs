@@ -226,7 +226,12 @@ async fn a_whole_cube_game_against_the_hard_bot() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_page() {
-    let app = TestApp::spawn().await;
+    // Three browsers share two cores with the other tests: hooks get room to run. What the
+    // limit does is tested in sandbox.rs.
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.hook_limits.time_ms = 2_000;
+    })
+    .await;
     let driver = Driver::start().await;
     let author = driver.browser("hosted-author").await;
     let friend = driver.browser("hosted-friend").await;
@@ -275,8 +280,15 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
     friend.goto(link.as_str().unwrap()).await;
     friend.click("#join").await;
 
-    // The generic view: the state as JSON, whose turn it is, and a move box.
+    // The generic view: the state as JSON, whose turn it is, and a move box; the author
+    // moves once the friend is seated.
+    author.wait_for_text("#players", &friend_name).await;
     author.wait_for_text("#players li.turn", "author").await;
+    assert_eq!(
+        author.text("#board h2").await,
+        "State at version 3",
+        "the state is shown"
+    );
     author.type_into("#move-json", "{\"column\": 3}").await;
     author.click("#send-move").await;
     friend.wait_for_text("#board h2", "version 4").await;
