@@ -185,11 +185,15 @@ impl Transition {
 
     /// The step as a change for the store to write.
     pub fn into_commit(self) -> RoomCommit {
+        let listing_changed = self.lobby_before.is_none_or(|before| {
+            (before.joinable, before.finished) != (self.room.joinable, self.room.finished)
+        });
         RoomCommit {
             room: self.room,
             expected_version: self.expected_version,
             events: self.events,
             members_changed: self.members_changed,
+            listing_changed,
             only_if_no_open_room_for: None,
         }
     }

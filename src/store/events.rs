@@ -34,6 +34,12 @@ pub(super) async fn insert(
     Ok(())
 }
 
+/// A page of a room's history: `room_id`, after `version`, at most `limit`.
+pub(super) const PAGE: &str =
+    "SELECT e.version, e.kind, e.player_id, p.username, e.move, e.state, e.joinable, e.finished, \
+     e.players, e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
+     WHERE e.room_id = ? AND e.version > ? ORDER BY e.version LIMIT ?";
+
 impl Store {
     /// Events of a room with a version above `after`, oldest first, at most `limit`.
     pub async fn events(
@@ -42,16 +48,12 @@ impl Store {
         after: i64,
         limit: i64,
     ) -> Result<Vec<RoomEvent>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT e.version, e.kind, e.player_id, p.username, e.move, e.state, e.joinable, e.finished, e.players, e.created_at \
-             FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
-             WHERE e.room_id = ? AND e.version > ? ORDER BY e.version LIMIT ?",
-        )
-        .bind(room_id)
-        .bind(after)
-        .bind(limit)
-        .fetch_all(&self.read)
-        .await?;
+        let rows = sqlx::query(PAGE)
+            .bind(room_id)
+            .bind(after)
+            .bind(limit)
+            .fetch_all(&self.read)
+            .await?;
         rows.iter().map(event_from_row).collect()
     }
 }
@@ -80,10 +82,6 @@ fn event_from_row(row: &SqliteRow) -> Result<RoomEvent, StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
-
-    use sqlx::sqlite::SqlitePoolOptions;
-
     use super::*;
 
     /// A database written before versions recorded their players gets them by replaying each
@@ -92,12 +90,7 @@ mod tests {
     async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
-        let url = format!("sqlite://{}?mode=rwc", path.display());
-        let old = SqlitePoolOptions::new().connect(&url).await.unwrap();
-        let mut before_seats = sqlx::migrate!("./migrations");
-        let first_three = before_seats.migrations[..3].to_vec();
-        before_seats.migrations = Cow::Owned(first_three);
-        before_seats.run(&old).await.unwrap();
+        let old = crate::store::database_before(&path, 3).await;
         for (id, name) in [("a", "alice"), ("b", "bob")] {
             sqlx::query(
                 "INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, '', '')",

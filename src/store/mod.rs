@@ -82,6 +82,9 @@ pub struct RoomCommit {
     pub events: Vec<RoomEvent>,
     /// Whether `players` or `inactive_players` changed, so memberships must be rewritten.
     pub members_changed: bool,
+    /// Whether `joinable` or `finished` changed. Most moves change neither, and leaving them
+    /// out of the update spares the six lobby indexes that contain them.
+    pub listing_changed: bool,
     /// For a new room: write it only if no open public room of its game that this player is
     /// not already in exists at the moment of writing (quick play), else [`StoreError::Conflict`].
     pub only_if_no_open_room_for: Option<String>,
@@ -146,4 +149,15 @@ impl Store {
             _ => unreachable!("a room write answers with its commit"),
         }
     }
+}
+
+/// A database at `path` with only the first `migrations` applied, as an older release left it.
+#[cfg(test)]
+pub(crate) async fn database_before(path: &Path, migrations: usize) -> SqlitePool {
+    let url = format!("sqlite://{}?mode=rwc", path.display());
+    let old = SqlitePoolOptions::new().connect(&url).await.unwrap();
+    let mut earlier = sqlx::migrate!("./migrations");
+    earlier.migrations = std::borrow::Cow::Owned(earlier.migrations[..migrations].to_vec());
+    earlier.run(&old).await.unwrap();
+    old
 }
