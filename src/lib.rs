@@ -10,6 +10,7 @@ pub mod engine;
 pub mod game;
 pub mod games;
 pub mod live;
+pub mod metrics;
 pub mod model;
 pub mod sandbox;
 pub mod startup;

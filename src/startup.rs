@@ -5,7 +5,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
-use actix_web::middleware::Compress;
+use actix_web::middleware::{from_fn, Compress};
 use actix_web::{web, App, HttpServer};
 use tokio::sync::watch;
 use tracing_actix_web::TracingLogger;
@@ -14,6 +14,7 @@ use crate::api::{self, AppContext};
 use crate::config::Config;
 use crate::engine::{Engine, EngineError};
 use crate::game::GameRegistry;
+use crate::metrics::{Gauge, HttpMetrics, RecordRequests};
 use crate::sandbox::SandboxPool;
 use crate::store::{Store, StoreError};
 
@@ -68,7 +69,9 @@ impl Application {
             engine: Engine::start(store, games, sandbox, bot_seed).await?,
             stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
             streams_shutdown,
+            open_streams: Gauge::default(),
         });
+        let http_metrics = web::Data::new(HttpMetrics::default());
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),
             source,
@@ -79,7 +82,9 @@ impl Application {
             App::new()
                 .wrap(Compress::default())
                 .wrap(TracingLogger::default())
+                .wrap(from_fn(RecordRequests::record))
                 .app_data(context.clone())
+                .app_data(http_metrics.clone())
                 .configure(api::configure)
         })
         .shutdown_timeout(10)

@@ -5,6 +5,7 @@ mod error;
 mod extract;
 mod games;
 mod health;
+mod metrics;
 mod page;
 mod players;
 mod rooms;
@@ -27,6 +28,8 @@ pub struct AppContext {
     pub stream_keepalive: std::time::Duration,
     /// Turns true when the server begins to stop; every open stream then ends.
     pub streams_shutdown: StreamsShutdown,
+    /// Streams open now, for `GET /metrics`.
+    pub open_streams: crate::metrics::Gauge,
 }
 
 /// One served route.
@@ -51,7 +54,10 @@ where
 
 /// Every route, in matching order (a literal segment before a `{parameter}` in its place).
 pub fn routes() -> Vec<RouteDef> {
-    let mut all = vec![route(Method::GET, "/healthz", health::check)];
+    let mut all = vec![
+        route(Method::GET, "/healthz", health::check),
+        route(Method::GET, "/metrics", metrics::show),
+    ];
     all.extend(page::routes());
     all.extend(players::routes());
     all.extend(games::routes());

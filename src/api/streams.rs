@@ -15,6 +15,7 @@ use super::extract::parse_query;
 use super::rooms::room_id;
 use super::{ApiError, AppContext};
 use crate::live::{comment_frame, retry_frame, Feed};
+use crate::metrics::Held;
 
 /// Browsers reconnect after `retry` milliseconds: this much, plus up to `RETRY_SPREAD_MS` so a
 /// restarted server is not hit by every client in the same instant.
@@ -92,7 +93,12 @@ fn event_stream_response(feed: impl Feed + 'static, context: &AppContext) -> Htt
         .insert_header(("X-Accel-Buffering", "no"))
         // Keeps the compression middleware out: it would hold events back the same way.
         .insert_header(ContentEncoding::Identity)
-        .streaming(frames(feed, context.streams_shutdown.clone(), keepalive))
+        .streaming(frames(
+            feed,
+            context.streams_shutdown.clone(),
+            keepalive,
+            context.open_streams.hold(),
+        ))
 }
 
 struct Streaming<F> {
@@ -100,6 +106,8 @@ struct Streaming<F> {
     keepalive: Interval,
     shutdown: StreamsShutdown,
     opening: Option<Bytes>,
+    /// Counts the stream as open until it is dropped.
+    _open: Held,
 }
 
 /// The feed's frames, a comment whenever it has been quiet for `keepalive`, and the end as
@@ -108,6 +116,7 @@ fn frames<F: Feed + 'static>(
     feed: F,
     shutdown: StreamsShutdown,
     keepalive: Duration,
+    open: Held,
 ) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
     let retry = RETRY_BASE_MS + rand::rng().random_range(0..RETRY_SPREAD_MS);
     let start = Streaming {
@@ -115,6 +124,7 @@ fn frames<F: Feed + 'static>(
         keepalive: interval_at(Instant::now() + keepalive, keepalive),
         shutdown,
         opening: Some(retry_frame(retry)),
+        _open: open,
     };
     stream::unfold(start, |mut state| async move {
         if let Some(opening) = state.opening.take() {

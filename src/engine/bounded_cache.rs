@@ -47,9 +47,32 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
     }
 
     pub fn insert(&self, key: K, value: V) {
+        self.insert_unless(key, value, |_| false);
+    }
+
+    /// Inserts unless the entry already held for `key` is one `keep` prefers, atomically.
+    pub fn insert_unless(&self, key: K, value: V, keep: impl FnOnce(&V) -> bool) {
         let mut generations = self.generations.lock().expect("never poisoned");
+        let held = match generations.young.get(&key) {
+            Some(held) => Some(held),
+            None => generations.old.get(&key),
+        };
+        if held.is_some_and(keep) {
+            return;
+        }
         generations.old.remove(&key);
         generations.put(key, value, self.per_generation);
+    }
+
+    pub fn clear(&self) {
+        let mut generations = self.generations.lock().expect("never poisoned");
+        generations.young.clear();
+        generations.old.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        let generations = self.generations.lock().expect("never poisoned");
+        generations.young.len() + generations.old.len()
     }
 
     pub fn remove<Q>(&self, key: &Q)
@@ -60,12 +83,6 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
         let mut generations = self.generations.lock().expect("never poisoned");
         generations.young.remove(key);
         generations.old.remove(key);
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        let generations = self.generations.lock().expect("never poisoned");
-        generations.young.len() + generations.old.len()
     }
 }
 
@@ -96,5 +113,12 @@ mod tests {
         assert_eq!(cache.get(&99_999), Some(99_999));
         cache.remove(&0);
         assert_eq!(cache.get(&0), None);
+        cache.insert_unless(1, 5, |_| true);
+        cache.insert_unless(1, 3, |held| *held > 3);
+        assert_eq!(cache.get(&1), Some(5), "the held entry is preferred");
+        cache.insert_unless(1, 7, |held| *held > 7);
+        assert_eq!(cache.get(&1), Some(7));
+        cache.clear();
+        assert_eq!(cache.len(), 0);
     }
 }

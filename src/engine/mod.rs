@@ -10,6 +10,7 @@ mod bounded_cache;
 mod catalog;
 mod error;
 mod hook_runner;
+mod room_cache;
 mod room_locks;
 mod transition;
 
@@ -27,12 +28,14 @@ pub use catalog::{GameUpload, Publication, MAX_SOURCE_BYTES};
 use catalog::{HostedCache, CACHED_VERSIONS};
 pub use error::EngineError;
 use hook_runner::run_hooks;
+use room_cache::RoomCache;
 use room_locks::RoomLocks;
 use transition::Transition;
 
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, GameRegistry, PlayerRef};
 use crate::live::{Hub, LobbyFeed, RoomFeed, RoomHeader};
+use crate::metrics::Exposition;
 use crate::model::{now, Account, EventKind, Room, RoomEvent};
 use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store, StoreError};
@@ -81,7 +84,7 @@ pub struct Engine {
     locks: RoomLocks,
     bots: Arc<BotRoster>,
     hub: Arc<Hub>,
-    rooms: Arc<BoundedCache<String, Room>>,
+    rooms: Arc<RoomCache>,
     accounts: Arc<BoundedCache<String, Account>>,
 }
 
@@ -104,7 +107,7 @@ impl Engine {
             locks: RoomLocks::default(),
             bots: Arc::new(bots),
             hub: Arc::default(),
-            rooms: Arc::new(BoundedCache::new(CACHED_ROOMS)),
+            rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
             accounts: Arc::new(BoundedCache::new(CACHED_ACCOUNTS)),
         })
     }
@@ -113,11 +116,48 @@ impl Engine {
         Ok(self.store.ping().await?)
     }
 
+    /// The room as it is now: from memory when this process has it (see [`RoomCache`] for how
+    /// fresh that is), else from the database.
     pub async fn room(&self, room_id: &str) -> Result<Room, EngineError> {
-        self.store
+        match self.rooms.get(&self.store, room_id) {
+            Some(room) => Ok(room),
+            None => self.stored_room(room_id).await,
+        }
+    }
+
+    /// The room as the database has it, remembered for next time.
+    async fn stored_room(&self, room_id: &str) -> Result<Room, EngineError> {
+        let epoch = self.rooms.epoch(&self.store);
+        let room = self
+            .store
             .room(room_id)
             .await?
-            .ok_or(EngineError::RoomNotFound)
+            .ok_or(EngineError::RoomNotFound)?;
+        self.rooms.remember(epoch, &room);
+        Ok(room)
+    }
+
+    /// Figures for `GET /metrics`: the store's, and what this process holds in memory.
+    pub fn render_metrics(&self, out: &mut Exposition) {
+        self.store.render_metrics(out);
+        out.single(
+            "turnhouse_rooms_cached",
+            "gauge",
+            "Current rooms held in memory.",
+            self.rooms.len(),
+        );
+        out.single(
+            "turnhouse_accounts_cached",
+            "gauge",
+            "Accounts held in memory for checking tokens.",
+            self.accounts.len(),
+        );
+        out.single(
+            "turnhouse_rooms_watched",
+            "gauge",
+            "Rooms with at least one open stream.",
+            self.hub.watched_rooms(),
+        );
     }
 
     pub async fn rooms(&self, query: &RoomQuery) -> Result<Vec<(i64, Room)>, EngineError> {
@@ -181,15 +221,16 @@ impl Engine {
         let mut commit = step.into_commit();
         let room_id = commit.room.id.clone();
         commit.only_if_no_open_room_for = only_if_no_open_room_for;
+        let epoch = self.rooms.epoch(&self.store);
         let commit = match self.store.commit(commit).await {
             Ok(commit) => commit,
             Err(err) => {
                 // Whatever this process remembered of the room may be behind.
-                self.rooms.remove(room_id.as_str());
+                self.rooms.forget(&room_id);
                 return Err(err);
             }
         };
-        self.rooms.insert(room_id, commit.room.clone());
+        self.rooms.remember(epoch, &commit.room);
         self.hub.publish(&commit.room, &commit.events, lobby_change);
         Ok(commit.room)
     }
@@ -364,14 +405,11 @@ impl Engine {
     ) -> Result<Room, EngineError> {
         let _turn = self.locks.lock(room_id).await;
         for attempt in 0..MAX_ATTEMPTS {
-            let mut room = match self.rooms.get(room_id) {
-                Some(room) => room,
-                None => self.room(room_id).await?,
-            };
+            let mut room = self.room(room_id).await?;
             if let Some(pinned) = if_match {
                 if pinned != room.version {
                     // Only the database can say the pinned version is not current.
-                    room = self.room(room_id).await?;
+                    room = self.stored_room(room_id).await?;
                 }
                 if pinned != room.version {
                     return Err(EngineError::VersionMismatch {

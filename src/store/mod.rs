@@ -9,6 +9,7 @@
 mod accounts;
 mod events;
 mod games;
+mod presence;
 mod rooms;
 mod writer;
 
@@ -23,6 +24,7 @@ use sqlx::sqlite::{
 use sqlx::ConnectOptions;
 
 use crate::model::{Room, RoomEvent};
+use presence::Presence;
 use writer::{Write, Writer, Written};
 
 pub use rooms::RoomQuery;
@@ -94,6 +96,8 @@ pub struct RoomCommit {
 pub struct Store {
     read: SqlitePool,
     writer: Writer,
+    /// `None` for an in-memory database, which no one else can open.
+    presence: Option<Arc<Presence>>,
 }
 
 const READ_CONNECTIONS: u32 = 8;
@@ -122,6 +126,11 @@ impl Store {
         }
         let mut write = options.connect().await?;
         sqlx::migrate!("./migrations").run(&mut write).await?;
+        let file = Path::new(options.get_filename());
+        let presence = match file.exists() {
+            true => Some(Arc::new(Presence::join(file)?)),
+            false => None,
+        };
         let read = SqlitePoolOptions::new()
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
@@ -129,7 +138,19 @@ impl Store {
         Ok(Self {
             read,
             writer: Writer::start(write),
+            presence,
         })
+    }
+
+    /// Whether this store is the only one open on its database file, in this process or any
+    /// other: only then is what this process last wrote sure to be current.
+    pub fn alone(&self) -> bool {
+        self.presence.as_ref().is_none_or(|p| p.alone())
+    }
+
+    /// The writer's figures, in the Prometheus text format.
+    pub fn render_metrics(&self, out: &mut crate::metrics::Exposition) {
+        self.writer.stats.render(out);
     }
 
     /// Answers when the database does.

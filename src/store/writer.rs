@@ -10,13 +10,16 @@
 //! before the transaction holding it is durable; if the commit fails, every write in the batch
 //! is answered with that failure and none of them happened.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use sqlx::{Connection, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{accounts, games, rooms, RoomCommit, StoreError};
 use crate::game::{BotLevel, PlayerRef};
+use crate::metrics::{histogram, Exposition, Histogram};
 use crate::model::{Account, NewGameVersion};
 
 /// Writes applied in one transaction at most. Enough to amortise an fsync many times over,
@@ -24,6 +27,63 @@ use crate::model::{Account, NewGameVersion};
 const MAX_BATCH: usize = 256;
 /// Writes waiting beyond this make callers wait to enqueue (back-pressure, not memory growth).
 const QUEUE: usize = 4096;
+
+/// What the writer has done, for `GET /metrics`.
+pub(super) struct WriterStats {
+    batches: AtomicU64,
+    writes: AtomicU64,
+    failed_batches: AtomicU64,
+    batch_size: Histogram,
+    commit_seconds: Histogram,
+}
+
+impl WriterStats {
+    fn new() -> Self {
+        Self {
+            batches: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            failed_batches: AtomicU64::new(0),
+            batch_size: Histogram::new(histogram::COUNTS),
+            commit_seconds: Histogram::new(histogram::SECONDS),
+        }
+    }
+
+    pub(super) fn render(&self, out: &mut Exposition) {
+        let count = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        out.single(
+            "turnhouse_store_commits_total",
+            "counter",
+            "Transactions committed by the writer (each one fsync).",
+            count(&self.batches),
+        );
+        out.single(
+            "turnhouse_store_writes_total",
+            "counter",
+            "Writes (room changes, sign-ups, uploads) committed.",
+            count(&self.writes),
+        );
+        out.single(
+            "turnhouse_store_failed_commits_total",
+            "counter",
+            "Transactions that could not begin or commit; none of their writes happened.",
+            count(&self.failed_batches),
+        );
+        out.family(
+            "turnhouse_store_batch_writes",
+            "histogram",
+            "Writes per committed transaction.",
+        );
+        self.batch_size
+            .render(out, "turnhouse_store_batch_writes", "");
+        out.family(
+            "turnhouse_store_commit_seconds",
+            "histogram",
+            "Time to COMMIT a transaction, which is mostly its fsync.",
+        );
+        self.commit_seconds
+            .render(out, "turnhouse_store_commit_seconds", "");
+    }
+}
 
 /// One write, as a value: what the writer task applies.
 pub(super) enum Write {
@@ -54,14 +114,16 @@ struct Job {
 #[derive(Clone)]
 pub(super) struct Writer {
     jobs: mpsc::Sender<Job>,
+    pub(super) stats: Arc<WriterStats>,
 }
 
 impl Writer {
     /// Starts the task that owns `conn`.
     pub(super) fn start(conn: SqliteConnection) -> Self {
         let (jobs, queue) = mpsc::channel(QUEUE);
-        tokio::spawn(run(conn, queue));
-        Self { jobs }
+        let stats = Arc::new(WriterStats::new());
+        tokio::spawn(run(conn, queue, stats.clone()));
+        Self { jobs, stats }
     }
 
     /// Queues `write` and waits until it is durable (or failed).
@@ -75,22 +137,23 @@ impl Writer {
     }
 }
 
-async fn run(mut conn: SqliteConnection, mut queue: mpsc::Receiver<Job>) {
+async fn run(mut conn: SqliteConnection, mut queue: mpsc::Receiver<Job>, stats: Arc<WriterStats>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Whatever arrived while the last batch was being written forms the next one.
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let jobs: Vec<Job> = std::mem::take(&mut batch);
         tracing::trace!(writes = jobs.len(), "group commit");
-        apply_batch(&mut conn, jobs).await;
+        apply_batch(&mut conn, jobs, &stats).await;
     }
     let _ = conn.close().await;
 }
 
-async fn apply_batch(conn: &mut SqliteConnection, mut jobs: Vec<Job>) {
+async fn apply_batch(conn: &mut SqliteConnection, mut jobs: Vec<Job>, stats: &WriterStats) {
     loop {
         // IMMEDIATE: take the write lock before reading anything, so another process's commit
         // can never invalidate what this transaction read.
         if let Err(err) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
+            stats.failed_batches.fetch_add(1, Ordering::Relaxed);
             let err = Arc::new(err);
             for job in jobs {
                 let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
@@ -116,8 +179,10 @@ async fn apply_batch(conn: &mut SqliteConnection, mut jobs: Vec<Job>) {
             }
             continue;
         }
+        let committing = Instant::now();
         let committed = sqlx::query("COMMIT").execute(&mut *conn).await;
         if let Err(err) = committed {
+            stats.failed_batches.fetch_add(1, Ordering::Relaxed);
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
             let err = Arc::new(err);
             for job in jobs {
@@ -125,6 +190,12 @@ async fn apply_batch(conn: &mut SqliteConnection, mut jobs: Vec<Job>) {
             }
             return;
         }
+        stats
+            .commit_seconds
+            .observe(committing.elapsed().as_secs_f64());
+        stats.batches.fetch_add(1, Ordering::Relaxed);
+        stats.writes.fetch_add(jobs.len() as u64, Ordering::Relaxed);
+        stats.batch_size.observe(jobs.len() as f64);
         for (job, outcome) in jobs.into_iter().zip(outcomes) {
             let _ = job.reply.send(outcome.map(|done| done.with(job.write)));
         }

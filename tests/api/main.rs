@@ -9,6 +9,7 @@ mod helpers;
 mod hooks;
 mod hosted;
 mod lobby;
+mod metrics;
 mod openapi;
 mod players;
 mod readme;

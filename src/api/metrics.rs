@@ -1,0 +1,21 @@
+//! `GET /metrics`: the server's figures in the Prometheus text format, for scraping.
+
+use actix_web::{web, HttpResponse};
+
+use super::AppContext;
+use crate::metrics::{Exposition, HttpMetrics};
+
+pub async fn show(context: web::Data<AppContext>, http: web::Data<HttpMetrics>) -> HttpResponse {
+    let mut out = Exposition::default();
+    http.render(&mut out);
+    context.engine.render_metrics(&mut out);
+    out.single(
+        "turnhouse_streams_open",
+        "gauge",
+        "Server-sent event streams open now (rooms and lobby).",
+        context.open_streams.get(),
+    );
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(out.finish())
+}
