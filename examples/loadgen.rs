@@ -2,13 +2,18 @@
 //! line of figures.
 //!
 //!     cargo run --release --example loadgen -- --url http://127.0.0.1:8080 --in-flight 64 \
-//!         [--seconds 10] [--pid <server pid>] [--rooms N]
+//!         [--seconds 10] [--pid <server pid>] [--rooms N] [--hosted] [--heavy-player <id>]
 //!
 //! It starts nothing itself. Each game is create, join and five moves (X wins along the top
 //! row), with `--in-flight` games at once over keep-alive connections; every game must end with
-//! X the winner, or it counts as an error. In the same run and with the same client and
+//! X the winner, or it counts as an error. With `--hosted` the game is `examples/tictactoe.js`,
+//! uploaded first and run in the sandbox. In the same run and with the same client and
 //! concurrency it measures `GET /healthz`, the baseline the action rate is compared with.
-//! `--rooms N` first plays N games (uncounted) so the figures are taken with N rooms stored.
+//! Then, one request at a time, it times the reads a frontend makes most: lobby listings, a
+//! player's rooms (one with a single room, one of its own with many, and `--heavy-player`,
+//! say a seeded player in every stored room), quick play, one room and a history page.
+//! `--rooms N` first plays N games (uncounted) so the figures are taken with N rooms stored;
+//! for millions, fill the database with `turnhouse seed-rooms` instead.
 //! With `--pid`, the server's CPU time per game and its resident memory are reported too.
 
 #[path = "support/measure.rs"]
@@ -38,7 +43,19 @@ struct Args {
     /// Finished rooms to store first (played through the API, not measured).
     #[arg(long, default_value_t = 0)]
     rooms: usize,
+    /// Play the JavaScript tic-tac-toe of `examples/tictactoe.js` instead of the built-in one.
+    #[arg(long)]
+    hosted: bool,
+    /// A player whose rooms are listed among the timed reads (one with very many rooms).
+    #[arg(long)]
+    heavy_player: Option<String>,
+    /// How many times each read is timed.
+    #[arg(long, default_value_t = 200)]
+    read_repeats: usize,
 }
+
+/// The hosted game's id, when `--hosted`.
+const HOSTED_GAME: &str = "loadgen-tictactoe";
 
 #[tokio::main]
 async fn main() {
@@ -47,11 +64,17 @@ async fn main() {
         .pool_max_idle_per_host(args.in_flight * 2)
         .build()
         .unwrap();
-    let api = Arc::new(Api {
+    let mut api = Api {
         base: args.url.trim_end_matches('/').to_owned(),
         client,
-    });
-    let players: Vec<(String, String)> = {
+        game: "tictactoe".to_owned(),
+    };
+    if args.hosted {
+        api.upload_hosted_game().await;
+        api.game = HOSTED_GAME.to_owned();
+    }
+    let api = Arc::new(api);
+    let players: Vec<(Player, Player)> = {
         let mut all = Vec::new();
         for _ in 0..args.in_flight {
             all.push((api.player().await, api.player().await));
@@ -64,7 +87,7 @@ async fn main() {
             let (api, seeded, total) = (api.clone(), seeded.clone(), args.rooms);
             tokio::spawn(async move {
                 while seeded.fetch_add(1, Ordering::Relaxed) < total {
-                    api.game(&x, &o, &mut Vec::new())
+                    api.game(&x.token, &o.token, &mut Vec::new())
                         .await
                         .expect("a seeding game");
                 }
@@ -80,6 +103,7 @@ async fn main() {
     let games = run_games(&api, &players, duration).await;
     let cpu_after = args.pid.map(cpu_ms);
     let health = run_health(&api, args.in_flight, duration).await;
+    let reads = time_reads(&api, &players[0].0, args.heavy_player, args.read_repeats).await;
 
     let mut latencies = games.latencies;
     latencies.sort();
@@ -88,6 +112,7 @@ async fn main() {
     health_latencies.sort();
     let health_per_s = health_latencies.len() as f64 / health.elapsed.as_secs_f64();
     let mut report = json!({
+        "game": api.game,
         "in_flight": args.in_flight,
         "rooms_seeded": args.rooms,
         "games": games.games,
@@ -98,6 +123,7 @@ async fn main() {
         "healthz_per_s": round(health_per_s),
         "healthz_ms": {"p50": ms(&health_latencies, 0.5), "p99": ms(&health_latencies, 0.99)},
         "actions_per_healthz": round(actions_per_s / health_per_s),
+        "reads_ms": reads,
     });
     if let (Some(pid), Some(before), Some(after)) = (args.pid, cpu_before, cpu_after) {
         report["server_cpu_ms_per_game"] =
@@ -114,7 +140,7 @@ struct Measured {
     elapsed: Duration,
 }
 
-async fn run_games(api: &Arc<Api>, players: &[(String, String)], duration: Duration) -> Measured {
+async fn run_games(api: &Arc<Api>, players: &[(Player, Player)], duration: Duration) -> Measured {
     let games = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -126,7 +152,7 @@ async fn run_games(api: &Arc<Api>, players: &[(String, String)], duration: Durat
             tokio::spawn(async move {
                 let mut latencies = Vec::new();
                 while start.elapsed() < duration {
-                    match api.game(&x, &o, &mut latencies).await {
+                    match api.game(&x.token, &o.token, &mut latencies).await {
                         Ok(()) => games.fetch_add(1, Ordering::Relaxed),
                         Err(err) => {
                             eprintln!("loadgen: {err}");
@@ -180,6 +206,83 @@ async fn run_health(api: &Arc<Api>, in_flight: usize, duration: Duration) -> Mea
     }
 }
 
+/// p50 and p99 of each read a frontend makes most, one request at a time, `repeats` times.
+async fn time_reads(
+    api: &Api,
+    busy: &Player,
+    heavy_player: Option<String>,
+    repeats: usize,
+) -> Value {
+    let newcomer = api.player().await;
+    let newcomer_room = api
+        .send("/rooms", &newcomer.token, json!({"game": api.game}))
+        .await
+        .expect("a room");
+    let room = newcomer_room["id"].as_str().unwrap();
+    let game = &api.game;
+    let mut reads = vec![
+        (
+            "lobby_open",
+            format!("/rooms?game={game}&joinable=true&limit=50"),
+        ),
+        (
+            "lobby_finished",
+            format!("/rooms?game={game}&finished=true&limit=50"),
+        ),
+        ("lobby_all", "/rooms?limit=50".to_owned()),
+        (
+            "lobby_empty_game",
+            "/rooms?game=tictactoe3d&joinable=true&limit=50".to_owned(),
+        ),
+        ("player_one_room", format!("/rooms?player={}", newcomer.id)),
+        ("player_busy", format!("/rooms?player={}&limit=50", busy.id)),
+        ("room", format!("/rooms/{room}")),
+        ("history_page", format!("/rooms/{room}/events?limit=50")),
+    ];
+    if let Some(heavy) = &heavy_player {
+        reads.push(("player_heavy", format!("/rooms?player={heavy}&limit=50")));
+        reads.push((
+            "player_heavy_open",
+            format!("/rooms?player={heavy}&joinable=true&limit=50"),
+        ));
+    }
+    let mut figures = serde_json::Map::new();
+    for (name, path) in reads {
+        let mut latencies = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            let sent = Instant::now();
+            let response = api.client.get(format!("{}{path}", api.base)).send().await;
+            let ok = match response {
+                Ok(response) => response.status().is_success() && response.bytes().await.is_ok(),
+                Err(_) => false,
+            };
+            assert!(ok, "GET {path} failed");
+            latencies.push(sent.elapsed());
+        }
+        latencies.sort();
+        figures.insert(
+            name.into(),
+            json!({"p50": ms(&latencies, 0.5), "p99": ms(&latencies, 0.99)}),
+        );
+    }
+    // Quick play: each new player either joins the open room or opens one.
+    let mut latencies = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let player = api.player().await;
+        let sent = Instant::now();
+        api.send("/rooms/quickplay", &player.token, json!({"game": api.game}))
+            .await
+            .expect("quick play");
+        latencies.push(sent.elapsed());
+    }
+    latencies.sort();
+    figures.insert(
+        "quickplay".into(),
+        json!({"p50": ms(&latencies, 0.5), "p99": ms(&latencies, 0.99)}),
+    );
+    Value::Object(figures)
+}
+
 /// Every task's latencies, together.
 async fn joined(tasks: Vec<tokio::task::JoinHandle<Vec<Duration>>>) -> Vec<Duration> {
     let mut latencies = Vec::new();
@@ -192,6 +295,14 @@ async fn joined(tasks: Vec<tokio::task::JoinHandle<Vec<Duration>>>) -> Vec<Durat
 struct Api {
     base: String,
     client: reqwest::Client,
+    /// The game played: `tictactoe`, or the hosted one.
+    game: String,
+}
+
+#[derive(Clone)]
+struct Player {
+    id: String,
+    token: String,
 }
 
 impl Api {
@@ -213,12 +324,37 @@ impl Api {
         }
     }
 
-    async fn player(&self) -> String {
+    async fn player(&self) -> Player {
         let player = self
             .send("/players", "", json!({}))
             .await
             .expect("a player");
-        player["token"].as_str().unwrap().to_owned()
+        Player {
+            id: player["id"].as_str().unwrap().to_owned(),
+            token: player["token"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// Publishes `examples/tictactoe.js` as [`HOSTED_GAME`], by a new author (or, if an
+    /// earlier run published it, plays that).
+    async fn upload_hosted_game(&self) {
+        let source = include_str!("tictactoe.js");
+        let author = self.player().await;
+        let response = self
+            .client
+            .put(format!("{}/games/{HOSTED_GAME}", self.base))
+            .bearer_auth(&author.token)
+            .header("content-type", "application/javascript")
+            .body(source)
+            .send()
+            .await
+            .expect("the server answers");
+        let status = response.status();
+        assert!(
+            status.is_success() || status == reqwest::StatusCode::FORBIDDEN,
+            "uploading the hosted game: {status} {}",
+            response.text().await.unwrap_or_default()
+        );
     }
 
     /// One whole game, each action's latency recorded; an error if it does not end with X
@@ -230,7 +366,7 @@ impl Api {
             latencies.push(sent.elapsed());
             answer
         };
-        let room = timed("/rooms".into(), x, json!({"game": "tictactoe"})).await?;
+        let room = timed("/rooms".into(), x, json!({"game": self.game})).await?;
         let id = room["id"].as_str().ok_or("a room id")?.to_owned();
         timed(format!("/rooms/{id}/join"), o, Value::Null).await?;
         let mut last = Value::Null;

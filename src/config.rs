@@ -56,6 +56,14 @@ pub enum Command {
     /// A sandbox process, started by the server (not for people to run).
     #[command(hide = true)]
     SandboxWorker(HookLimits),
+    /// Fills the database with finished tic-tac-toe rooms (one game played through the engine,
+    /// then copied, history and all), to measure the service with many rooms stored. Run it
+    /// with the server stopped or running; it prints how long it took.
+    SeedRooms {
+        /// How many finished rooms to add.
+        #[arg(long)]
+        count: u64,
+    },
 }
 
 /// The limits every hook of an uploaded game runs under.

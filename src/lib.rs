@@ -13,6 +13,7 @@ pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod sandbox;
+pub mod seed;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

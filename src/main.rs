@@ -3,13 +3,14 @@ use std::process::ExitCode;
 use clap::Parser;
 use turnhouse::config::{Command, Config};
 use turnhouse::startup::{self, Application};
-use turnhouse::{games, sandbox, telemetry};
+use turnhouse::{games, sandbox, seed, telemetry};
 
 fn main() -> ExitCode {
     let config = Config::parse();
     match config.command {
         // A sandbox process: no runtime, no logging, nothing but the JS engine.
         Some(Command::SandboxWorker(limits)) => sandbox::worker::run(limits.limits()),
+        Some(Command::SeedRooms { count }) => seed_rooms(config, count),
         None => serve(config),
     }
 }
@@ -37,6 +38,34 @@ async fn serve(config: Config) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!(error = %err, "the server stopped with an error");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[tokio::main]
+async fn seed_rooms(config: Config, count: u64) -> ExitCode {
+    telemetry::init("info");
+    let started = std::time::Instant::now();
+    let seeded = match startup::engine(&config, games::builtin()).await {
+        Ok(engine) => seed::seed_rooms(&engine, count)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(err) => Err(err.to_string()),
+    };
+    match seeded {
+        Ok(first) => {
+            tracing::info!(
+                count,
+                first,
+                seconds = started.elapsed().as_secs_f64(),
+                database = %config.database_url,
+                "seeded"
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            tracing::error!(error = %err, "could not seed rooms");
             ExitCode::FAILURE
         }
     }

@@ -53,20 +53,24 @@ impl StopHandle {
     }
 }
 
+/// Opens the database (migrating it) and starts the engine on it, as `config` says.
+pub async fn engine(config: &Config, games: GameRegistry) -> Result<Engine, StartupError> {
+    let store = Store::open(&config.database_url).await?;
+    let program = match &config.sandbox_program {
+        Some(program) => program.clone(),
+        None => std::env::current_exe().map_err(StartupError::Sandbox)?,
+    };
+    let sandbox = SandboxPool::new(program, config.hook_limits.limits(), config.sandbox_workers);
+    let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
+    Ok(Engine::start(store, games, sandbox, bot_seed).await?)
+}
+
 impl Application {
     /// Opens the database (migrating it), binds the listener and prepares the server.
     pub async fn build(config: &Config, games: GameRegistry) -> Result<Self, StartupError> {
-        let store = Store::open(&config.database_url).await?;
-        let program = match &config.sandbox_program {
-            Some(program) => program.clone(),
-            None => std::env::current_exe().map_err(StartupError::Sandbox)?,
-        };
-        let sandbox =
-            SandboxPool::new(program, config.hook_limits.limits(), config.sandbox_workers);
-        let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
         let (stop_streams, streams_shutdown) = watch::channel(false);
         let context = web::Data::new(AppContext {
-            engine: Engine::start(store, games, sandbox, bot_seed).await?,
+            engine: engine(config, games).await?,
             stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
             streams_shutdown,
             open_streams: Gauge::default(),

@@ -20,6 +20,7 @@ pub use extract::BODY_LIMIT;
 pub use streams::StreamsShutdown;
 
 use crate::engine::Engine;
+use crate::metrics::RoutePattern;
 
 /// What every handler shares.
 pub struct AppContext {
@@ -80,7 +81,9 @@ pub fn configure(cfg: &mut ServiceConfig) {
         }
     }
     for path in paths {
-        let mut resource = web::resource(path).default_service(web::to(method_not_allowed));
+        let mut resource = web::resource(path)
+            .app_data(RoutePattern(path))
+            .default_service(web::to(method_not_allowed));
         for def in routes.extract_if(.., |def| def.path == path) {
             resource = resource.route(def.route);
         }

@@ -137,6 +137,12 @@ impl Engine {
         Ok(room)
     }
 
+    /// Writes `copies` rooms just like `template`, history and all, under fresh ids (for
+    /// filling a database to measure; see [`crate::seed`]).
+    pub async fn copy_room(&self, template: &str, copies: i64) -> Result<(), EngineError> {
+        Ok(self.store.copy_room(template, copies).await?)
+    }
+
     /// Figures for `GET /metrics`: the store's, and what this process holds in memory.
     pub fn render_metrics(&self, out: &mut Exposition) {
         self.store.render_metrics(out);

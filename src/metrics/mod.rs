@@ -6,7 +6,7 @@ mod http;
 mod text;
 
 pub use histogram::Histogram;
-pub use http::{HttpMetrics, RecordRequests};
+pub use http::{HttpMetrics, RecordRequests, RoutePattern};
 pub use text::Exposition;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

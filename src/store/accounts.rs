@@ -54,7 +54,7 @@ impl Store {
     #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]
     pub async fn create_account(&self, account: &Account) -> Result<(), StoreError> {
         match self.writer.write(Write::Account(account.clone())).await? {
-            Written::Account => Ok(()),
+            Written::Applied => Ok(()),
             _ => unreachable!("an account write answers as one"),
         }
     }

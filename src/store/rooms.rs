@@ -81,6 +81,14 @@ pub(super) async fn apply_commit(
     if commit.members_changed {
         write_members(conn, &commit.room).await?;
     }
+    if commit.listing_changed && commit.expected_version.is_some() {
+        sqlx::query("UPDATE room_players SET joinable = ?2, finished = ?3 WHERE room_id = ?1")
+            .bind(&commit.room.id)
+            .bind(commit.room.joinable)
+            .bind(commit.room.finished)
+            .execute(&mut *conn)
+            .await?;
+    }
     for event in &commit.events {
         events::insert(conn, &commit.room.id, event).await?;
     }
@@ -160,6 +168,52 @@ fn bind_room<'q>(
         .bind(&room.updated_at)
 }
 
+/// Writes `copies` new rooms identical to `template` but for their ids: its record, its
+/// memberships and its whole history. For filling a database to measure (`turnhouse
+/// seed-rooms`); one statement per table, whatever the number of copies.
+pub(super) async fn copy(
+    conn: &mut SqliteConnection,
+    template: &str,
+    copies: i64,
+) -> Result<(), StoreError> {
+    let before: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM rooms")
+        .fetch_one(&mut *conn)
+        .await?;
+    sqlx::query(
+        "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2) \
+         INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
+         inactive_players, created_at, updated_at, game_version) \
+         SELECT lower(hex(randomblob(16))), game, private, version, joinable, finished, state, \
+         players, inactive_players, created_at, updated_at, game_version \
+         FROM n, rooms WHERE id = ?1 ORDER BY i",
+    )
+    .bind(template)
+    .bind(copies)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "INSERT INTO room_players (room_id, player_id, active, room_seq, game, joinable, finished) \
+         SELECT r.id, m.player_id, m.active, r.seq, r.game, r.joinable, r.finished \
+         FROM rooms r, room_players m WHERE r.seq > ?2 AND m.room_id = ?1",
+    )
+    .bind(template)
+    .bind(before)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, \
+         finished, players, created_at) \
+         SELECT r.id, e.version, e.kind, e.player_id, e.move, e.state, e.joinable, e.finished, \
+         e.players, e.created_at \
+         FROM rooms r, room_events e WHERE r.seq > ?2 AND e.room_id = ?1",
+    )
+    .bind(template)
+    .bind(before)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
 /// Records every current (active) and former (inactive) player of the room.
 async fn write_members(conn: &mut SqliteConnection, room: &Room) -> Result<(), StoreError> {
     let members = room
@@ -169,8 +223,8 @@ async fn write_members(conn: &mut SqliteConnection, room: &Room) -> Result<(), S
         .chain(room.inactive_players.iter().map(|p| (p, false)));
     for (player, active) in members {
         sqlx::query(
-            "INSERT INTO room_players (room_id, player_id, active, room_seq, game) \
-             SELECT ?1, ?2, ?3, seq, game FROM rooms WHERE id = ?1 \
+            "INSERT INTO room_players (room_id, player_id, active, room_seq, game, joinable, finished) \
+             SELECT ?1, ?2, ?3, seq, game, joinable, finished FROM rooms WHERE id = ?1 \
              ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active",
         )
         .bind(&room.id)
@@ -218,10 +272,11 @@ impl Store {
 /// The SQL for one listing, built for its filter set: only the filters given appear, as plain
 /// equalities, so the planner can use the index made for exactly that set (see migration 0005)
 /// instead of scanning. A player's rooms are read through their memberships, which carry each
-/// room's `seq` and game.
+/// room's `seq`, game and flags. (One filter stays a walk: someone else's view of a player's
+/// rooms skips the private ones, newest first.)
 fn listing(query: &RoomQuery) -> QueryBuilder<Sqlite> {
     let mut sql = QueryBuilder::new(concat!("SELECT ", room_columns!()));
-    let seq = match &query.player {
+    let (seq, flags) = match &query.player {
         Some(player) => {
             sql.push(
                 " FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE m.player_id = ",
@@ -233,21 +288,23 @@ fn listing(query: &RoomQuery) -> QueryBuilder<Sqlite> {
             if !query.include_private {
                 sql.push(" AND r.private = 0");
             }
-            "m.room_seq"
+            ("m.room_seq", "m")
         }
         None => {
             sql.push(" FROM rooms r WHERE r.private = 0");
             if let Some(game) = &query.game {
                 sql.push(" AND r.game = ").push_bind(game);
             }
-            "r.seq"
+            ("r.seq", "r")
         }
     };
     if let Some(joinable) = query.joinable {
-        sql.push(" AND r.joinable = ").push_bind(joinable);
+        sql.push(format_args!(" AND {flags}.joinable = "))
+            .push_bind(joinable);
     }
     if let Some(finished) = query.finished {
-        sql.push(" AND r.finished = ").push_bind(finished);
+        sql.push(format_args!(" AND {flags}.finished = "))
+            .push_bind(finished);
     }
     if let Some(before) = query.before_seq {
         sql.push(format_args!(" AND {seq} < ")).push_bind(before);
@@ -369,10 +426,8 @@ mod tests {
                             if game.is_some() {
                                 expected.push("game=?".to_owned());
                             }
-                            if player.is_none() {
-                                expected.extend(joinable.map(|_| "joinable=?".to_owned()));
-                                expected.extend(finished.map(|_| "finished=?".to_owned()));
-                            }
+                            expected.extend(joinable.map(|_| "joinable=?".to_owned()));
+                            expected.extend(finished.map(|_| "finished=?".to_owned()));
                             if before_seq.is_some() {
                                 expected.push(format!("{seq}<?"));
                             }

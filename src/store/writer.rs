@@ -96,12 +96,18 @@ pub(super) enum Write {
         created_at: String,
     },
     GameVersion(NewGameVersion),
+    /// Copies of a room, to fill a database for measuring.
+    CopyRoom {
+        template: String,
+        copies: i64,
+    },
 }
 
 /// What a write produced, handed back once it is durable.
 pub(super) enum Written {
     Room(Box<RoomCommit>),
-    Account,
+    /// A write with nothing to hand back: an account, copies of a room.
+    Applied,
     Bot(PlayerRef),
     GameVersion(i64),
 }
@@ -216,7 +222,7 @@ impl Done {
             (Done::Nothing, Write::Room(commit)) => Written::Room(commit),
             (Done::Bot(bot), _) => Written::Bot(bot),
             (Done::GameVersion(version), _) => Written::GameVersion(version),
-            (Done::Nothing, _) => Written::Account,
+            (Done::Nothing, _) => Written::Applied,
         }
     }
 }
@@ -242,6 +248,10 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<Done, Store
             accounts::ensure_bot(conn, *level, id, username, created_at).await?,
         )),
         Write::GameVersion(upload) => Ok(Done::GameVersion(games::publish(conn, upload).await?)),
+        Write::CopyRoom { template, copies } => {
+            rooms::copy(conn, template, *copies).await?;
+            Ok(Done::Nothing)
+        }
     }
 }
 

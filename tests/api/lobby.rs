@@ -167,6 +167,66 @@ async fn a_players_own_listing_includes_their_private_rooms() {
     assert_eq!(anonymous["rooms"].as_array().unwrap().len(), 1);
 }
 
+/// A player's rooms filtered by game, joinable and finished follow each room as it opens,
+/// fills, finishes and starts again.
+#[tokio::test]
+async fn a_players_rooms_filter_by_what_the_rooms_are_now() {
+    let app = TestApp::spawn().await;
+    let (finished, x, o) = app.started_tictactoe().await;
+    for (player, row, col) in [(&x, 0, 0), (&o, 1, 0), (&x, 0, 1), (&o, 1, 1), (&x, 0, 2)] {
+        app.play_ok(player, &finished, json!({"x": row, "y": col}))
+            .await;
+    }
+    let in_play = app.create_room(&x, json!({"game": "tictactoe"})).await;
+    let in_play = in_play["id"].as_str().unwrap().to_owned();
+    app.join(&o, &in_play).await;
+    let open = app.create_room(&x, json!({"game": "tictactoe3d"})).await;
+    let open = open["id"].as_str().unwrap().to_owned();
+
+    let listed = |filter: &'static str| {
+        let path = format!("/rooms?player={}{filter}", x.id);
+        let app = &app;
+        async move {
+            let page = app.get_json(&path).await;
+            page["rooms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        listed("").await,
+        [open.as_str(), in_play.as_str(), finished.as_str()]
+    );
+    assert_eq!(listed("&joinable=true").await, [open.as_str()]);
+    assert_eq!(listed("&finished=true").await, [finished.as_str()]);
+    assert_eq!(
+        listed("&finished=false").await,
+        [open.as_str(), in_play.as_str()]
+    );
+    assert_eq!(
+        listed("&game=tictactoe&finished=false").await,
+        [in_play.as_str()]
+    );
+    assert_eq!(
+        listed("&game=tictactoe&joinable=false&finished=true").await,
+        [finished.as_str()]
+    );
+
+    // Play again: the finished room is open again (until O sits back down).
+    let reset = app
+        .post(&format!("/rooms/{finished}/reset"), Some(&x.token), None)
+        .await;
+    assert_eq!(reset.status(), StatusCode::OK);
+    assert_eq!(listed("&finished=true").await, Vec::<&str>::new());
+    assert_eq!(
+        listed("&joinable=true").await,
+        [open.as_str(), finished.as_str()]
+    );
+}
+
 #[tokio::test]
 async fn pages_of_rooms_follow_the_cursor_without_repeats() {
     let app = TestApp::spawn().await;
