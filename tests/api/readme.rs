@@ -57,6 +57,9 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         // The stream, resumed twice: the last two versions, then only the last.
         "id: 7\nevent: version\nid: 8\nevent: version\n",
         r#"{"version":8,"kind":"move","player":"alice","move":{"x":0,"y":2},"finished":true,"players":["alice","bob"]}"#,
+        // The server's figures.
+        "turnhouse_store_commits_total ",
+        "turnhouse_rooms_cached ",
     ] {
         assert!(
             stdout.contains(expected),
