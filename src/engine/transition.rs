@@ -188,12 +188,16 @@ impl Transition {
         let listing_changed = self.lobby_before.is_none_or(|before| {
             (before.joinable, before.finished) != (self.room.joinable, self.room.finished)
         });
+        let finished_changed = self
+            .lobby_before
+            .is_none_or(|before| before.finished != self.room.finished);
         RoomCommit {
             room: self.room,
             expected_version: self.expected_version,
             events: self.events,
             members_changed: self.members_changed,
             listing_changed,
+            finished_changed,
             only_if_no_open_room_for: None,
         }
     }

@@ -87,6 +87,8 @@ pub struct RoomCommit {
     /// Whether `joinable` or `finished` changed. Most moves change neither, and leaving them
     /// out of the update spares the six lobby indexes that contain them.
     pub listing_changed: bool,
+    /// Whether `finished` changed, so memberships (which carry it) must be rewritten.
+    pub finished_changed: bool,
     /// For a new room: write it only if no open public room of its game that this player is
     /// not already in exists at the moment of writing (quick play), else [`StoreError::Conflict`].
     pub only_if_no_open_room_for: Option<String>,

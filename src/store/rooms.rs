@@ -81,10 +81,9 @@ pub(super) async fn apply_commit(
     if commit.members_changed {
         write_members(conn, &commit.room).await?;
     }
-    if commit.listing_changed && commit.expected_version.is_some() {
-        sqlx::query("UPDATE room_players SET joinable = ?2, finished = ?3 WHERE room_id = ?1")
+    if commit.finished_changed && commit.expected_version.is_some() {
+        sqlx::query("UPDATE room_players SET finished = ?2 WHERE room_id = ?1")
             .bind(&commit.room.id)
-            .bind(commit.room.joinable)
             .bind(commit.room.finished)
             .execute(&mut *conn)
             .await?;
@@ -192,8 +191,8 @@ pub(super) async fn copy(
     .execute(&mut *conn)
     .await?;
     sqlx::query(
-        "INSERT INTO room_players (room_id, player_id, active, room_seq, game, joinable, finished) \
-         SELECT r.id, m.player_id, m.active, r.seq, r.game, r.joinable, r.finished \
+        "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
+         SELECT r.id, m.player_id, m.active, r.seq, r.game, r.finished \
          FROM rooms r, room_players m WHERE r.seq > ?2 AND m.room_id = ?1",
     )
     .bind(template)
@@ -223,8 +222,8 @@ async fn write_members(conn: &mut SqliteConnection, room: &Room) -> Result<(), S
         .chain(room.inactive_players.iter().map(|p| (p, false)));
     for (player, active) in members {
         sqlx::query(
-            "INSERT INTO room_players (room_id, player_id, active, room_seq, game, joinable, finished) \
-             SELECT ?1, ?2, ?3, seq, game, joinable, finished FROM rooms WHERE id = ?1 \
+            "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
+             SELECT ?1, ?2, ?3, seq, game, finished FROM rooms WHERE id = ?1 \
              ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active",
         )
         .bind(&room.id)
@@ -272,11 +271,12 @@ impl Store {
 /// The SQL for one listing, built for its filter set: only the filters given appear, as plain
 /// equalities, so the planner can use the index made for exactly that set (see migration 0005)
 /// instead of scanning. A player's rooms are read through their memberships, which carry each
-/// room's `seq`, game and flags. (One filter stays a walk: someone else's view of a player's
-/// rooms skips the private ones, newest first.)
+/// room's `seq`, game and whether it is finished. (Two filters stay a walk, newest first:
+/// someone else's view of a player's rooms skips the private ones, and `joinable=false`
+/// without `finished` skips the joinable ones.)
 fn listing(query: &RoomQuery) -> QueryBuilder<Sqlite> {
     let mut sql = QueryBuilder::new(concat!("SELECT ", room_columns!()));
-    let (seq, flags) = match &query.player {
+    let seq = match &query.player {
         Some(player) => {
             sql.push(
                 " FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE m.player_id = ",
@@ -285,27 +285,36 @@ fn listing(query: &RoomQuery) -> QueryBuilder<Sqlite> {
             if let Some(game) = &query.game {
                 sql.push(" AND m.game = ").push_bind(game);
             }
+            // A joinable room is never finished: "joinable" reads the unfinished range.
+            let finished = match (query.finished, query.joinable) {
+                (None, Some(true)) => Some(false),
+                (finished, _) => finished,
+            };
+            if let Some(finished) = finished {
+                sql.push(" AND m.finished = ").push_bind(finished);
+            }
+            if let Some(joinable) = query.joinable {
+                sql.push(" AND r.joinable = ").push_bind(joinable);
+            }
             if !query.include_private {
                 sql.push(" AND r.private = 0");
             }
-            ("m.room_seq", "m")
+            "m.room_seq"
         }
         None => {
             sql.push(" FROM rooms r WHERE r.private = 0");
             if let Some(game) = &query.game {
                 sql.push(" AND r.game = ").push_bind(game);
             }
-            ("r.seq", "r")
+            if let Some(joinable) = query.joinable {
+                sql.push(" AND r.joinable = ").push_bind(joinable);
+            }
+            if let Some(finished) = query.finished {
+                sql.push(" AND r.finished = ").push_bind(finished);
+            }
+            "r.seq"
         }
     };
-    if let Some(joinable) = query.joinable {
-        sql.push(format_args!(" AND {flags}.joinable = "))
-            .push_bind(joinable);
-    }
-    if let Some(finished) = query.finished {
-        sql.push(format_args!(" AND {flags}.finished = "))
-            .push_bind(finished);
-    }
     if let Some(before) = query.before_seq {
         sql.push(format_args!(" AND {seq} < ")).push_bind(before);
     }
@@ -426,8 +435,12 @@ mod tests {
                             if game.is_some() {
                                 expected.push("game=?".to_owned());
                             }
-                            expected.extend(joinable.map(|_| "joinable=?".to_owned()));
-                            expected.extend(finished.map(|_| "finished=?".to_owned()));
+                            if player.is_none() {
+                                expected.extend(joinable.map(|_| "joinable=?".to_owned()));
+                            }
+                            if finished.is_some() || (player.is_some() && joinable.is_some()) {
+                                expected.push("finished=?".to_owned());
+                            }
                             if before_seq.is_some() {
                                 expected.push(format!("{seq}<?"));
                             }
