@@ -113,6 +113,10 @@ async fn started_room(
     (tokens.pop().unwrap(), second, id)
 }
 
+async fn get_json(client: &reqwest::Client, url: String) -> Value {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 /// A new player's token.
 async fn register(client: &reqwest::Client, base: &str) -> String {
     let body = json!({"username": unique("killed")});
@@ -142,35 +146,14 @@ async fn a_killed_server_loses_nothing_it_acknowledged() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
-    let events_before: Value = client
-        .get(format!("{base}/rooms/{id}/events"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let events_before = get_json(&client, format!("{base}/rooms/{id}/events")).await;
     server.kill();
 
     let server = Server::start(&database);
     let base = server.address.clone();
-    let after: Value = client
-        .get(format!("{base}/rooms/{id}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let after = get_json(&client, format!("{base}/rooms/{id}")).await;
     assert_eq!(after, before, "the room is exactly as acknowledged");
-    let events_after: Value = client
-        .get(format!("{base}/rooms/{id}/events"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let events_after = get_json(&client, format!("{base}/rooms/{id}/events")).await;
     assert_eq!(events_after, events_before);
     // The players' tokens still work, and the game goes on.
     let (status, next) = post(
@@ -182,14 +165,7 @@ async fn a_killed_server_loses_nothing_it_acknowledged() {
     .await;
     assert_eq!(status, StatusCode::OK, "{next}");
     assert_eq!(next["version"], 5);
-    let listed: Value = client
-        .get(format!("{base}/rooms"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = get_json(&client, format!("{base}/rooms")).await;
     assert_eq!(listed["rooms"][0]["id"], id.as_str());
     server.kill();
 }
@@ -293,22 +269,9 @@ async fn a_kill_under_load_loses_no_acknowledged_version() {
         rooms.entry(room).or_default().push((version, state));
     }
     for (room, shown) in &rooms {
-        let current: Value = client
-            .get(format!("{base}/rooms/{room}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let events: Value = client
-            .get(format!("{base}/rooms/{room}/events?limit=1000"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let current = get_json(&client, format!("{base}/rooms/{room}")).await;
+        let events: Value =
+            get_json(&client, format!("{base}/rooms/{room}/events?limit=1000")).await;
         let history = events["events"].as_array().unwrap();
         let versions: Vec<i64> = history
             .iter()
