@@ -47,11 +47,12 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
     }
 
     pub fn insert(&self, key: K, value: V) {
-        self.insert_unless(key, value, |_| false);
+        self.insert_unless(key, || value, |_| false);
     }
 
-    /// Inserts unless the entry already held for `key` is one `keep` prefers, atomically.
-    pub fn insert_unless(&self, key: K, value: V, keep: impl FnOnce(&V) -> bool) {
+    /// Inserts `value()` unless the entry already held for `key` is one `keep` prefers,
+    /// atomically; `value` is only called when it is inserted.
+    pub fn insert_unless(&self, key: K, value: impl FnOnce() -> V, keep: impl FnOnce(&V) -> bool) {
         let mut generations = self.generations.lock().expect("never poisoned");
         let held = match generations.young.get(&key) {
             Some(held) => Some(held),
@@ -61,7 +62,7 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
             return;
         }
         generations.old.remove(&key);
-        generations.put(key, value, self.per_generation);
+        generations.put(key, value(), self.per_generation);
     }
 
     pub fn clear(&self) {
@@ -113,10 +114,10 @@ mod tests {
         assert_eq!(cache.get(&99_999), Some(99_999));
         cache.remove(&0);
         assert_eq!(cache.get(&0), None);
-        cache.insert_unless(1, 5, |_| true);
-        cache.insert_unless(1, 3, |held| *held > 3);
+        cache.insert_unless(1, || 5, |_| true);
+        cache.insert_unless(1, || 3, |held| *held > 3);
         assert_eq!(cache.get(&1), Some(5), "the held entry is preferred");
-        cache.insert_unless(1, 7, |held| *held > 7);
+        cache.insert_unless(1, || 7, |held| *held > 7);
         assert_eq!(cache.get(&1), Some(7));
         cache.clear();
         assert_eq!(cache.len(), 0);

@@ -43,9 +43,8 @@ use crate::store::{RoomQuery, Store, StoreError};
 /// No room holds more players than this, whatever its game says.
 pub const MAX_PLAYERS: usize = 50;
 
-/// Current rooms kept in memory, so an action on a room this process wrote last needs no read
-/// first. The version compare-and-set keeps it honest: a stale entry loses its commit, is
-/// dropped, and the room is read again.
+/// Current rooms kept in memory (see [`RoomCache`] for when they are used and how fresh they
+/// are).
 const CACHED_ROOMS: usize = 4096;
 /// Accounts kept in memory for checking tokens (an account never changes once created).
 const CACHED_ACCOUNTS: usize = 65_536;

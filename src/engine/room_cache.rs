@@ -69,10 +69,11 @@ impl RoomCache {
         let Epoch(Some(epoch)) = epoch else { return };
         let _clearing = self.clearing.lock().expect("never poisoned");
         if self.epoch.load(Ordering::Acquire) == epoch {
-            self.rooms
-                .insert_unless(room.id.clone(), room.clone(), |held| {
-                    held.version >= room.version
-                });
+            self.rooms.insert_unless(
+                room.id.clone(),
+                || room.clone(),
+                |held| held.version >= room.version,
+            );
         }
     }
 
