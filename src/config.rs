@@ -26,6 +26,11 @@ pub struct Config {
     )]
     pub database_url: String,
 
+    /// How long a write waits, in milliseconds, while another connection (say, someone in
+    /// `sqlite3`) holds the database's write lock, before it is answered `503 storage_busy`.
+    #[arg(long, env = "DATABASE_BUSY_TIMEOUT_MS", default_value_t = 5000)]
+    pub database_busy_timeout_ms: u64,
+
     /// Seed for the computer opponents' random choices. With a fixed seed, a room with the same
     /// history gets the same bot moves (for tests and replays); by default each start picks one.
     #[arg(long, env = "BOT_SEED")]
@@ -120,6 +125,7 @@ impl Config {
         Self {
             bind: "127.0.0.1:0".into(),
             database_url: database_url.into(),
+            database_busy_timeout_ms: 5000,
             bot_seed: None,
             hook_limits: HookLimits::default(),
             sandbox_workers: 4,

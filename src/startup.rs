@@ -55,7 +55,8 @@ impl StopHandle {
 
 /// Opens the database (migrating it) and starts the engine on it, as `config` says.
 pub async fn engine(config: &Config, games: GameRegistry) -> Result<Engine, StartupError> {
-    let store = Store::open(&config.database_url).await?;
+    let busy_timeout = Duration::from_millis(config.database_busy_timeout_ms);
+    let store = Store::open_with(&config.database_url, busy_timeout).await?;
     let program = match &config.sandbox_program {
         Some(program) => program.clone(),
         None => std::env::current_exe().map_err(StartupError::Sandbox)?,

@@ -8,6 +8,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde_json::{json, Map, Value};
 
 use crate::engine::{EngineError, RegisterError};
+use crate::store::StorageFault;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -104,7 +105,13 @@ impl ApiError {
                 EngineError::SandboxUnavailable(_) => {
                     (S::SERVICE_UNAVAILABLE, "sandbox_unavailable")
                 }
-                EngineError::Store(_) => (S::INTERNAL_SERVER_ERROR, "internal"),
+                EngineError::Store(err) => match err.fault() {
+                    Some(StorageFault::Busy) => (S::SERVICE_UNAVAILABLE, "storage_busy"),
+                    Some(StorageFault::Unavailable) => {
+                        (S::SERVICE_UNAVAILABLE, "storage_unavailable")
+                    }
+                    None => (S::INTERNAL_SERVER_ERROR, "internal"),
+                },
             },
         }
     }
@@ -132,12 +139,33 @@ impl ApiError {
         extra
     }
 
+    /// Seconds a client should wait before trying again, for problems that pass by themselves.
+    fn retry_after(&self) -> Option<u32> {
+        match self {
+            ApiError::Engine(EngineError::Contention | EngineError::SandboxUnavailable(_)) => {
+                Some(1)
+            }
+            ApiError::Engine(EngineError::Store(err)) => match err.fault()? {
+                StorageFault::Busy => Some(2),
+                StorageFault::Unavailable => Some(10),
+            },
+            _ => None,
+        }
+    }
+
     /// What a client is told; server-side failures are not described beyond their kind.
     fn public_detail(&self) -> String {
         match self {
-            ApiError::Engine(EngineError::Store(_)) => {
-                "the server could not complete the request".into()
-            }
+            ApiError::Engine(EngineError::Store(err)) => match err.fault() {
+                Some(StorageFault::Busy) => "the database is locked by another connection; \
+                                             nothing was changed; try again shortly"
+                    .into(),
+                Some(StorageFault::Unavailable) => "the database cannot be written right now \
+                                                    (disk full or read-only); nothing was \
+                                                    changed; try again later"
+                    .into(),
+                None => "the server could not complete the request".into(),
+            },
             ApiError::Engine(EngineError::SandboxUnavailable(_)) => {
                 "uploaded games cannot be run right now; try again later".into()
             }
@@ -174,11 +202,8 @@ impl ResponseError for ApiError {
         body.extend(self.extensions());
         let mut response = HttpResponse::build(status);
         response.insert_header((header::CONTENT_TYPE, "application/problem+json"));
-        if matches!(
-            self,
-            ApiError::Engine(EngineError::Contention | EngineError::SandboxUnavailable(_))
-        ) {
-            response.insert_header((header::RETRY_AFTER, "1"));
+        if let Some(seconds) = self.retry_after() {
+            response.insert_header((header::RETRY_AFTER, seconds.to_string()));
         }
         response.body(Value::Object(body).to_string())
     }

@@ -115,6 +115,11 @@ impl Engine {
         Ok(self.store.ping().await?)
     }
 
+    /// Why writes are failing at the moment, if they are.
+    pub fn write_fault(&self) -> Option<crate::store::StorageFault> {
+        self.store.write_fault()
+    }
+
     /// The room as it is now: from memory when this process has it (see [`RoomCache`] for how
     /// fresh that is), else from the database.
     pub async fn room(&self, room_id: &str) -> Result<Room, EngineError> {

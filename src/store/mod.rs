@@ -8,6 +8,7 @@
 
 mod accounts;
 mod events;
+mod fault;
 mod games;
 mod presence;
 mod rooms;
@@ -27,6 +28,7 @@ use crate::model::{Room, RoomEvent};
 use presence::Presence;
 use writer::{Write, Writer, Written};
 
+pub use fault::StorageFault;
 pub use rooms::RoomQuery;
 
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +47,7 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     /// The transaction holding this write could not be committed; nothing in it happened.
     #[error("the write could not be committed: {0}")]
-    Batch(Arc<sqlx::Error>),
+    Batch(Arc<StoreError>),
     #[error("the database writer has stopped")]
     WriterStopped,
     #[error(transparent)]
@@ -103,11 +105,20 @@ pub struct Store {
 }
 
 const READ_CONNECTIONS: u32 = 8;
+/// How long a statement waits for a lock held elsewhere (someone in `sqlite3`, another server
+/// on the same file) before giving up.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Store {
     /// Opens (creating and migrating if need be) the database at `url`: a `sqlite:` URL or a
     /// plain file path.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_with(url, DEFAULT_BUSY_TIMEOUT).await
+    }
+
+    /// Like [`Store::open`], waiting up to `busy_timeout` for a lock another connection holds
+    /// before a statement fails with [`StorageFault::Busy`].
+    pub async fn open_with(url: &str, busy_timeout: Duration) -> Result<Self, StoreError> {
         let url = if url.starts_with("sqlite:") {
             url.to_owned()
         } else {
@@ -120,7 +131,7 @@ impl Store {
             // FULL: an acknowledged write survives a power cut, not only a process kill.
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(5));
+            .busy_timeout(busy_timeout);
         if let Some(dir) = Path::new(options.get_filename()).parent() {
             if !dir.as_os_str().is_empty() {
                 std::fs::create_dir_all(dir)?;
@@ -165,6 +176,11 @@ impl Store {
             })
             .await?;
         Ok(())
+    }
+
+    /// Why the last write failed, while writes keep failing; `None` once one succeeds.
+    pub fn write_fault(&self) -> Option<StorageFault> {
+        self.writer.health.fault()
     }
 
     /// Answers when the database does.

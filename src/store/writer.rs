@@ -17,6 +17,7 @@ use std::time::Instant;
 use sqlx::{Connection, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 
+use super::fault::WriteHealth;
 use super::{accounts, games, rooms, RoomCommit, StoreError};
 use crate::game::{BotLevel, PlayerRef};
 use crate::metrics::{histogram, Exposition, Histogram};
@@ -121,6 +122,7 @@ struct Job {
 pub(super) struct Writer {
     jobs: mpsc::Sender<Job>,
     pub(super) stats: Arc<WriterStats>,
+    pub(super) health: Arc<WriteHealth>,
 }
 
 impl Writer {
@@ -128,8 +130,13 @@ impl Writer {
     pub(super) fn start(conn: SqliteConnection) -> Self {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::new());
-        tokio::spawn(run(conn, queue, stats.clone()));
-        Self { jobs, stats }
+        let health = Arc::new(WriteHealth::default());
+        tokio::spawn(run(conn, queue, stats.clone(), health.clone()));
+        Self {
+            jobs,
+            stats,
+            health,
+        }
     }
 
     /// Queues `write` and waits until it is durable (or failed).
@@ -143,28 +150,42 @@ impl Writer {
     }
 }
 
-async fn run(mut conn: SqliteConnection, mut queue: mpsc::Receiver<Job>, stats: Arc<WriterStats>) {
+async fn run(
+    mut conn: SqliteConnection,
+    mut queue: mpsc::Receiver<Job>,
+    stats: Arc<WriterStats>,
+    health: Arc<WriteHealth>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Whatever arrived while the last batch was being written forms the next one.
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let jobs: Vec<Job> = std::mem::take(&mut batch);
         tracing::trace!(writes = jobs.len(), "group commit");
-        apply_batch(&mut conn, jobs, &stats).await;
+        apply_batch(&mut conn, jobs, &stats, &health).await;
     }
     let _ = conn.close().await;
 }
 
-async fn apply_batch(conn: &mut SqliteConnection, mut jobs: Vec<Job>, stats: &WriterStats) {
+async fn apply_batch(
+    conn: &mut SqliteConnection,
+    mut jobs: Vec<Job>,
+    stats: &WriterStats,
+    health: &WriteHealth,
+) {
+    // Fails every write of the batch with one error; none of them happened.
+    let fail_all = |jobs: Vec<Job>, err: StoreError| {
+        stats.failed_batches.fetch_add(1, Ordering::Relaxed);
+        health.failed(&err);
+        let err = Arc::new(err);
+        for job in jobs {
+            let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
+        }
+    };
     loop {
         // IMMEDIATE: take the write lock before reading anything, so another process's commit
         // can never invalidate what this transaction read.
         if let Err(err) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
-            stats.failed_batches.fetch_add(1, Ordering::Relaxed);
-            let err = Arc::new(err);
-            for job in jobs {
-                let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
-            }
-            return;
+            return fail_all(jobs, err.into());
         }
         let mut outcomes = Vec::with_capacity(jobs.len());
         let mut failed = None;
@@ -179,6 +200,11 @@ async fn apply_batch(conn: &mut SqliteConnection, mut jobs: Vec<Job>, stats: &Wr
         }
         if let Some((at, err)) = failed {
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            // A full disk or a lock held elsewhere fails every write alike: retrying the rest
+            // one by one would only take longer to fail.
+            if err.fault().is_some() {
+                return fail_all(jobs, err);
+            }
             let _ = jobs.remove(at).reply.send(Err(err));
             if jobs.is_empty() {
                 return;
@@ -188,14 +214,10 @@ async fn apply_batch(conn: &mut SqliteConnection, mut jobs: Vec<Job>, stats: &Wr
         let committing = Instant::now();
         let committed = sqlx::query("COMMIT").execute(&mut *conn).await;
         if let Err(err) = committed {
-            stats.failed_batches.fetch_add(1, Ordering::Relaxed);
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-            let err = Arc::new(err);
-            for job in jobs {
-                let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
-            }
-            return;
+            return fail_all(jobs, err.into());
         }
+        health.succeeded();
         stats
             .commit_seconds
             .observe(committing.elapsed().as_secs_f64());

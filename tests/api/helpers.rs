@@ -279,3 +279,8 @@ pub async fn assert_problem(response: Response, status: StatusCode, code: &str) 
     );
     body
 }
+
+/// Lets this test process hold as many connections as the machine allows.
+pub fn raise_open_files_limit() {
+    turnhouse::startup::raise_open_files_limit().expect("the open-files limit can be raised");
+}

@@ -1,129 +1,13 @@
 //! The real binary, killed without warning and started again on the same file: everything that
 //! was acknowledged is still there.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::unique;
-
-/// The server binary on a free port; its address is read from its own log line.
-struct Server {
-    child: Child,
-    address: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    fn start(database: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_turnhouse"))
-            .args(["--bind", "127.0.0.1:0", "--database"])
-            .arg(database)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server binary starts");
-        let stdout = child.stdout.take().unwrap();
-        let mut lines = BufReader::new(stdout).lines();
-        let address = loop {
-            let line = lines
-                .next()
-                .expect("the server logs where it listens")
-                .unwrap();
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                break rest.split_whitespace().next().unwrap().to_owned();
-            }
-        };
-        // Keep draining the log (and keep it) so the server never blocks on a full pipe.
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let kept = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                kept.lock().unwrap().push(line);
-            }
-        });
-        Self {
-            child,
-            address,
-            log,
-        }
-    }
-
-    /// The log lines so far that contain every one of `parts`.
-    fn log_lines_with(&self, parts: &[&str]) -> Vec<String> {
-        let log = self.log.lock().unwrap();
-        log.iter()
-            .filter(|line| parts.iter().all(|part| line.contains(part)))
-            .cloned()
-            .collect()
-    }
-
-    fn kill(mut self) {
-        self.child.kill().unwrap(); // SIGKILL: no shutdown, no flush.
-        self.child.wait().unwrap();
-    }
-}
-
-async fn post(
-    client: &reqwest::Client,
-    url: String,
-    token: Option<&str>,
-    body: Value,
-) -> (StatusCode, Value) {
-    let mut request = client.post(url).body(body.to_string());
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.unwrap();
-    (response.status(), response.json().await.unwrap())
-}
-
-/// Two new players and a room of `game` the first opened and the second joined: returns
-/// (first's token, second's token, room id).
-async fn started_room(
-    client: &reqwest::Client,
-    base: &str,
-    game: &str,
-) -> (String, String, String) {
-    let mut tokens = vec![register(client, base).await, register(client, base).await];
-    let (status, room) = post(
-        client,
-        format!("{base}/rooms"),
-        Some(&tokens[0]),
-        json!({"game": game}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{room}");
-    let id = room["id"].as_str().unwrap().to_owned();
-    let (status, joined) = post(
-        client,
-        format!("{base}/rooms/{id}/join"),
-        Some(&tokens[1]),
-        json!(null),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{joined}");
-    let second = tokens.pop().unwrap();
-    (tokens.pop().unwrap(), second, id)
-}
-
-async fn get_json(client: &reqwest::Client, url: String) -> Value {
-    client.get(url).send().await.unwrap().json().await.unwrap()
-}
-
-/// A new player's token.
-async fn register(client: &reqwest::Client, base: &str) -> String {
-    let body = json!({"username": unique("killed")});
-    let (status, player) = post(client, format!("{base}/players"), None, body).await;
-    assert_eq!(status, StatusCode::CREATED, "{player}");
-    player["token"].as_str().unwrap().to_owned()
-}
+use crate::real_server::{get_json, post, register, started_room, Server};
 
 #[tokio::test]
 async fn a_killed_server_loses_nothing_it_acknowledged() {
@@ -231,34 +115,47 @@ async fn play_until_killed(
     }
 }
 
-/// Group commit under load: 64 games in flight, the server killed mid-batch, and every version
-/// any client was shown is in the history afterwards, exactly as shown, with no gap.
+/// Group commit under load, killed twenty times: 64 games in flight, the server killed with
+/// `kill -9` mid-batch and started again, over and over. Afterwards every version any client
+/// was shown is in the history exactly as shown, and every room's version equals its number of
+/// events.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_kill_under_load_loses_no_acknowledged_version() {
+async fn twenty_kills_under_load_lose_no_acknowledged_version() {
+    const KILLS: usize = 20;
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("load.db");
-    let server = Server::start(&database);
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .pool_max_idle_per_host(128)
         .build()
         .unwrap();
     let acked = Arc::new(Mutex::new(Vec::new()));
-    let mut players = Vec::new();
-    for _ in 0..64 {
-        let pair = (
-            register(&client, &server.address).await,
-            register(&client, &server.address).await,
-        );
-        let (client, base, acked) = (client.clone(), server.address.clone(), acked.clone());
-        players.push(tokio::spawn(play_until_killed(client, base, pair, acked)));
-    }
-    while acked.lock().unwrap().len() < 1500 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    server.kill();
-    for player in players {
-        player.await.unwrap();
+    let mut pairs = Vec::new();
+    for round in 0..KILLS {
+        let server = Server::start(&database);
+        if round == 0 {
+            for _ in 0..64 {
+                pairs.push((
+                    register(&client, &server.address).await,
+                    register(&client, &server.address).await,
+                ));
+            }
+        }
+        let target = acked.lock().unwrap().len() + 200;
+        let players: Vec<_> = pairs
+            .iter()
+            .map(|pair| {
+                let (client, base, acked) = (client.clone(), server.address.clone(), acked.clone());
+                tokio::spawn(play_until_killed(client, base, pair.clone(), acked))
+            })
+            .collect();
+        while acked.lock().unwrap().len() < target {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        server.kill();
+        for player in players {
+            player.await.unwrap();
+        }
     }
 
     let server = Server::start(&database);
@@ -291,6 +188,19 @@ async fn a_kill_under_load_loses_no_acknowledged_version() {
         }
     }
     assert!(rooms.len() >= 64, "every player got at least one room in");
+    let uneven = std::process::Command::new("sqlite3")
+        .arg(&database)
+        .arg(
+            "SELECT count(*) FROM rooms r \
+             WHERE r.version != (SELECT count(*) FROM room_events e WHERE e.room_id = r.id)",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&uneven.stdout).trim(),
+        "0",
+        "every room's version is its number of events"
+    );
     server.kill();
 }
 

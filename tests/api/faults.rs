@@ -1,0 +1,483 @@
+//! Faults real deployments meet, against the real binary: a write lock held from `sqlite3`, a
+//! full disk, a server frozen mid-load, thousands of connections that never finish a request.
+//! In each, nothing acknowledged is lost, nothing is applied twice, nothing answers 500, and
+//! the server recovers by itself.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::real_server::{get_json, post, register, started_room, Server};
+
+fn client(timeout: Duration) -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .pool_max_idle_per_host(64)
+        .build()
+        .unwrap()
+}
+
+/// What `GET /healthz` says about writes.
+async fn writes_health(client: &reqwest::Client, base: &str) -> String {
+    let response = client.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "healthz answers");
+    let body: Value = response.json().await.unwrap();
+    body["writes"].as_str().unwrap().to_owned()
+}
+
+/// One event per version, from 1 to the room's version: nothing lost, nothing twice.
+async fn assert_history_is_whole(client: &reqwest::Client, base: &str, room: &str) -> Value {
+    let current = get_json(client, format!("{base}/rooms/{room}")).await;
+    let events = get_json(client, format!("{base}/rooms/{room}/events?limit=1000")).await;
+    let versions: Vec<i64> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["version"].as_i64().unwrap())
+        .collect();
+    let version = current["version"].as_i64().unwrap();
+    assert_eq!(versions, (1..=version).collect::<Vec<_>>(), "{room}");
+    current
+}
+
+/// `sqlite3` with a transaction open on `database`, holding its write lock until dropped.
+struct WriteLock {
+    shell: std::process::Child,
+}
+
+impl WriteLock {
+    fn take(database: &Path) -> Self {
+        let mut shell = Command::new("sqlite3")
+            .arg(database)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("sqlite3 is installed (scripts/test installs it)");
+        let stdin = shell.stdin.as_mut().unwrap();
+        stdin
+            .write_all(b".timeout 5000\nBEGIN EXCLUSIVE;\nSELECT 'locked';\n")
+            .unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        BufReader::new(shell.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "locked", "sqlite3 holds the write lock");
+        Self { shell }
+    }
+
+    fn release(mut self) {
+        let mut stdin = self.shell.stdin.take().unwrap();
+        stdin.write_all(b"COMMIT;\n").unwrap();
+        drop(stdin);
+        assert!(self.shell.wait().unwrap().success());
+    }
+}
+
+#[tokio::test]
+async fn a_write_lock_held_in_sqlite3_answers_503_storage_busy_until_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("locked.db");
+    let server = Server::start_with(&database, &["--database-busy-timeout-ms", "300"]);
+    let base = server.address.clone();
+    let client = client(Duration::from_secs(10));
+    let (x, o, id) = started_room(&client, &base, "tictactoe").await;
+    let moves = format!("{base}/rooms/{id}/moves");
+    let (status, before) = post(&client, moves.clone(), Some(&x), json!({"x": 1, "y": 1})).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let lock = WriteLock::take(&database);
+    // Longer than the busy timeout: each write waits 300 ms for the lock, then gives up.
+    for _ in 0..3 {
+        let response = client
+            .post(&moves)
+            .bearer_auth(&o)
+            .header("If-Match", format!("\"{}\"", before["version"]))
+            .body(json!({"x": 0, "y": 0}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(response.headers().contains_key("retry-after"));
+        let problem: Value = response.json().await.unwrap();
+        assert_eq!(problem["code"], "storage_busy", "{problem}");
+        let (status, problem) = post(&client, format!("{base}/players"), None, json!({})).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{problem}");
+        assert_eq!(problem["code"], "storage_busy");
+    }
+    // Reads and the health check go on, and say what is wrong.
+    assert_eq!(
+        get_json(&client, format!("{base}/rooms/{id}")).await,
+        before
+    );
+    assert_eq!(writes_health(&client, &base).await, "busy");
+    let listed = get_json(&client, format!("{base}/rooms")).await;
+    assert_eq!(listed["rooms"][0]["id"], id.as_str());
+    assert_eq!(
+        server
+            .log_lines_with(&["database writes are failing", "write lock"])
+            .len(),
+        1,
+        "one log line when writes start failing, not one per request"
+    );
+
+    lock.release();
+    let (status, after) = post(&client, moves, Some(&o), json!({"x": 0, "y": 0})).await;
+    assert_eq!(status, StatusCode::OK, "{after}");
+    assert_eq!(after["version"], before["version"].as_i64().unwrap() + 1);
+    assert_eq!(writes_health(&client, &base).await, "ok");
+    assert_eq!(
+        server
+            .log_lines_with(&["database writes succeed again"])
+            .len(),
+        1
+    );
+    assert_history_is_whole(&client, &base, &id).await;
+    server.kill();
+}
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(megabytes: u32) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .expect("mount runs");
+        assert!(
+            mounted.success(),
+            "this test fills a small tmpfs, which needs permission to mount one (run as root)"
+        );
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file until the disk is full; returns it.
+    fn fill(&self) -> PathBuf {
+        let filler = self.path().join("filler");
+        let mut file = std::fs::File::create(&filler).unwrap();
+        let block = vec![0u8; 64 * 1024];
+        loop {
+            if let Err(err) = file.write_all(&block).and_then(|_| file.sync_all()) {
+                assert_eq!(err.raw_os_error(), Some(libc::ENOSPC), "{err}");
+                break;
+            }
+        }
+        // What is left is less than one block: let it go too.
+        let mut byte = 0u64;
+        while file.write_all(&[0]).is_ok() && byte < 64 * 1024 {
+            byte += 1;
+        }
+        filler
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[tokio::test]
+async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_space() {
+    let disk = SmallDisk::mount(16);
+    let database = disk.path().join("full.db");
+    let server = Server::start(&database);
+    let base = server.address.clone();
+    let client = client(Duration::from_secs(10));
+    let (x, o, id) = started_room(&client, &base, "tictactoe").await;
+    let started = get_json(&client, format!("{base}/rooms/{id}")).await["version"].clone();
+    let filler = disk.fill();
+
+    // Writes go on while they fit in pages the database already has; keep writing until one
+    // needs space. Every answer is a success or a 503, never a 500.
+    let mut acknowledged = Vec::new();
+    let mut refused = None;
+    for n in 0..5000 {
+        let (status, body) = post(
+            &client,
+            format!("{base}/players"),
+            None,
+            json!({"username": format!("filler-{n}-{}", "x".repeat(20))}),
+        )
+        .await;
+        match status {
+            StatusCode::CREATED => acknowledged.push(body["id"].as_str().unwrap().to_owned()),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                refused = Some(body);
+                break;
+            }
+            other => panic!("{other}: {body}"),
+        }
+    }
+    let problem = refused.expect("the disk filled up");
+    assert_eq!(problem["code"], "storage_unavailable", "{problem}");
+    let (status, move_refused) = post(
+        &client,
+        format!("{base}/rooms/{id}/moves"),
+        Some(&x),
+        json!({"x": 1, "y": 1}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{move_refused}");
+    assert_eq!(move_refused["code"], "storage_unavailable");
+    assert_eq!(writes_health(&client, &base).await, "unavailable");
+    assert_eq!(
+        get_json(&client, format!("{base}/rooms/{id}")).await["version"],
+        started
+    );
+    assert_eq!(
+        server
+            .log_lines_with(&["database writes are failing", "disk is full"])
+            .len(),
+        1,
+        "one clear log line"
+    );
+
+    std::fs::remove_file(filler).unwrap();
+    let (status, moved) = post(
+        &client,
+        format!("{base}/rooms/{id}/moves"),
+        Some(&x),
+        json!({"x": 1, "y": 1}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    assert_eq!(moved["version"], started.as_i64().unwrap() + 1);
+    let (status, _) = post(
+        &client,
+        format!("{base}/rooms/{id}/moves"),
+        Some(&o),
+        json!({"x": 0, "y": 0}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(writes_health(&client, &base).await, "ok");
+    assert_history_is_whole(&client, &base, &id).await;
+    server.kill();
+
+    // Everything acknowledged while the disk was filling is there after a restart.
+    let server = Server::start(&database);
+    let (status, _) = post(
+        &client,
+        format!("{}/players", server.address),
+        None,
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let count = Command::new("sqlite3")
+        .arg(&database)
+        .arg("SELECT count(*) FROM players WHERE username LIKE 'filler-%'")
+        .output()
+        .unwrap();
+    let stored: usize = String::from_utf8_lossy(&count.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(stored, acknowledged.len());
+    server.kill();
+}
+
+/// An uploaded game that writes down every move it is given: a move applied twice would show.
+const LEDGER: &str = "'use strict';
+module.exports = {
+  onRoomStart: () => ({ state: { moves: [] } }),
+  onPlayerJoin: () => ({}),
+  onPlayerQuit: () => ({}),
+  onPlayerMove: (player, move, room) => ({ state: { moves: room.state.moves.concat([move.id]) } }),
+};";
+
+/// Sends moves `0..count` to a ledger room, each pinned with `If-Match` to the version it was
+/// computed from, and retried after a timeout with the same pin until the server answers. A
+/// `412` on a retry means an earlier attempt was applied. Returns how many retries got 412.
+async fn send_pinned_moves(
+    base: String,
+    token: String,
+    (room, mut version): (String, i64),
+    count: usize,
+) -> usize {
+    let client = client(Duration::from_millis(400));
+    let mut applied_earlier = 0;
+    for n in 0..count {
+        let id = format!("{room}-{n}");
+        let mut attempt = 0;
+        loop {
+            let response = client
+                .post(format!("{base}/rooms/{room}/moves"))
+                .bearer_auth(&token)
+                .header("If-Match", format!("\"{version}\""))
+                .body(json!({"id": id}).to_string())
+                .send()
+                .await;
+            let Ok(response) = response else {
+                attempt += 1;
+                assert!(attempt < 200, "the server answers again");
+                continue;
+            };
+            match response.status() {
+                StatusCode::OK => {
+                    let room: Value = response.json().await.unwrap();
+                    version = room["version"].as_i64().unwrap();
+                    break;
+                }
+                StatusCode::PRECONDITION_FAILED => {
+                    assert!(attempt > 0, "only a retry can find the room moved on");
+                    let problem: Value = response.json().await.unwrap();
+                    assert_eq!(
+                        problem["currentVersion"],
+                        version + 1,
+                        "moved on by one move"
+                    );
+                    version += 1;
+                    applied_earlier += 1;
+                    break;
+                }
+                other => panic!("{other}: {}", response.text().await.unwrap()),
+            }
+        }
+    }
+    applied_earlier
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_server_never_applies_a_retried_move_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("frozen.db");
+    let server = Server::start(&database);
+    let base = server.address.clone();
+    let setup = client(Duration::from_secs(10));
+    let author = register(&setup, &base).await;
+    let upload = setup
+        .put(format!("{base}/games/ledger?minPlayers=1&maxPlayers=1"))
+        .bearer_auth(&author)
+        .header("content-type", "application/javascript")
+        .body(LEDGER)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status(), StatusCode::CREATED);
+    const MOVES: usize = 60;
+    let mut players = Vec::new();
+    for _ in 0..16 {
+        let token = register(&setup, &base).await;
+        let (status, room) = post(
+            &setup,
+            format!("{base}/rooms"),
+            Some(&token),
+            json!({"game": "ledger"}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{room}");
+        let version = room["version"].as_i64().unwrap();
+        let room = room["id"].as_str().unwrap().to_owned();
+        let task = send_pinned_moves(base.clone(), token, (room.clone(), version), MOVES);
+        players.push((room, tokio::spawn(task)));
+    }
+    // Freeze the server three times while the moves are under way.
+    let pid = server.child.id() as libc::pid_t;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // SAFETY: signals to the child process this test started.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    }
+    let mut found_applied = 0;
+    for (room, task) in players {
+        found_applied += task.await.unwrap();
+        let current = assert_history_is_whole(&setup, &base, &room).await;
+        let expected: Vec<String> = (0..MOVES).map(|n| format!("{room}-{n}")).collect();
+        assert_eq!(
+            current["state"]["moves"],
+            json!(expected),
+            "every move exactly once, in order"
+        );
+    }
+    println!("retries that found their move already applied: {found_applied}");
+    server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_thousand_slow_connections_do_not_stop_others_being_served() {
+    crate::helpers::raise_open_files_limit();
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("slowloris.db");
+    let server = Server::start(&database);
+    let base = server.address.clone();
+    let address: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+
+    // Half never send a byte; half send a request head one byte at a time, never finishing.
+    let mut idle = Vec::new();
+    for _ in 0..1000 {
+        idle.push(tokio::net::TcpStream::connect(address).await.unwrap());
+    }
+    let trickled = Arc::new(Mutex::new(0usize));
+    let mut tricklers = Vec::new();
+    for _ in 0..1000 {
+        let stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        let trickled = trickled.clone();
+        tricklers.push(tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let mut stream = stream;
+            for byte in b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
+                .iter()
+                .cycle()
+                .take(40)
+            {
+                if stream.write_all(&[*byte]).await.is_err() {
+                    return; // the server closed it: that is its defence
+                }
+                *trickled.lock().unwrap() += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }));
+    }
+
+    // Meanwhile, everyone else is served: sign-ups, a game, reads.
+    let client = client(Duration::from_secs(10));
+    let mut answered: BTreeMap<u16, usize> = BTreeMap::new();
+    for _ in 0..5 {
+        let (x, o, id) = started_room(&client, &base, "tictactoe").await;
+        for (token, cell) in [(&x, (1, 1)), (&o, (0, 0)), (&x, (2, 2))] {
+            let (status, _) = post(
+                &client,
+                format!("{base}/rooms/{id}/moves"),
+                Some(token),
+                json!({"x": cell.0, "y": cell.1}),
+            )
+            .await;
+            *answered.entry(status.as_u16()).or_default() += 1;
+        }
+        let response = client.get(format!("{base}/healthz")).send().await.unwrap();
+        *answered.entry(response.status().as_u16()).or_default() += 1;
+    }
+    assert_eq!(answered, BTreeMap::from([(200, 20)]));
+    assert!(
+        *trickled.lock().unwrap() > 1000,
+        "the slow connections were trickling"
+    );
+    for trickler in tricklers {
+        trickler.abort();
+    }
+    drop(idle);
+    server.kill();
+}
