@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::api::limits::{Limits as RateLimits, RateLimiter, RateSetting};
 use crate::sandbox::Limits;
 
 #[derive(Debug, Clone, Parser)]
@@ -39,6 +40,9 @@ pub struct Config {
     #[command(flatten)]
     pub hook_limits: HookLimits,
 
+    #[command(flatten)]
+    pub abuse_limits: AbuseLimits,
+
     /// Sandbox processes that run uploaded games' hooks, at most (each runs one call at a time).
     #[arg(long, env = "SANDBOX_WORKERS", default_value_t = 4)]
     pub sandbox_workers: usize,
@@ -69,6 +73,54 @@ pub enum Command {
         #[arg(long)]
         count: u64,
     },
+}
+
+/// How fast one client may sign up, act and upload (see `api::limits`).
+#[derive(Debug, Clone, Args)]
+pub struct AbuseLimits {
+    /// Sign-ups per client address: `N/s`, `N/min`, `N/h`, `N/day` (a burst of N, refilled at
+    /// N per period), or `off`.
+    #[arg(long, env = "SIGNUP_RATE", default_value = "300/h")]
+    pub signup_rate: RateSetting,
+
+    /// Actions (new rooms, quick play, joins, moves, quits, play again, token rotation) per
+    /// player.
+    #[arg(long, env = "ACTION_RATE", default_value = "1200/min")]
+    pub action_rate: RateSetting,
+
+    /// Game uploads per author.
+    #[arg(long, env = "UPLOAD_RATE", default_value = "60/h")]
+    pub upload_rate: RateSetting,
+
+    /// `off` turns every one of these limits off.
+    #[arg(long, env = "RATE_LIMITS", default_value = "on", value_parser = ["on", "off"])]
+    pub rate_limits: String,
+}
+
+impl Default for AbuseLimits {
+    fn default() -> Self {
+        let rate = |text: &str| text.parse().expect("a valid default");
+        Self {
+            signup_rate: rate("300/h"),
+            action_rate: rate("1200/min"),
+            upload_rate: rate("60/h"),
+            rate_limits: "on".into(),
+        }
+    }
+}
+
+impl AbuseLimits {
+    pub fn limiters(&self) -> RateLimits {
+        let limiter = |setting: RateSetting| match self.rate_limits.as_str() {
+            "off" => RateLimiter::new(RateSetting(None)),
+            _ => RateLimiter::new(setting),
+        };
+        RateLimits {
+            signups: limiter(self.signup_rate),
+            actions: limiter(self.action_rate),
+            uploads: limiter(self.upload_rate),
+        }
+    }
 }
 
 /// The limits every hook of an uploaded game runs under.
@@ -128,6 +180,7 @@ impl Config {
             database_busy_timeout_ms: 5000,
             bot_seed: None,
             hook_limits: HookLimits::default(),
+            abuse_limits: AbuseLimits::default(),
             sandbox_workers: 4,
             sandbox_program: None,
             stream_keepalive_secs: 15,

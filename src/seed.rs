@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::domain::username::Username;
-use crate::engine::{Engine, EngineError, RoomOptions};
+use crate::engine::{Engine, EngineError, Precondition, RoomOptions};
 use crate::model::Account;
 
 /// Copies written per transaction: large enough to be quick, small enough that a running
@@ -35,11 +35,16 @@ pub async fn seed_rooms(engine: &Engine, count: u64) -> Result<String, SeedError
     let room = engine
         .create_room(&x, "tictactoe", RoomOptions::default())
         .await?;
-    engine.join(&room.id, &o, None).await?;
+    engine.join(&room.id, &o, Precondition::Any).await?;
     for (turn, (row, col)) in MOVES.iter().enumerate() {
         let player = if turn % 2 == 0 { &x } else { &o };
         engine
-            .play(&room.id, player, &json!({"x": row, "y": col}), None)
+            .play(
+                &room.id,
+                player,
+                &json!({"x": row, "y": col}),
+                Precondition::Any,
+            )
             .await?;
     }
     let mut written = 1;

@@ -8,7 +8,6 @@ use actix_web::dev::{Server, ServerHandle};
 use actix_web::middleware::{from_fn, Compress};
 use actix_web::{web, App, HttpServer};
 use tokio::sync::watch;
-use tracing_actix_web::TracingLogger;
 
 use crate::api::{self, AppContext};
 use crate::config::Config;
@@ -75,6 +74,7 @@ impl Application {
             stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
             streams_shutdown,
             open_streams: Gauge::default(),
+            limits: config.abuse_limits.limiters(),
         });
         let http_metrics = web::Data::new(HttpMetrics::default());
         let bind_error = |source| StartupError::Bind {
@@ -84,9 +84,11 @@ impl Application {
         let listener = TcpListener::bind(&config.bind).map_err(bind_error)?;
         let port = listener.local_addr().map_err(bind_error)?.port();
         let server = HttpServer::new(move || {
+            // The last wrapped runs first: metrics see every request, the request id and log
+            // line are inside compression so problem bodies can still be read.
             App::new()
+                .wrap(from_fn(api::request_log::handle))
                 .wrap(Compress::default())
-                .wrap(TracingLogger::default())
                 .wrap(from_fn(RecordRequests::record))
                 .app_data(context.clone())
                 .app_data(http_metrics.clone())

@@ -1,9 +1,9 @@
 //! Logging: `tracing` to stdout, filtered by `RUST_LOG` (default `info`). Each request is one
-//! line when it completes (its span closing), with method, route, status and time taken.
+//! line when it is answered, with its id, method, path, status and time taken (see
+//! `api::request_log`).
 
 use std::io::IsTerminal;
 
-use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::EnvFilter;
 
 pub fn init(default_filter: &str) {
@@ -14,6 +14,5 @@ pub fn init(default_filter: &str) {
         .with_env_filter(filter)
         .with_target(false)
         .with_ansi(std::io::stdout().is_terminal())
-        .with_span_events(FmtSpan::CLOSE)
         .try_init();
 }

@@ -31,13 +31,23 @@ pub enum ApiError {
     #[error("there is no route {method} {path}")]
     RouteNotFound { method: String, path: String },
     #[error("{method} is not allowed on {path}")]
-    MethodNotAllowed { method: String, path: String },
+    MethodNotAllowed {
+        method: String,
+        path: String,
+        /// The methods the path serves, for the `Allow` header.
+        allow: String,
+    },
     #[error("the body is larger than the limit of {0} bytes")]
     PayloadTooLarge(usize),
     #[error("could not read the request body: {0}")]
     BadPayload(String),
     #[error("the username `{0}` is taken")]
     UsernameTaken(String),
+    #[error("too many {what}; try again in {} s", retry_after_secs(*.retry_after))]
+    RateLimited {
+        what: &'static str,
+        retry_after: std::time::Duration,
+    },
     #[error(transparent)]
     Engine(#[from] EngineError),
 }
@@ -74,6 +84,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
             ApiError::PayloadTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "payload_too_large"),
             ApiError::UsernameTaken(_) => (S::CONFLICT, "username_taken"),
+            ApiError::RateLimited { .. } => (S::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::Engine(err) => match err {
                 EngineError::RoomNotFound => (S::NOT_FOUND, "room_not_found"),
                 EngineError::GameNotFound(_) => (S::NOT_FOUND, "game_not_found"),
@@ -84,7 +95,9 @@ impl ApiError {
                 EngineError::InvalidGameCode { .. } => {
                     (S::UNPROCESSABLE_ENTITY, "invalid_game_code")
                 }
-                EngineError::InvalidGameSettings(_) => (S::BAD_REQUEST, "invalid_body"),
+                EngineError::InvalidGameSettings(_) => {
+                    (S::UNPROCESSABLE_ENTITY, "invalid_game_settings")
+                }
                 EngineError::NotAPlayer => (S::FORBIDDEN, "not_a_player"),
                 EngineError::RoomNotJoinable => (S::CONFLICT, "room_not_joinable"),
                 EngineError::RoomFinished => (S::CONFLICT, "room_finished"),
@@ -93,7 +106,7 @@ impl ApiError {
                 EngineError::RoomFull(_) => (S::CONFLICT, "room_full"),
                 EngineError::BotsUnsupported(_) => (S::UNPROCESSABLE_ENTITY, "bots_unsupported"),
                 EngineError::VersionMismatch { .. } => (S::PRECONDITION_FAILED, "version_mismatch"),
-                EngineError::VersionNotYetCommitted { .. } => (S::BAD_REQUEST, "unknown_version"),
+                EngineError::VersionNotYetCommitted { .. } => (S::CONFLICT, "unknown_version"),
                 EngineError::GameRefused(_) => (S::UNPROCESSABLE_ENTITY, "game_refused"),
                 EngineError::InvalidPatch { .. } => (S::INTERNAL_SERVER_ERROR, "invalid_patch"),
                 EngineError::HookCrashed { .. } => (S::INTERNAL_SERVER_ERROR, "hook_crashed"),
@@ -140,8 +153,9 @@ impl ApiError {
     }
 
     /// Seconds a client should wait before trying again, for problems that pass by themselves.
-    fn retry_after(&self) -> Option<u32> {
+    fn retry_after(&self) -> Option<u64> {
         match self {
+            ApiError::RateLimited { retry_after, .. } => Some(retry_after_secs(*retry_after)),
             ApiError::Engine(EngineError::Contention | EngineError::SandboxUnavailable(_)) => {
                 Some(1)
             }
@@ -202,11 +216,19 @@ impl ResponseError for ApiError {
         body.extend(self.extensions());
         let mut response = HttpResponse::build(status);
         response.insert_header((header::CONTENT_TYPE, "application/problem+json"));
+        if let ApiError::MethodNotAllowed { allow, .. } = self {
+            response.insert_header((header::ALLOW, allow.as_str()));
+        }
         if let Some(seconds) = self.retry_after() {
             response.insert_header((header::RETRY_AFTER, seconds.to_string()));
         }
         response.body(Value::Object(body).to_string())
     }
+}
+
+/// Whole seconds to wait, rounded up, and at least one.
+fn retry_after_secs(wait: std::time::Duration) -> u64 {
+    wait.as_secs_f64().ceil().max(1.0) as u64
 }
 
 /// `error: cause: cause…`, for logs.

@@ -10,8 +10,10 @@ use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::{ApiError, AppContext};
+use crate::engine::Precondition;
 use crate::game::PlayerRef;
 
 /// The largest request body accepted.
@@ -32,6 +34,33 @@ impl FromRequest for Caller {
             let context = context.expect("the app context is registered");
             let player = context.engine.authenticate(&token).await?;
             player.map(Caller).ok_or(ApiError::InvalidToken)
+        })
+    }
+}
+
+/// The caller of a route that changes a room: a [`Caller`], counted against the player's
+/// action limit (`429 rate_limited` beyond it).
+pub struct Actor(pub PlayerRef);
+
+impl FromRequest for Actor {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let context = req.app_data::<Data<AppContext>>().cloned();
+        let caller = Caller::from_request(req, payload);
+        Box::pin(async move {
+            let Caller(player) = caller.await?;
+            let context = context.expect("the app context is registered");
+            context
+                .limits
+                .actions
+                .take(&player.id)
+                .map_err(|retry_after| ApiError::RateLimited {
+                    what: "actions",
+                    retry_after,
+                })?;
+            Ok(Actor(player))
         })
     }
 }
@@ -67,11 +96,26 @@ fn bearer_token(req: &HttpRequest) -> Result<String, ApiError> {
     }
 }
 
-/// A JSON request body. Content type is not checked, so `curl -d` works as is.
+/// A JSON object as the request body, as `T`. Content type is not checked, so `curl -d` works
+/// as is.
 pub struct Json<T>(pub T);
 
-/// A JSON request body that may be left out, meaning `T::default()`.
+/// Like [`Json`], but the body may be left out, meaning `T::default()`.
 pub struct OptionalJson<T>(pub T);
+
+/// Any JSON value as the request body (a move: whatever the game understands).
+pub struct AnyJson(pub Value);
+
+/// The body's bytes, or `malformed_json` when there are none.
+async fn required(
+    body: LocalBoxFuture<'static, Result<BytesMut, ApiError>>,
+) -> Result<BytesMut, ApiError> {
+    let bytes = body.await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::MalformedJson("the body is empty".into()));
+    }
+    Ok(bytes)
+}
 
 impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
     type Error = ApiError;
@@ -79,13 +123,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let body = read_body(req, payload);
-        Box::pin(async move {
-            let bytes = body.await?;
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                return Err(ApiError::MalformedJson("the body is empty".into()));
-            }
-            parse_json(&bytes).map(Json)
-        })
+        Box::pin(async move { parse_json(&required(body).await?).map(Json) })
     }
 }
 
@@ -105,13 +143,33 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
     }
 }
 
+impl FromRequest for AnyJson {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = read_body(req, payload);
+        Box::pin(async move {
+            let bytes = required(body).await?;
+            serde_json::from_slice(&bytes)
+                .map(AnyJson)
+                .map_err(|e| ApiError::MalformedJson(e.to_string()))
+        })
+    }
+}
+
+/// A JSON object as `T`. Anything else is refused, even where serde would read a struct from
+/// an array (`[null]`), so that what is accepted is exactly what the schema says.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => {
-            ApiError::InvalidBody(format!("the body does not fit this route: {e}"))
-        }
-        _ => ApiError::MalformedJson(e.to_string()),
-    })
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+    if !value.is_object() {
+        return Err(ApiError::InvalidBody(
+            "the body does not fit this route: it must be a JSON object".into(),
+        ));
+    }
+    serde_json::from_value(value)
+        .map_err(|e| ApiError::InvalidBody(format!("the body does not fit this route: {e}")))
 }
 
 /// Reads the whole body, refusing it as soon as it passes [`BODY_LIMIT`].
@@ -157,8 +215,9 @@ pub fn parse_query<T: DeserializeOwned>(req: &HttpRequest) -> Result<T, ApiError
         .map_err(|e| ApiError::InvalidQuery(e.to_string()))
 }
 
-/// `If-Match: "<version>"`: the version the client saw. `*` or no header pins nothing.
-pub struct IfMatch(pub Option<i64>);
+/// `If-Match`, read as RFC 9110 defines it (see [`Precondition`]); a header that is not `*`
+/// or a list of entity tags is `400 invalid_header`.
+pub struct IfMatch(pub Precondition);
 
 impl FromRequest for IfMatch {
     type Error = ApiError;
@@ -166,27 +225,60 @@ impl FromRequest for IfMatch {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(match req.headers().get(header::IF_MATCH) {
-            None => Ok(IfMatch(None)),
-            Some(value) => parse_if_match(value.to_str().unwrap_or("")).map(IfMatch),
+            None => Ok(IfMatch(Precondition::Any)),
+            Some(value) => parse_if_match(value.as_bytes()).map(IfMatch),
         })
     }
 }
 
-fn parse_if_match(value: &str) -> Result<Option<i64>, ApiError> {
-    let value = value.trim();
-    if value == "*" {
-        return Ok(None);
-    }
-    let tag = value.strip_prefix("W/").unwrap_or(value);
-    let tag = tag
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .unwrap_or(tag);
-    tag.parse::<i64>().map(Some).map_err(|_| {
+fn parse_if_match(value: &[u8]) -> Result<Precondition, ApiError> {
+    let refused = || {
         ApiError::InvalidHeader(format!(
-            "If-Match must be a room version as an entity tag, like \"3\"; got `{value}`"
+            "If-Match must be `*` or a list of entity tags, like \"3\" or \"3\", \"4\"; got `{}`",
+            String::from_utf8_lossy(value)
         ))
-    })
+    };
+    let value = value.trim_ascii();
+    if value == b"*" {
+        return Ok(Precondition::Any);
+    }
+    let mut versions = Vec::new();
+    let mut rest = value;
+    // An empty list is allowed by the grammar, and matches nothing.
+    if rest.is_empty() {
+        return Ok(Precondition::OneOf(versions));
+    }
+    loop {
+        let (weak, tagged) = match rest.strip_prefix(b"W/") {
+            Some(tagged) => (true, tagged),
+            None => (false, rest),
+        };
+        let quoted = tagged.strip_prefix(b"\"").ok_or_else(refused)?;
+        let end = quoted.iter().position(|&b| b == b'"').ok_or_else(refused)?;
+        let opaque = &quoted[..end];
+        // Visible ASCII only (RFC 9110's etagc without obs-text), as openapi.yaml's pattern.
+        if opaque.iter().any(|&b| !(0x21..=0x7e).contains(&b)) {
+            return Err(refused());
+        }
+        // A weak tag, or one that names no version, can never match strongly.
+        if !weak {
+            // Strong comparison is character for character: "03" is not "3".
+            if let Some(version) = std::str::from_utf8(opaque)
+                .ok()
+                .and_then(|text| text.parse::<i64>().ok().filter(|v| v.to_string() == text))
+            {
+                versions.push(version);
+            }
+        }
+        rest = quoted[end + 1..].trim_ascii_start();
+        if rest.is_empty() {
+            return Ok(Precondition::OneOf(versions));
+        }
+        rest = rest
+            .strip_prefix(b",")
+            .ok_or_else(refused)?
+            .trim_ascii_start();
+    }
 }
 
 /// The entity tag of a room version.
@@ -215,11 +307,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn if_match_forms() {
-        assert_eq!(parse_if_match("\"3\"").unwrap(), Some(3));
-        assert_eq!(parse_if_match("W/\"12\"").unwrap(), Some(12));
-        assert_eq!(parse_if_match("7").unwrap(), Some(7));
-        assert_eq!(parse_if_match("*").unwrap(), None);
-        assert!(parse_if_match("\"abc\"").is_err());
+    fn if_match_is_read_as_rfc_9110_says() {
+        let parse = |value: &str| parse_if_match(value.as_bytes());
+        let one_of = |versions: &[i64]| Precondition::OneOf(versions.to_vec());
+        assert_eq!(parse("\"3\"").unwrap(), one_of(&[3]));
+        assert_eq!(
+            parse(" \"3\" , \"12\",\"4\" ").unwrap(),
+            one_of(&[3, 12, 4])
+        );
+        assert_eq!(parse("*").unwrap(), Precondition::Any);
+        // Weak tags and tags that are not versions never match: a 412, not a 400.
+        assert_eq!(parse("W/\"12\"").unwrap(), one_of(&[]));
+        assert_eq!(parse("\"\"").unwrap(), one_of(&[]));
+        assert_eq!(
+            parse("\"abc\", W/\"x\", \"+5\", \"07\", \"7\"").unwrap(),
+            one_of(&[7])
+        );
+        assert_eq!(parse("").unwrap(), one_of(&[]));
+        for malformed in [
+            "7",
+            "abc",
+            "\"3",
+            "\"3\" \"4\"",
+            "\"3\",",
+            "W/3",
+            "*, \"3\"",
+            "\"é\"",
+        ] {
+            assert!(parse(malformed).is_err(), "{malformed}");
+        }
     }
 }

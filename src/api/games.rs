@@ -44,6 +44,15 @@ async fn publish(
 ) -> Result<HttpResponse, ApiError> {
     let id =
         GameId::parse(&path.into_inner()).map_err(|e| ApiError::InvalidGameId(e.to_string()))?;
+    // Counted whether or not the code turns out to be a game: checking it is the costly part.
+    context
+        .limits
+        .uploads
+        .take(&author.id)
+        .map_err(|retry_after| ApiError::RateLimited {
+            what: "uploads",
+            retry_after,
+        })?;
     let (game, publication) = context.engine.publish_game(&author, &id, upload).await?;
     Ok(match publication {
         Publication::Created => HttpResponse::Created()
@@ -85,8 +94,23 @@ async fn source(
 struct GameSettings {
     name: Option<String>,
     description: Option<String>,
+    #[serde(default, deserialize_with = "whole_number")]
     min_players: Option<usize>,
+    #[serde(default, deserialize_with = "whole_number")]
     max_players: Option<usize>,
+}
+
+/// A count, written as JSON Schema's `integer` allows: `13` or `13.0`, not `13.5` or `-1`.
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let Some(number) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if number.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&number) {
+        return Err(serde::de::Error::custom(format!(
+            "expected a whole number of players, got {number}"
+        )));
+    }
+    Ok(Some(number as usize))
 }
 
 #[derive(Debug, Deserialize)]

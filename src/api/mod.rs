@@ -5,12 +5,15 @@ mod error;
 mod extract;
 mod games;
 mod health;
+pub mod limits;
 mod metrics;
 mod page;
 mod players;
+pub mod request_log;
 mod rooms;
 mod streams;
 
+use actix_web::guard;
 use actix_web::http::Method;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Responder, Route};
@@ -31,6 +34,8 @@ pub struct AppContext {
     pub streams_shutdown: StreamsShutdown,
     /// Streams open now, for `GET /metrics`.
     pub open_streams: crate::metrics::Gauge,
+    /// Sign-ups, actions and uploads allowed per client.
+    pub limits: limits::Limits,
 }
 
 /// One served route.
@@ -46,8 +51,14 @@ where
     Args: FromRequest + 'static,
     F::Output: Responder + 'static,
 {
+    // Every GET also answers HEAD (RFC 9110 asks it of every general-purpose server).
+    let guard = guard::Any(guard::Method(method.clone()));
+    let guard = match method {
+        Method::GET => guard.or(guard::Head()),
+        _ => guard,
+    };
     RouteDef {
-        route: web::method(method.clone()).to(handler),
+        route: web::route().guard(guard).to(handler),
         method,
         path,
     }
@@ -71,7 +82,8 @@ pub fn route_table() -> Vec<(Method, &'static str)> {
     routes().into_iter().map(|r| (r.method, r.path)).collect()
 }
 
-/// Registers the routes: one resource per path, which answers 405 to other methods.
+/// Registers the routes: one resource per path, which answers 405 to other methods, with the
+/// `Allow` header listing the ones it serves.
 pub fn configure(cfg: &mut ServiceConfig) {
     let mut paths: Vec<&'static str> = Vec::new();
     let mut routes = routes();
@@ -81,10 +93,25 @@ pub fn configure(cfg: &mut ServiceConfig) {
         }
     }
     for path in paths {
+        let served: Vec<RouteDef> = routes.extract_if(.., |def| def.path == path).collect();
+        let mut allowed: Vec<&str> = served.iter().map(|def| def.method.as_str()).collect();
+        if allowed.contains(&"GET") {
+            allowed.push("HEAD");
+        }
+        let allow = allowed.join(", ");
         let mut resource = web::resource(path)
             .app_data(RoutePattern(path))
-            .default_service(web::to(method_not_allowed));
-        for def in routes.extract_if(.., |def| def.path == path) {
+            .default_service(web::to(move |req: HttpRequest| {
+                let allow = allow.clone();
+                async move {
+                    Err::<HttpResponse, _>(ApiError::MethodNotAllowed {
+                        method: req.method().to_string(),
+                        path: req.path().to_owned(),
+                        allow,
+                    })
+                }
+            }));
+        for def in served {
             resource = resource.route(def.route);
         }
         cfg.service(resource);
@@ -94,13 +121,6 @@ pub fn configure(cfg: &mut ServiceConfig) {
 
 async fn route_not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
     Err(ApiError::RouteNotFound {
-        method: req.method().to_string(),
-        path: req.path().to_owned(),
-    })
-}
-
-async fn method_not_allowed(req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotAllowed {
         method: req.method().to_string(),
         path: req.path().to_owned(),
     })

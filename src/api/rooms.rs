@@ -3,9 +3,8 @@
 use actix_web::http::{header, Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::extract::{etag, not_modified, parse_query, Caller, IfMatch, Json, MaybeCaller};
+use super::extract::{etag, not_modified, parse_query, Actor, AnyJson, IfMatch, Json, MaybeCaller};
 use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::engine::{BotSeat, EngineError, Placement, RoomOptions};
@@ -70,16 +69,16 @@ struct NewRoom {
 /// Creates a room of a game with the caller as its first player, and a bot if asked for.
 async fn create(
     context: web::Data<AppContext>,
-    Caller(player): Caller,
+    Actor(player): Actor,
     Json(body): Json<NewRoom>,
 ) -> Result<HttpResponse, ApiError> {
     let bot = match (body.bot, body.bot_plays_first) {
-        (None, Some(_)) => {
+        (None, Some(true)) => {
             return Err(ApiError::InvalidBody(
                 "botPlaysFirst needs a bot: add \"bot\": \"easy\", \"medium\" or \"hard\"".into(),
             ))
         }
-        (None, None) => None,
+        (None, _) => None,
         (Some(level), first) => Some(BotSeat {
             level,
             plays_first: first.unwrap_or(false),
@@ -105,7 +104,7 @@ struct QuickPlay {
 /// Joins the oldest open public room of the game (200), or opens one (201).
 async fn quickplay(
     context: web::Data<AppContext>,
-    Caller(player): Caller,
+    Actor(player): Actor,
     Json(body): Json<QuickPlay>,
 ) -> Result<HttpResponse, ApiError> {
     let (room, placement) = context.engine.quickplay(&player, &body.game).await?;
@@ -152,8 +151,15 @@ async fn list(
     }
     let before_seq = params
         .cursor
+        .filter(|c| !c.is_empty())
         .map(|c| {
-            c.parse::<i64>().ok().filter(|seq| *seq > 0).ok_or_else(|| {
+            // Exactly what openapi.yaml's pattern allows, so the two never disagree.
+            let digits = c.len() <= 18 && c.bytes().all(|b| b.is_ascii_digit());
+            let seq = c
+                .parse::<i64>()
+                .ok()
+                .filter(|_| digits && !c.starts_with('0'));
+            seq.ok_or_else(|| {
                 ApiError::InvalidQuery("cursor must be a nextCursor this server returned".into())
             })
         })
@@ -210,7 +216,7 @@ enum Action {
 fn action_route(path: &'static str, action: Action) -> RouteDef {
     let handler = move |context: web::Data<AppContext>,
                         path: web::Path<String>,
-                        Caller(player): Caller,
+                        Actor(player): Actor,
                         IfMatch(pinned): IfMatch| async move {
         let (engine, id) = (&context.engine, room_id(path)?);
         let room = match action {
@@ -227,9 +233,9 @@ fn action_route(path: &'static str, action: Action) -> RouteDef {
 async fn play(
     context: web::Data<AppContext>,
     path: web::Path<String>,
-    Caller(player): Caller,
+    Actor(player): Actor,
     IfMatch(pinned): IfMatch,
-    Json(mv): Json<Value>,
+    AnyJson(mv): AnyJson,
 ) -> Result<HttpResponse, ApiError> {
     let room = context
         .engine

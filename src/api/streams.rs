@@ -41,15 +41,15 @@ pub async fn room(
     let params: RoomStreamParams = parse_query(&req)?;
     // A reconnecting browser sends Last-Event-ID on the URL it first opened, so the header
     // says more recently than the query where the client has read up to.
-    let after = match req.headers().get("last-event-id") {
-        Some(value) => Some(last_event_id(value)?),
-        None => params.after,
-    };
-    if after.is_some_and(|after| after < 0) {
+    if params.after.is_some_and(|after| after < 0) {
         return Err(ApiError::InvalidQuery(
             "after must be a version the client has seen (0 or more)".into(),
         ));
     }
+    let after = match req.headers().get("last-event-id") {
+        Some(value) => Some(last_event_id(value)?),
+        None => params.after,
+    };
     let feed = context.engine.room_feed(&room_id(path)?, after).await?;
     Ok(event_stream_response(feed, &context))
 }
@@ -58,8 +58,10 @@ fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
     value
         .to_str()
         .ok()
-        .and_then(|text| text.trim().parse::<i64>().ok())
-        .filter(|version| *version >= 0)
+        .map(str::trim)
+        // Digits only, as openapi.yaml's pattern says: no sign, no spaces inside.
+        .filter(|text| (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|text| text.parse::<i64>().ok())
         .ok_or_else(|| {
             ApiError::InvalidHeader(
                 "Last-Event-ID must be a version of the room (0 or more)".into(),

@@ -6,7 +6,10 @@ use crate::domain::ids::new_id;
 use crate::domain::username::Username;
 use crate::game::PlayerRef;
 use crate::model::{now, Account};
-use crate::store::StoreError;
+use std::sync::Mutex;
+
+use super::bounded_cache::BoundedCache;
+use crate::store::{Store, StoreError};
 
 /// How many generated names are tried before giving up (each retry adds a random number).
 const GENERATED_NAME_ATTEMPTS: u32 = 8;
@@ -56,12 +59,13 @@ impl Engine {
         let Some(presented) = PresentedToken::parse(token) else {
             return Ok(None);
         };
-        let account = match self.accounts.get(presented.player_id) {
+        let account = match self.accounts.get(&self.store, presented.player_id) {
             Some(account) => Some(account),
             None => {
+                let epoch = self.accounts.epoch(&self.store);
                 let stored = self.store.account(presented.player_id).await?;
                 if let Some(account) = &stored {
-                    self.accounts.insert(account.id.clone(), account.clone());
+                    self.accounts.remember(epoch, account);
                 }
                 stored
             }
@@ -69,5 +73,67 @@ impl Engine {
         Ok(account
             .filter(|a| presented.matches(&a.token_hash))
             .map(|a| a.player_ref()))
+    }
+
+    /// Issues `player` a new token, shown this once; the old one stops working at once.
+    pub async fn rotate_token(&self, player: &PlayerRef) -> Result<String, EngineError> {
+        let issued = credentials::issue(&player.id);
+        self.store
+            .set_token_hash(&player.id, &issued.secret_hash)
+            .await?;
+        self.accounts.forget(&player.id);
+        Ok(issued.token)
+    }
+}
+
+/// Accounts kept in memory so that a request's token is checked without a database read.
+///
+/// Freshness, as for rooms: the cache is read and filled only while this server is alone on
+/// its database, and emptied whenever it is not, since another server may rotate a token. A
+/// rotation here bumps the epoch, so an account read before it is never put back afterwards.
+pub(super) struct AccountCache {
+    accounts: BoundedCache<String, Account>,
+    epoch: Mutex<u64>,
+}
+
+impl AccountCache {
+    pub(super) fn new(capacity: usize) -> Self {
+        Self {
+            accounts: BoundedCache::new(capacity),
+            epoch: Mutex::new(0),
+        }
+    }
+
+    fn get(&self, store: &Store, id: &str) -> Option<Account> {
+        if store.alone() {
+            self.accounts.get(id)
+        } else {
+            self.accounts.clear();
+            None
+        }
+    }
+
+    /// Call before reading an account from the database: `None` while the database is shared.
+    fn epoch(&self, store: &Store) -> Option<u64> {
+        store
+            .alone()
+            .then(|| *self.epoch.lock().expect("never poisoned"))
+    }
+
+    fn remember(&self, epoch: Option<u64>, account: &Account) {
+        let current = self.epoch.lock().expect("never poisoned");
+        if epoch == Some(*current) {
+            self.accounts.insert(account.id.clone(), account.clone());
+        }
+    }
+
+    fn forget(&self, id: &str) {
+        let mut current = self.epoch.lock().expect("never poisoned");
+        *current += 1;
+        self.accounts.remove(id);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.accounts.len()
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
-use super::{Action, Engine, EngineError};
+use super::{Action, Engine, EngineError, Precondition};
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::{now, Room};
@@ -94,7 +94,7 @@ impl Engine {
             match self
                 .update(
                     &room.id,
-                    Some(room.version),
+                    Precondition::exactly(room.version),
                     Action::Move(bot.clone(), mv.clone()),
                 )
                 .await

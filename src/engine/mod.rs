@@ -10,6 +10,7 @@ mod bounded_cache;
 mod catalog;
 mod error;
 mod hook_runner;
+mod precondition;
 mod room_cache;
 mod room_locks;
 mod transition;
@@ -20,14 +21,15 @@ use std::time::Duration;
 use rand::Rng;
 use serde_json::Value;
 
+use accounts::AccountCache;
 pub use accounts::RegisterError;
 use action::Action;
 use bots::BotRoster;
-use bounded_cache::BoundedCache;
 pub use catalog::{GameUpload, Publication, MAX_SOURCE_BYTES};
 use catalog::{HostedCache, CACHED_VERSIONS};
 pub use error::EngineError;
 use hook_runner::run_hooks;
+pub use precondition::Precondition;
 use room_cache::RoomCache;
 use room_locks::RoomLocks;
 use transition::Transition;
@@ -36,7 +38,7 @@ use crate::domain::ids::new_id;
 use crate::game::{BotLevel, GameRegistry, PlayerRef};
 use crate::live::{Hub, LobbyFeed, RoomFeed, RoomHeader};
 use crate::metrics::Exposition;
-use crate::model::{now, Account, EventKind, Room, RoomEvent};
+use crate::model::{now, EventKind, Room, RoomEvent};
 use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store, StoreError};
 
@@ -84,7 +86,7 @@ pub struct Engine {
     bots: Arc<BotRoster>,
     hub: Arc<Hub>,
     rooms: Arc<RoomCache>,
-    accounts: Arc<BoundedCache<String, Account>>,
+    accounts: Arc<AccountCache>,
 }
 
 impl Engine {
@@ -107,7 +109,7 @@ impl Engine {
             bots: Arc::new(bots),
             hub: Arc::default(),
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
-            accounts: Arc::new(BoundedCache::new(CACHED_ACCOUNTS)),
+            accounts: Arc::new(AccountCache::new(CACHED_ACCOUNTS)),
         })
     }
 
@@ -270,7 +272,7 @@ impl Engine {
         self.require_game(game_id).await?;
         for _ in 0..MAX_ATTEMPTS {
             match self.store.oldest_open_room(game_id, &player.id).await? {
-                Some(room_id) => match self.join(&room_id, player, None).await {
+                Some(room_id) => match self.join(&room_id, player, Precondition::Any).await {
                     Ok(room) => return Ok((room, Placement::Joined)),
                     // Filled or closed since it was found: look again.
                     Err(
@@ -346,7 +348,7 @@ impl Engine {
         &self,
         room_id: &str,
         player: &PlayerRef,
-        if_match: Option<i64>,
+        if_match: Precondition,
     ) -> Result<Room, EngineError> {
         self.act(room_id, Action::Join(player.clone()), if_match)
             .await
@@ -359,7 +361,7 @@ impl Engine {
         &self,
         room_id: &str,
         player: &PlayerRef,
-        if_match: Option<i64>,
+        if_match: Precondition,
     ) -> Result<Room, EngineError> {
         self.act(room_id, Action::Quit(player.clone()), if_match)
             .await
@@ -372,7 +374,7 @@ impl Engine {
         room_id: &str,
         player: &PlayerRef,
         mv: &Value,
-        if_match: Option<i64>,
+        if_match: Precondition,
     ) -> Result<Room, EngineError> {
         self.act(room_id, Action::Move(player.clone(), mv.clone()), if_match)
             .await
@@ -386,7 +388,7 @@ impl Engine {
         &self,
         room_id: &str,
         player: &PlayerRef,
-        if_match: Option<i64>,
+        if_match: Precondition,
     ) -> Result<Room, EngineError> {
         self.act(room_id, Action::Reset(player.clone()), if_match)
             .await
@@ -397,7 +399,7 @@ impl Engine {
         &self,
         room_id: &str,
         action: Action,
-        if_match: Option<i64>,
+        if_match: Precondition,
     ) -> Result<Room, EngineError> {
         let room = self.update(room_id, if_match, action).await?;
         self.let_bots_play(room).await
@@ -410,18 +412,16 @@ impl Engine {
     async fn update(
         &self,
         room_id: &str,
-        if_match: Option<i64>,
+        if_match: Precondition,
         action: Action,
     ) -> Result<Room, EngineError> {
         let _turn = self.locks.lock(room_id).await;
         for attempt in 0..MAX_ATTEMPTS {
             let mut room = self.room(room_id).await?;
-            if let Some(pinned) = if_match {
-                if pinned != room.version {
-                    // Only the database can say the pinned version is not current.
-                    room = self.stored_room(room_id).await?;
-                }
-                if pinned != room.version {
+            if !if_match.admits(room.version) {
+                // Only the database can say the pinned version is not current.
+                room = self.stored_room(room_id).await?;
+                if !if_match.admits(room.version) {
                     return Err(EngineError::VersionMismatch {
                         current: room.version,
                     });

@@ -50,7 +50,34 @@ pub(super) async fn ensure_bot(
     })
 }
 
+pub(super) async fn set_token_hash(
+    conn: &mut SqliteConnection,
+    player_id: &str,
+    token_hash: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE players SET token_hash = ? WHERE id = ? AND bot IS NULL")
+        .bind(token_hash)
+        .bind(player_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 impl Store {
+    /// Replaces a player's token hash: the old token is refused from the commit on.
+    pub async fn set_token_hash(
+        &self,
+        player_id: &str,
+        token_hash: &str,
+    ) -> Result<(), StoreError> {
+        let write = Write::TokenHash {
+            player_id: player_id.to_owned(),
+            token_hash: token_hash.to_owned(),
+        };
+        self.writer.write(write).await?;
+        Ok(())
+    }
+
     #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]
     pub async fn create_account(&self, account: &Account) -> Result<(), StoreError> {
         match self.writer.write(Write::Account(account.clone())).await? {

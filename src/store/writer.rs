@@ -90,6 +90,10 @@ impl WriterStats {
 pub(super) enum Write {
     Room(Box<RoomCommit>),
     Account(Account),
+    TokenHash {
+        player_id: String,
+        token_hash: String,
+    },
     Bot {
         level: BotLevel,
         id: String,
@@ -259,6 +263,13 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<Done, Store
         }
         Write::Account(account) => {
             accounts::insert(conn, account).await?;
+            Ok(Done::Nothing)
+        }
+        Write::TokenHash {
+            player_id,
+            token_hash,
+        } => {
+            accounts::set_token_hash(conn, player_id, token_hash).await?;
             Ok(Done::Nothing)
         }
         Write::Bot {

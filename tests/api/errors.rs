@@ -54,6 +54,11 @@ async fn malformed_and_misshapen_bodies_are_400() {
         )
         .await;
     assert_problem(players, StatusCode::BAD_REQUEST, "invalid_body").await;
+    // serde would read a struct from an array; the schema says object, and so does the server.
+    for not_an_object in [json!([null]), json!(["alice"]), json!(3)] {
+        let players = app.post("/players", None, Some(&not_an_object)).await;
+        assert_problem(players, StatusCode::BAD_REQUEST, "invalid_body").await;
+    }
 
     let (room, x, _) = app.started_tictactoe().await;
     let response = app
@@ -80,17 +85,35 @@ async fn malformed_and_misshapen_bodies_are_400() {
     let response = app.get(&format!("/rooms/{room}/events?after=-1")).await;
     assert_problem(response, StatusCode::BAD_REQUEST, "invalid_query").await;
 
-    let response = app
-        .client
-        .post(format!("{}/rooms/{room}/moves", app.address))
-        .bearer_auth(&x.token)
-        .header("If-Match", "\"three\"")
-        .body(json!({"x": 1, "y": 1}).to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_problem(response, StatusCode::BAD_REQUEST, "invalid_header").await;
+    // If-Match as RFC 9110 reads it: not a list of entity tags is a 400; tags that cannot
+    // match (weak ones, ones that are no version) a 412; `*` or a list holding the current
+    // version applies the move.
+    let pinned = |value: &'static str| {
+        app.client
+            .post(format!("{}/rooms/{room}/moves", app.address))
+            .bearer_auth(&x.token)
+            .header("If-Match", value)
+            .body(json!({"x": 1, "y": 1}).to_string())
+            .send()
+    };
+    for malformed in ["three", "3", "\"3", "\"3\" \"4\""] {
+        let response = pinned(malformed).await.unwrap();
+        assert_problem(response, StatusCode::BAD_REQUEST, "invalid_header").await;
+    }
+    for unmatched in ["\"three\"", "\"\"", "W/\"3\"", "\"1\", \"2\"", "\"03\""] {
+        let response = pinned(unmatched).await.unwrap();
+        let problem = assert_problem(
+            response,
+            StatusCode::PRECONDITION_FAILED,
+            "version_mismatch",
+        )
+        .await;
+        assert_eq!(problem["currentVersion"], 3);
+    }
     assert_eq!(app.room(&room).await["version"], 3, "nothing changed");
+    let response = pinned("\"2\", W/\"3\", \"3\"").await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(app.room(&room).await["version"], 4);
 }
 
 #[tokio::test]
@@ -185,7 +208,23 @@ async fn unknown_rooms_games_and_routes_are_404() {
     )
     .await;
     let delete = app.request(Method::DELETE, "/rooms", None, None).await;
+    assert_eq!(delete.headers()["allow"], "POST, GET, HEAD");
     assert_problem(delete, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    let trace = app
+        .request(
+            Method::TRACE,
+            "/rooms/00000000000000000000000000000000/quit",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(trace.headers()["allow"], "POST");
+    assert_problem(trace, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    let head = app.request(Method::HEAD, "/healthz", None, None).await;
+    assert_eq!(head.status(), StatusCode::OK, "every GET answers HEAD");
+    // An empty cursor is the first page, as a form that left it blank would send.
+    let first = app.get("/rooms?cursor=").await;
+    assert_eq!(first.status(), StatusCode::OK);
 }
 
 #[tokio::test]

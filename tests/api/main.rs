@@ -6,6 +6,7 @@ mod concurrency;
 mod cube;
 mod errors;
 mod faults;
+mod hardening;
 mod helpers;
 mod hooks;
 mod hosted;

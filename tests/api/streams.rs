@@ -147,7 +147,7 @@ async fn a_stream_is_refused_with_a_problem_not_opened() {
     let ahead = app
         .get(&format!("/rooms/{room}/stream?after={}", current + 1))
         .await;
-    assert_eq!(ahead.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(ahead.status(), StatusCode::CONFLICT);
     let problem: Value = ahead.json().await.unwrap();
     assert_eq!(problem["code"], "unknown_version");
     assert_eq!(problem["currentVersion"], current);

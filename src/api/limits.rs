@@ -1,0 +1,158 @@
+//! Abuse limits: how many sign-ups one client address, actions one player, and uploads one
+//! author may make. Each is a token bucket per key: a burst of `N` at once, refilled at `N` per
+//! period, so a steady user never notices and a script is slowed to the rate. Over the limit,
+//! `429 rate_limited` with `Retry-After`; nothing is done.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// `N/period`: a burst of `N`, refilled at `N` per period. Periods: `s`, `min`, `h`, `day`
+/// (`60/min`, `300/h`). `off` disables the limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    pub burst: u32,
+    pub period: Duration,
+}
+
+/// A limit as configured: a rate, or none.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateSetting(pub Option<Rate>);
+
+impl FromStr for RateSetting {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.eq_ignore_ascii_case("off") {
+            return Ok(RateSetting(None));
+        }
+        let bad = || format!("`{text}` is not a rate: write N/s, N/min, N/h or N/day, or off");
+        let (count, period) = text.split_once('/').ok_or_else(bad)?;
+        let burst: u32 = count.trim().parse().map_err(|_| bad())?;
+        let seconds = match period.trim() {
+            "s" | "sec" | "second" => 1,
+            "m" | "min" | "minute" => 60,
+            "h" | "hour" => 3600,
+            "d" | "day" => 86_400,
+            _ => return Err(bad()),
+        };
+        if burst == 0 {
+            return Err(format!(
+                "`{text}`: a limit of 0 would refuse everything; use off"
+            ));
+        }
+        Ok(RateSetting(Some(Rate {
+            burst,
+            period: Duration::from_secs(seconds),
+        })))
+    }
+}
+
+impl fmt::Display for RateSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => write!(f, "off"),
+            Some(rate) => write!(f, "{}/{}s", rate.burst, rate.period.as_secs()),
+        }
+    }
+}
+
+/// Keys tracked at most; past this, buckets that are full again (their key has been quiet for
+/// a whole period) are dropped, so memory stays bounded however many addresses come by.
+const MAX_KEYS: usize = 100_000;
+
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+pub struct RateLimiter {
+    rate: Option<Rate>,
+    buckets: Mutex<HashMap<String, Bucket>>,
+}
+
+impl RateLimiter {
+    pub fn new(setting: RateSetting) -> Self {
+        Self {
+            rate: setting.0,
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one from `key`'s bucket, or says how long until one is there.
+    pub fn take(&self, key: &str) -> Result<(), Duration> {
+        self.take_at(key, Instant::now())
+    }
+
+    fn take_at(&self, key: &str, now: Instant) -> Result<(), Duration> {
+        let Some(rate) = self.rate else {
+            return Ok(());
+        };
+        let burst = f64::from(rate.burst);
+        let per_second = burst / rate.period.as_secs_f64();
+        let mut buckets = self.buckets.lock().expect("never poisoned");
+        if buckets.len() >= MAX_KEYS && !buckets.contains_key(key) {
+            buckets.retain(|_, b| b.tokens + (now - b.at).as_secs_f64() * per_second < burst);
+        }
+        let bucket = buckets.entry(key.to_owned()).or_insert(Bucket {
+            tokens: burst,
+            at: now,
+        });
+        bucket.tokens = (bucket.tokens + (now - bucket.at).as_secs_f64() * per_second).min(burst);
+        bucket.at = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / per_second))
+        }
+    }
+}
+
+/// The three limits the server applies.
+pub struct Limits {
+    pub signups: RateLimiter,
+    pub actions: RateLimiter,
+    pub uploads: RateLimiter,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_read_as_written() {
+        let rate = |text: &str| text.parse::<RateSetting>();
+        assert_eq!(
+            rate("60/min").unwrap().0,
+            Some(Rate {
+                burst: 60,
+                period: Duration::from_secs(60)
+            })
+        );
+        assert_eq!(rate("300/h").unwrap().0.unwrap().period.as_secs(), 3600);
+        assert_eq!(rate("OFF").unwrap(), RateSetting(None));
+        for bad in ["60", "0/min", "x/min", "5/week", ""] {
+            assert!(rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_burst_then_the_rate() {
+        let limiter = RateLimiter::new("3/s".parse().unwrap());
+        let start = Instant::now();
+        for _ in 0..3 {
+            assert!(limiter.take_at("a", start).is_ok());
+        }
+        let wait = limiter.take_at("a", start).unwrap_err();
+        assert!(wait > Duration::from_millis(300) && wait <= Duration::from_millis(334));
+        assert!(limiter.take_at("b", start).is_ok(), "keys are separate");
+        let later = start + wait + Duration::from_micros(1);
+        assert!(limiter.take_at("a", later).is_ok(), "refilled");
+        assert!(limiter.take_at("a", later).is_err());
+        let off = RateLimiter::new(RateSetting(None));
+        assert!((0..10_000).all(|_| off.take("a").is_ok()));
+    }
+}

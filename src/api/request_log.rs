@@ -1,0 +1,82 @@
+//! One id per request: taken from the client's `X-Request-Id` when it sends a usable one (so a
+//! proxy's or a client's id follows the request through), else made here. It is sent back in
+//! the `X-Request-Id` header of every response, put in every problem+json body as
+//! `requestId`, and carried by the request's log line and by everything logged while the
+//! request is served, so one grep finds a user's report in the log.
+
+use std::time::Instant;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::Error;
+use serde_json::Value;
+use tracing::Instrument;
+
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// An id the client sent, if it is one we can repeat safely in headers, logs and JSON.
+fn usable(value: &HeaderValue) -> Option<&str> {
+    let text = value.to_str().ok()?;
+    let fits = (1..=128).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/+=@".contains(&b));
+    fits.then_some(text)
+}
+
+fn new_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+pub async fn handle(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let id = req
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(usable)
+        .map_or_else(new_id, str::to_owned);
+    let span = tracing::info_span!(
+        "request",
+        id = %id,
+        method = %req.method(),
+        path = %req.path(),
+    );
+    let started = Instant::now();
+    let response = next.call(req).instrument(span.clone()).await?;
+    let mut response = with_request_id(response.map_into_boxed_body(), &id);
+    let status = response.status().as_u16();
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    span.in_scope(|| tracing::info!(status, elapsed_ms, "served"));
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    Ok(response)
+}
+
+/// Adds `requestId` to a problem+json body; other bodies pass through untouched.
+fn with_request_id(response: ServiceResponse<BoxBody>, id: &str) -> ServiceResponse<BoxBody> {
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    if !is_problem {
+        return response;
+    }
+    let (request, response) = response.into_parts();
+    let (response, body) = response.into_parts();
+    let body = match body.try_into_bytes() {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(mut problem)) => {
+                problem.insert("requestId".into(), Value::String(id.to_owned()));
+                BoxBody::new(Value::Object(problem).to_string())
+            }
+            _ => BoxBody::new(bytes),
+        },
+        Err(body) => body,
+    };
+    ServiceResponse::new(request, response.set_body(body))
+}
