@@ -95,6 +95,8 @@ impl Application {
                 .configure(api::configure)
         })
         .shutdown_timeout(10)
+        // A connection that has not sent a whole request head by then is closed (slowloris).
+        .client_request_timeout(Duration::from_secs(5))
         // Signals are handled in `run_until_stopped`, which ends the streams first.
         .disable_signals()
         .listen(listener)

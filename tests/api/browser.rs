@@ -308,3 +308,60 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
         browser.close().await;
     }
 }
+
+/// Text that users choose (a hosted game's name and description, a game's state and its
+/// refusals) is shown as text: markup in it is never parsed, and no script in it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markup_in_names_states_and_refusals_is_shown_as_text_and_never_runs() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.hook_limits.time_ms = 2_000;
+    })
+    .await;
+    let author = app.register(&unique("author")).await;
+    let hostile = |n: u32| {
+        format!("<img src=x onerror=\"window.__pwned={n}\"><script>window.__pwned={n}</script>")
+    };
+    let source = format!(
+        "module.exports = {{
+          onRoomStart: () => ({{ state: {{ note: {note:?}, turn: 0 }} }}),
+          onPlayerJoin: () => ({{}}),
+          onPlayerQuit: () => ({{}}),
+          onPlayerMove: () => {{ throw new Error({refusal:?}); }},
+        }};",
+        note = hostile(2),
+        refusal = hostile(3),
+    );
+    let upload = app
+        .client
+        .put(format!("{}/games/markup", app.address))
+        .bearer_auth(&author.token)
+        .body(json!({"source": source, "name": hostile(1), "description": hostile(4)}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status(), reqwest::StatusCode::CREATED);
+
+    let driver = Driver::start().await;
+    let browser = driver.browser("markup").await;
+    sign_up(&browser, &app, "viewer").await;
+    browser
+        .wait_for_text("[data-game=\"markup\"]", "<img src=x")
+        .await;
+    browser.click("[data-game=\"markup\"] .new-private").await;
+    room_in_view(&browser).await;
+    browser.wait_for_text("#board", "onerror").await;
+    browser.type_into("#move-json", "{\"any\": 1}").await;
+    browser.click("#send-move").await;
+    browser.wait_for_text("#room-message", "<script>").await;
+    browser.screenshot("markup-as-text").await;
+
+    let injected = browser
+        .eval(
+            "return { imgs: document.querySelectorAll('img[src=\"x\"], main script').length, \
+                      pwned: window.__pwned === undefined ? null : window.__pwned };",
+            json!([]),
+        )
+        .await;
+    assert_eq!(injected, json!({"imgs": 0, "pwned": null}));
+    browser.close().await;
+}
