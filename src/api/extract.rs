@@ -52,14 +52,7 @@ impl FromRequest for Actor {
         Box::pin(async move {
             let Caller(player) = caller.await?;
             let context = context.expect("the app context is registered");
-            context
-                .limits
-                .actions
-                .take(&player.id)
-                .map_err(|retry_after| ApiError::RateLimited {
-                    what: "actions",
-                    retry_after,
-                })?;
+            context.limits.actions.admit(&player.id, "actions")?;
             Ok(Actor(player))
         })
     }

@@ -45,14 +45,7 @@ async fn publish(
     let id =
         GameId::parse(&path.into_inner()).map_err(|e| ApiError::InvalidGameId(e.to_string()))?;
     // Counted whether or not the code turns out to be a game: checking it is the costly part.
-    context
-        .limits
-        .uploads
-        .take(&author.id)
-        .map_err(|retry_after| ApiError::RateLimited {
-            what: "uploads",
-            retry_after,
-        })?;
+    context.limits.uploads.admit(&author.id, "uploads")?;
     let (game, publication) = context.engine.publish_game(&author, &id, upload).await?;
     Ok(match publication {
         Publication::Created => HttpResponse::Created()

@@ -86,6 +86,12 @@ impl RateLimiter {
         self.take_at(key, Instant::now())
     }
 
+    /// Lets one more of `what` through for `key`, or refuses it with `429 rate_limited`.
+    pub fn admit(&self, key: &str, what: &'static str) -> Result<(), super::ApiError> {
+        self.take(key)
+            .map_err(|retry_after| super::ApiError::RateLimited { what, retry_after })
+    }
+
     fn take_at(&self, key: &str, now: Instant) -> Result<(), Duration> {
         let Some(rate) = self.rate else {
             return Ok(());

@@ -38,14 +38,8 @@ async fn create(
         .peer_addr()
         .map(|a| a.ip().to_string())
         .unwrap_or_default();
-    context
-        .limits
-        .signups
-        .take(&address)
-        .map_err(|retry_after| ApiError::RateLimited {
-            what: "sign-ups from this address",
-            retry_after,
-        })?;
+    let signups = &context.limits.signups;
+    signups.admit(&address, "sign-ups from this address")?;
     let username = body
         .0
         .username
