@@ -51,9 +51,15 @@ pub async fn handle(
     let status = response.status().as_u16();
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     span.in_scope(|| tracing::info!(status, elapsed_ms, "served"));
+    let headers = response.headers_mut();
     if let Ok(value) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert(REQUEST_ID, value);
+        headers.insert(REQUEST_ID, value);
     }
+    // No response of ours is ever to be read as another type than the one it declares.
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     Ok(response)
 }
 

@@ -94,6 +94,7 @@ async fn every_response_carries_a_request_id_the_client_can_choose() {
     let response = app.get("/healthz").await;
     let id = response.headers()["x-request-id"].to_str().unwrap();
     assert_eq!(id.len(), 32, "a new id: 128 random bits in hex");
+    assert_eq!(response.headers()["x-content-type-options"], "nosniff");
 
     let chosen = app
         .client
