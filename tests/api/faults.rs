@@ -200,7 +200,8 @@ impl Drop for SmallDisk {
 async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_space() {
     let disk = SmallDisk::mount(16);
     let database = disk.path().join("full.db");
-    let server = Server::start(&database);
+    // Filling the disk takes many sign-ups from one address.
+    let server = Server::start_with(&database, &["--signup-rate", "off"]);
     let base = server.address.clone();
     let client = client(Duration::from_secs(10));
     let (x, o, id) = started_room(&client, &base, "tictactoe").await;
@@ -362,7 +363,8 @@ async fn send_pinned_moves(
 async fn a_frozen_server_never_applies_a_retried_move_twice() {
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("frozen.db");
-    let server = Server::start(&database);
+    // Other tests share the two cores: the hooks get room to run (their limit is not the point).
+    let server = Server::start_with(&database, &["--hook-time-limit-ms", "2000"]);
     let base = server.address.clone();
     let setup = client(Duration::from_secs(10));
     let author = register(&setup, &base).await;
