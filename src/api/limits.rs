@@ -4,7 +4,6 @@
 //! `429 rate_limited` with `Retry-After`; nothing is done.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -47,15 +46,6 @@ impl FromStr for RateSetting {
             burst,
             period: Duration::from_secs(seconds),
         })))
-    }
-}
-
-impl fmt::Display for RateSetting {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            None => write!(f, "off"),
-            Some(rate) => write!(f, "{}/{}s", rate.burst, rate.period.as_secs()),
-        }
     }
 }
 

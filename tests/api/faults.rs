@@ -207,6 +207,11 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
     let (x, o, id) = started_room(&client, &base, "tictactoe").await;
     let started = get_json(&client, format!("{base}/rooms/{id}")).await["version"].clone();
     let filler = disk.fill();
+    let move_in_room = |token: &str, x: i64, y: i64| {
+        let (client, url) = (&client, format!("{base}/rooms/{id}/moves"));
+        let token = token.to_owned();
+        async move { post(client, url, Some(&token), json!({"x": x, "y": y})).await }
+    };
 
     // Writes go on while they fit in pages the database already has; keep writing until one
     // needs space. Every answer is a success or a 503, never a 500.
@@ -231,13 +236,7 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
     }
     let problem = refused.expect("the disk filled up");
     assert_eq!(problem["code"], "storage_unavailable", "{problem}");
-    let (status, move_refused) = post(
-        &client,
-        format!("{base}/rooms/{id}/moves"),
-        Some(&x),
-        json!({"x": 1, "y": 1}),
-    )
-    .await;
+    let (status, move_refused) = move_in_room(&x, 1, 1).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{move_refused}");
     assert_eq!(move_refused["code"], "storage_unavailable");
     assert_eq!(writes_health(&client, &base).await, "unavailable");
@@ -254,22 +253,10 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
     );
 
     std::fs::remove_file(filler).unwrap();
-    let (status, moved) = post(
-        &client,
-        format!("{base}/rooms/{id}/moves"),
-        Some(&x),
-        json!({"x": 1, "y": 1}),
-    )
-    .await;
+    let (status, moved) = move_in_room(&x, 1, 1).await;
     assert_eq!(status, StatusCode::OK, "{moved}");
     assert_eq!(moved["version"], started.as_i64().unwrap() + 1);
-    let (status, _) = post(
-        &client,
-        format!("{base}/rooms/{id}/moves"),
-        Some(&o),
-        json!({"x": 0, "y": 0}),
-    )
-    .await;
+    let (status, _) = move_in_room(&o, 0, 0).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(writes_health(&client, &base).await, "ok");
     assert_history_is_whole(&client, &base, &id).await;
