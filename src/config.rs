@@ -172,6 +172,23 @@ impl HookLimits {
 }
 
 impl Config {
+    /// The database URL as logs show it: a password in it is replaced by `***`.
+    pub fn database_for_logs(&self) -> String {
+        let url = &self.database_url;
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return url.clone();
+        };
+        match rest.split_once('@') {
+            Some((user_info, host)) if user_info.contains(':') => {
+                let user = user_info
+                    .split_once(':')
+                    .map_or(user_info, |(user, _)| user);
+                format!("{scheme}://{user}:***@{host}")
+            }
+            _ => url.clone(),
+        }
+    }
+
     /// Defaults for everything but the database, bound to a free loopback port.
     pub fn for_database(database_url: impl Into<String>) -> Self {
         Self {
@@ -186,5 +203,24 @@ impl Config {
             stream_keepalive_secs: 15,
             command: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_never_show_a_database_password() {
+        let shown = |url: &str| Config::for_database(url).database_for_logs();
+        assert_eq!(
+            shown("postgres://turnhouse:s3cret@db:5432/turnhouse"),
+            "postgres://turnhouse:***@db:5432/turnhouse"
+        );
+        assert_eq!(
+            shown("postgres://turnhouse@db/turnhouse"),
+            "postgres://turnhouse@db/turnhouse"
+        );
+        assert_eq!(shown("data/turnhouse.db"), "data/turnhouse.db");
     }
 }

@@ -33,7 +33,7 @@ async fn serve(config: Config) -> ExitCode {
         .bind
         .rsplit_once(':')
         .map_or(config.bind.as_str(), |(host, _)| host);
-    tracing::info!(database = %config.database_url, "listening on http://{host}:{}", app.port());
+    tracing::info!(database = %config.database_for_logs(), "listening on http://{host}:{}", app.port());
     match app.run_until_stopped().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -59,7 +59,7 @@ async fn seed_rooms(config: Config, count: u64) -> ExitCode {
                 count,
                 first,
                 seconds = started.elapsed().as_secs_f64(),
-                database = %config.database_url,
+                database = %config.database_for_logs(),
                 "seeded"
             );
             ExitCode::SUCCESS

@@ -60,6 +60,21 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// A refusal that another version of the room might not give.
+    pub fn depends_on_the_room(&self) -> bool {
+        matches!(
+            self,
+            EngineError::NotAPlayer
+                | EngineError::RoomNotJoinable
+                | EngineError::RoomFinished
+                | EngineError::AlreadyAPlayer
+                | EngineError::RoomFull(_)
+                | EngineError::RoomNotFinished
+                | EngineError::GameRefused(_)
+                | EngineError::VersionMismatch { .. }
+        )
+    }
+
     /// The error for a hook that failed through a fault of the game's code.
     pub fn from_hook_fault(hook: &'static str, fault: HookError) -> Self {
         match fault {

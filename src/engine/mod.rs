@@ -9,6 +9,7 @@ mod bots;
 mod bounded_cache;
 mod catalog;
 mod error;
+mod follow;
 mod hook_runner;
 mod precondition;
 mod room_cache;
@@ -100,7 +101,7 @@ impl Engine {
         bot_seed: u64,
     ) -> Result<Self, EngineError> {
         let bots = BotRoster::load(&store, bot_seed).await?;
-        Ok(Self {
+        let engine = Self {
             store,
             games: Arc::new(games),
             sandbox,
@@ -110,7 +111,16 @@ impl Engine {
             hub: Arc::default(),
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
             accounts: Arc::new(AccountCache::new(CACHED_ACCOUNTS)),
-        })
+        };
+        if let Some(changes) = engine.store.changes() {
+            tokio::spawn(follow::follow(
+                changes,
+                engine.rooms.clone(),
+                engine.hub.clone(),
+                engine.store.clone(),
+            ));
+        }
+        Ok(engine)
     }
 
     pub async fn ping(&self) -> Result<(), EngineError> {
@@ -122,13 +132,30 @@ impl Engine {
         self.store.write_fault()
     }
 
-    /// The room as it is now: from memory when this process has it (see [`RoomCache`] for how
-    /// fresh that is), else from the database.
+    /// The room as it is now: from memory when that is sure to be current (see [`RoomCache`]),
+    /// else from the database.
     pub async fn room(&self, room_id: &str) -> Result<Room, EngineError> {
-        match self.rooms.get(&self.store, room_id) {
+        match self.rooms.current(&self.store, room_id) {
             Some(room) => Ok(room),
             None => self.stored_room(room_id).await,
         }
+    }
+
+    /// A copy of the room to compute a change from, and whether it is sure to be current: the
+    /// room as this server last saw it unless `confirmed` is asked for (the compare-and-set
+    /// checks the copy when the change is committed).
+    async fn working_copy(
+        &self,
+        room_id: &str,
+        confirmed: bool,
+    ) -> Result<(Room, bool), EngineError> {
+        if let Some(room) = self.rooms.current(&self.store, room_id) {
+            return Ok((room, true));
+        }
+        if let Some(room) = self.rooms.last_seen(room_id).filter(|_| !confirmed) {
+            return Ok((room, false));
+        }
+        Ok((self.stored_room(room_id).await?, true))
     }
 
     /// The room as the database has it, remembered for next time.
@@ -229,7 +256,6 @@ impl Engine {
         step: Transition,
         only_if_no_open_room_for: Option<String>,
     ) -> Result<Room, StoreError> {
-        let lobby_change = step.lobby_change();
         let mut commit = step.into_commit();
         let room_id = commit.room.id.clone();
         commit.only_if_no_open_room_for = only_if_no_open_room_for;
@@ -243,7 +269,8 @@ impl Engine {
             }
         };
         self.rooms.remember(epoch, &commit.room);
-        self.hub.publish(&commit.room, &commit.events, lobby_change);
+        self.hub
+            .publish(&commit.room, &commit.events, commit.lobby_change);
         Ok(commit.room)
     }
 
@@ -416,8 +443,9 @@ impl Engine {
         action: Action,
     ) -> Result<Room, EngineError> {
         let _turn = self.locks.lock(room_id).await;
+        let mut confirmed = false;
         for attempt in 0..MAX_ATTEMPTS {
-            let mut room = self.room(room_id).await?;
+            let (mut room, current) = self.working_copy(room_id, confirmed).await?;
             if !if_match.admits(room.version) {
                 // Only the database can say the pinned version is not current.
                 room = self.stored_room(room_id).await?;
@@ -430,12 +458,22 @@ impl Engine {
             let game = self.game_of(&room).await?;
             let version = room.version;
             let (action, bots) = (action.clone(), self.bots.clone());
-            let step = run_hooks(game, move |game| {
+            let step = match run_hooks(game, move |game| {
                 let mut step = Transition::new(game, room, Some(version));
                 action.apply(&mut step, &bots)?;
                 Ok(step)
             })
-            .await?;
+            .await
+            {
+                Ok(step) => step,
+                // Refused by a copy that may be behind (another server may have made it this
+                // player's turn): only the current room can refuse.
+                Err(err) if !current && err.depends_on_the_room() => {
+                    confirmed = true;
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
             match self.commit(step, None).await {
                 Ok(room) => return Ok(room),
                 Err(StoreError::Conflict) => {

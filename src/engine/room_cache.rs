@@ -1,13 +1,22 @@
-//! Current rooms kept in memory, so that reading a room, or acting on one, needs no database
-//! read while this process is the only one writing the database.
+//! Rooms kept in memory, so that reading a room, or acting on one, needs no database read.
 //!
-//! Freshness: while this is the only server on its database file ([`Store::alone`]), every
-//! commit passes through here, so a cached room is the current one; an entry is replaced only
-//! by a higher version (versions only grow), so a read racing a commit never puts an older
-//! room back. While another server shares the file, the cache is neither read nor filled, and
-//! it is emptied when this server is alone again, since the other may have changed any room.
-//! (A room edited by hand in the `sqlite3` shell is not noticed until it is next changed
-//! through the server; the version compare-and-set still stops a move on a stale copy.)
+//! What an entry is worth depends on whether this server is alone on its database:
+//! - Alone ([`Store::alone`]: the only server on a SQLite file), every commit passes through
+//!   here, so an entry is the current room, and reads (`GET`, `If-None-Match`, where a stream
+//!   starts) are answered from it.
+//! - Sharing (another server on the SQLite file, or PostgreSQL, which is always taken to be
+//!   shared), an entry is only the room as this server last saw it. Reads go to the database,
+//!   so they are as fresh as a read of the database. Actions still start from the entry: the
+//!   version compare-and-set refuses a change computed from an old copy, which is then read
+//!   again, and a refusal (not your turn, room full) computed from a copy is confirmed against
+//!   the database before it is answered. On PostgreSQL, other servers' commits evict what they
+//!   change (see `follow`), so such retries are rare.
+//!
+//! An entry is replaced only by a higher version (versions only grow), so a read racing a
+//! commit never puts an older room back. When the server is alone again after sharing, the
+//! cache is emptied, since the other server may have changed any room. (A room edited by hand
+//! in the `sqlite3` shell is not noticed until it is next changed through the server; the
+//! compare-and-set still stops a move on a stale copy.)
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -28,7 +37,7 @@ pub struct RoomCache {
 
 /// Where the cache stood when a room was read, to be handed back to [`RoomCache::remember`].
 #[derive(Clone, Copy)]
-pub struct Epoch(Option<u64>);
+pub struct Epoch(u64);
 
 impl RoomCache {
     pub fn new(capacity: usize) -> Self {
@@ -40,33 +49,36 @@ impl RoomCache {
         }
     }
 
-    /// Call before reading a room from the database or committing one: `None` inside while
-    /// the database is shared.
+    /// Call before reading a room from the database or committing one.
     pub fn epoch(&self, store: &Store) -> Epoch {
         if store.alone() {
             if self.shared.swap(false, Ordering::AcqRel) {
-                let _clearing = self.clearing.lock().expect("never poisoned");
-                self.epoch.fetch_add(1, Ordering::AcqRel);
-                self.rooms.clear();
+                self.clear();
             }
-            Epoch(Some(self.epoch.load(Ordering::Acquire)))
         } else {
             self.shared.store(true, Ordering::Release);
-            Epoch(None)
         }
+        Epoch(self.epoch.load(Ordering::Acquire))
     }
 
-    pub fn get(&self, store: &Store, room_id: &str) -> Option<Room> {
-        match self.epoch(store) {
-            Epoch(Some(_)) => self.rooms.get(room_id),
-            Epoch(None) => None,
+    /// The current room, if this server is alone and has it.
+    pub fn current(&self, store: &Store, room_id: &str) -> Option<Room> {
+        self.epoch(store);
+        if self.shared.load(Ordering::Acquire) {
+            return None;
         }
+        self.rooms.get(room_id)
+    }
+
+    /// The room as this server last saw it, which may be behind when the database is shared:
+    /// a starting point for a change that the compare-and-set will check.
+    pub fn last_seen(&self, room_id: &str) -> Option<Room> {
+        self.rooms.get(room_id)
     }
 
     /// Remembers `room`, read or committed in `epoch`, unless the cache was emptied since or
     /// already holds a later version of it.
-    pub fn remember(&self, epoch: Epoch, room: &Room) {
-        let Epoch(Some(epoch)) = epoch else { return };
+    pub fn remember(&self, Epoch(epoch): Epoch, room: &Room) {
         let _clearing = self.clearing.lock().expect("never poisoned");
         if self.epoch.load(Ordering::Acquire) == epoch {
             self.rooms.insert_unless(
@@ -77,8 +89,26 @@ impl RoomCache {
         }
     }
 
+    /// Another server committed `version` of the room: what is held of it is behind.
+    pub fn saw_version(&self, room_id: &str, version: i64) {
+        if self
+            .rooms
+            .get(room_id)
+            .is_some_and(|held| held.version < version)
+        {
+            self.rooms.remove(room_id);
+        }
+    }
+
     pub fn forget(&self, room_id: &str) {
         self.rooms.remove(room_id);
+    }
+
+    /// Forgets everything, including rooms being read right now.
+    pub fn clear(&self) {
+        let _clearing = self.clearing.lock().expect("never poisoned");
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+        self.rooms.clear();
     }
 
     pub fn len(&self) -> usize {
@@ -108,7 +138,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn it_is_used_only_alone_and_emptied_after_company_leaves() {
+    async fn it_is_trusted_only_alone_and_emptied_after_company_leaves() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cache.db").display().to_string();
         let store = Store::open(&path).await.unwrap();
@@ -118,24 +148,38 @@ mod tests {
         cache.remember(epoch, &room(3));
         cache.remember(epoch, &room(2));
         assert_eq!(
-            cache.get(&store, "r").map(|r| r.version),
+            cache.current(&store, "r").map(|r| r.version),
             Some(3),
             "older never wins"
         );
 
         let other = Store::open(&path).await.unwrap();
-        assert_eq!(cache.get(&store, "r"), None, "not while shared");
+        assert_eq!(cache.current(&store, "r"), None, "not current while shared");
         let during = cache.epoch(&store);
+        cache.remember(during, &room(4));
+        assert_eq!(
+            cache.last_seen("r").map(|r| r.version),
+            Some(4),
+            "but a starting point for a change"
+        );
+        cache.saw_version("r", 4);
+        assert_eq!(cache.last_seen("r").map(|r| r.version), Some(4));
+        cache.saw_version("r", 5);
+        assert_eq!(cache.last_seen("r"), None, "another server moved it on");
         cache.remember(during, &room(4));
         drop(other);
         assert_eq!(
-            cache.get(&store, "r"),
+            cache.current(&store, "r"),
             None,
             "emptied: the other may have changed it"
         );
-        cache.remember(epoch, &room(5));
-        assert_eq!(cache.get(&store, "r"), None, "read before it was emptied");
+        cache.remember(during, &room(5));
+        assert_eq!(
+            cache.current(&store, "r"),
+            None,
+            "read before it was emptied"
+        );
         cache.remember(cache.epoch(&store), &room(6));
-        assert_eq!(cache.get(&store, "r").map(|r| r.version), Some(6));
+        assert_eq!(cache.current(&store, "r").map(|r| r.version), Some(6));
     }
 }

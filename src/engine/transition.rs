@@ -191,7 +191,9 @@ impl Transition {
         let finished_changed = self
             .lobby_before
             .is_none_or(|before| before.finished != self.room.finished);
+        let lobby_change = self.lobby_change();
         RoomCommit {
+            lobby_change,
             room: self.room,
             expected_version: self.expected_version,
             events: self.events,

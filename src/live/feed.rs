@@ -76,12 +76,13 @@ impl Feed for RoomFeed {
             }
             match self.subscription.recv().await {
                 Ok(update) if update.version <= self.sent => {}
-                Ok(update) if update.version == self.sent + 1 => {
+                Ok(update) if update.version == self.sent + 1 && update.frame.is_some() => {
                     self.sent = update.version;
-                    return Ok(Some(update.frame.clone()));
+                    return Ok(update.frame.clone());
                 }
-                // Versions were skipped: this reader lagged and the channel dropped some, or
-                // they were written by another process. The history has them all.
+                // Versions were skipped (this reader lagged and the channel dropped some, or
+                // they were written by another process), or another server says there are
+                // more. The history has them all.
                 Ok(_) => self.catching_up = true,
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(room = %self.header.id, missed, "a stream fell behind; catching up from the history");
@@ -113,7 +114,11 @@ impl Feed for LobbyFeed {
     async fn next(&mut self) -> Result<Option<Bytes>, StoreError> {
         loop {
             match self.receiver.recv().await {
-                Ok(update) if self.game.as_ref().is_none_or(|game| *game == update.game) => {
+                // A resync (no game) concerns every lobby stream.
+                Ok(update)
+                    if update.game.is_empty()
+                        || self.game.as_ref().is_none_or(|game| *game == update.game) =>
+                {
                     return Ok(Some(update.frame.clone()))
                 }
                 Ok(_) => {}

@@ -15,11 +15,12 @@ const ROOM_BACKLOG: usize = 64;
 /// The same for the lobby, where a lagging reader is told to list the rooms again.
 const LOBBY_BACKLOG: usize = 1024;
 
-/// One committed version of a room, framed once for every subscriber.
+/// One committed version of a room, framed once for every subscriber; or, without a frame,
+/// word that the room reached `version` elsewhere, to be read from the history.
 #[derive(Debug)]
 pub struct RoomUpdate {
     pub version: i64,
-    pub frame: Bytes,
+    pub frame: Option<Bytes>,
 }
 
 /// A public room that opened, filled, emptied or finished.
@@ -55,20 +56,65 @@ impl Hub {
             for event in events {
                 let update = RoomUpdate {
                     version: event.version,
-                    frame: sse::version_frame(&header, event),
+                    frame: Some(sse::version_frame(&header, event)),
                 };
                 // An error only means every reader left meanwhile.
                 let _ = sender.send(Arc::new(update));
             }
         }
         if let Some(change) = lobby_change {
-            if !room.private && self.lobby.receiver_count() > 0 {
-                let update = LobbyUpdate {
-                    game: room.game.clone(),
-                    frame: sse::lobby_frame(change, room),
-                };
-                let _ = self.lobby.send(Arc::new(update));
-            }
+            self.publish_lobby(room, change);
+        }
+    }
+
+    /// Tells the lobby that a public room was `created` or `updated`.
+    pub fn publish_lobby(&self, room: &Room, change: &str) {
+        if !room.private && self.lobby_watched() {
+            let update = LobbyUpdate {
+                game: room.game.clone(),
+                frame: sse::lobby_frame(change, room),
+            };
+            let _ = self.lobby.send(Arc::new(update));
+        }
+    }
+
+    pub fn lobby_watched(&self) -> bool {
+        self.lobby.receiver_count() > 0
+    }
+
+    /// Tells the watchers of `room_id` that it reached `version` on another server: each reads
+    /// what it has not sent yet from the history.
+    pub fn poke(&self, room_id: &str, version: i64) {
+        let sender = self.rooms.lock().expect("hub lock").get(room_id).cloned();
+        if let Some(sender) = sender {
+            let _ = sender.send(Arc::new(RoomUpdate {
+                version,
+                frame: None,
+            }));
+        }
+    }
+
+    /// Some changes may have gone unheard: every room stream re-reads the history, and every
+    /// lobby stream is told to list the rooms again.
+    pub fn resync(&self) {
+        let senders: Vec<_> = self
+            .rooms
+            .lock()
+            .expect("hub lock")
+            .values()
+            .cloned()
+            .collect();
+        for sender in senders {
+            let _ = sender.send(Arc::new(RoomUpdate {
+                version: i64::MAX,
+                frame: None,
+            }));
+        }
+        if self.lobby_watched() {
+            let _ = self.lobby.send(Arc::new(LobbyUpdate {
+                game: String::new(),
+                frame: sse::resync_frame(),
+            }));
         }
     }
 

@@ -1,5 +1,6 @@
 //! Failures that come from the database's surroundings rather than from a request: another
-//! process holding the write lock, a full disk, a file turned read-only. They are told apart
+//! process holding the write lock, a full disk, a file turned read-only, a PostgreSQL server
+//! that went away. They are told apart
 //! from everything else so that clients get a `503` to retry instead of a `500`, and so that
 //! the writer can say in one log line when writes start failing and when they work again.
 
@@ -14,7 +15,7 @@ pub enum StorageFault {
     /// longer than the busy timeout.
     Busy,
     /// The database cannot be written at all: the disk is full, the file or its directory is
-    /// read-only, or the file cannot be reached.
+    /// read-only, the file cannot be reached, or the PostgreSQL server cannot be.
     Unavailable,
 }
 
@@ -37,10 +38,41 @@ impl StoreError {
             _ => None,
         }
     }
+
+    /// The transaction lost to another server's (a deadlock, a serialisation failure): none
+    /// of it happened, and applying it again will most likely work.
+    pub fn is_lost_race(&self) -> bool {
+        match self {
+            StoreError::Database(sqlx::Error::Database(db)) => {
+                matches!(postgres_code(db.as_ref()), Some("40001" | "40P01"))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// PostgreSQL's SQLSTATE, if the error comes from PostgreSQL.
+fn postgres_code(db: &dyn sqlx::error::DatabaseError) -> Option<&str> {
+    db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+        .map(|pg| pg.code())
 }
 
 fn sqlx_fault(err: &sqlx::Error) -> Option<StorageFault> {
     match err {
+        sqlx::Error::Database(db) if postgres_code(db.as_ref()).is_some() => {
+            let code = postgres_code(db.as_ref())?;
+            match code {
+                // lock_not_available (the lock timeout), query_canceled
+                "55P03" | "57014" => Some(StorageFault::Busy),
+                // the server is shutting down or starting, is read-only, or is out of disk,
+                // memory or connections
+                "57P01" | "57P02" | "57P03" | "25006" => Some(StorageFault::Unavailable),
+                _ if code.starts_with("08") || code.starts_with("53") => {
+                    Some(StorageFault::Unavailable)
+                }
+                _ => None,
+            }
+        }
         sqlx::Error::Database(db) => {
             // SQLite reports extended result codes; the primary code is the low byte.
             let code: i64 = db.code()?.parse().ok()?;

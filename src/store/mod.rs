@@ -1,35 +1,34 @@
-//! Persistence: the one seam between the engine and the database.
+//! Persistence: the one seam between the engine and the database, on SQLite (the embedded
+//! default) or PostgreSQL (for several servers on one database).
 //!
-//! Writes go through a single connection (SQLite has one writer anyway; queuing in-process is
-//! cheaper than spinning on the file lock), and every change to a room arrives as one
-//! [`RoomCommit`]: the new record, the version it replaces, and the events that produced it.
-//! That shape lets a batching writer group many commits into one transaction later without the
-//! engine or the HTTP layer noticing. Reads use their own pool and never wait for the writer.
+//! Writes go through one task per server that groups whatever is waiting into one transaction
+//! (see [`writer`]), and every change to a room arrives as one [`RoomCommit`]: the new record,
+//! the version it replaces, and the events that produced it. Reads use their own pool and
+//! never wait for the writer. The two databases share everything but their SQL: the order of
+//! a write's steps ([`writes`]), the reads ([`reads`]) and the decoding of rows ([`rows`]).
 
-mod accounts;
-mod events;
 mod fault;
-mod games;
-mod presence;
-mod rooms;
+mod postgres;
+mod reads;
+mod rows;
+mod sqlite;
 mod writer;
+mod writes;
 
-use std::path::Path;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::ConnectOptions;
+use tokio::sync::mpsc;
 
-use crate::model::{Room, RoomEvent};
-use presence::Presence;
-use writer::{Write, Writer, Written};
+use crate::game::{BotLevel, PlayerRef};
+use crate::model::{Account, GameVersionRecord, NewGameVersion, Room, RoomEvent};
+use postgres::PgStore;
+use sqlite::SqliteStore;
+use writer::Writer;
+use writes::{Write, Written};
 
 pub use fault::StorageFault;
-pub use rooms::RoomQuery;
+pub use postgres::Change;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -94,24 +93,52 @@ pub struct RoomCommit {
     /// For a new room: write it only if no open public room of its game that this player is
     /// not already in exists at the moment of writing (quick play), else [`StoreError::Conflict`].
     pub only_if_no_open_room_for: Option<String>,
+    /// How the room's lobby entry changed (`created`, `updated`), if it did.
+    pub lobby_change: Option<&'static str>,
+}
+
+/// A lobby query. Private rooms are only included when `include_private` is set, and then only
+/// those of `player` (the API sets it when a player lists their own rooms).
+#[derive(Debug, Clone, Default)]
+pub struct RoomQuery {
+    pub game: Option<String>,
+    pub joinable: Option<bool>,
+    pub finished: Option<bool>,
+    pub player: Option<String>,
+    pub include_private: bool,
+    /// Only rooms created before the room with this sequence number (the page cursor).
+    pub before_seq: Option<i64>,
+    pub limit: i64,
 }
 
 #[derive(Clone)]
 pub struct Store {
-    read: SqlitePool,
     writer: Writer,
-    /// `None` for an in-memory database, which no one else can open.
-    presence: Option<Arc<Presence>>,
+    reads: Arc<Reads>,
 }
 
-const READ_CONNECTIONS: u32 = 8;
+enum Reads {
+    Sqlite(SqliteStore),
+    Postgres(PgStore),
+}
+
+/// Runs `$call` on whichever database's store this is.
+macro_rules! on_database {
+    ($store:expr, $db:ident => $call:expr) => {
+        match &*$store.reads {
+            Reads::Sqlite($db) => $call,
+            Reads::Postgres($db) => $call,
+        }
+    };
+}
+
 /// How long a statement waits for a lock held elsewhere (someone in `sqlite3`, another server
 /// on the same file) before giving up.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Store {
-    /// Opens (creating and migrating if need be) the database at `url`: a `sqlite:` URL or a
-    /// plain file path.
+    /// Opens (creating and migrating if need be) the database at `url`: a `postgres://` (or
+    /// `postgresql://`) URL, a `sqlite:` URL, or a plain file path (SQLite).
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         Self::open_with(url, DEFAULT_BUSY_TIMEOUT).await
     }
@@ -119,46 +146,36 @@ impl Store {
     /// Like [`Store::open`], waiting up to `busy_timeout` for a lock another connection holds
     /// before a statement fails with [`StorageFault::Busy`].
     pub async fn open_with(url: &str, busy_timeout: Duration) -> Result<Self, StoreError> {
-        let url = if url.starts_with("sqlite:") {
-            url.to_owned()
+        let (reads, writer) = if postgres::is_postgres_url(url) {
+            let (store, writer) = PgStore::open(url, busy_timeout).await?;
+            (Reads::Postgres(store), Writer::start(writer))
         } else {
-            format!("sqlite://{url}")
+            let (store, writer) = SqliteStore::open(url, busy_timeout).await?;
+            (Reads::Sqlite(store), Writer::start(writer))
         };
-        let options = SqliteConnectOptions::from_str(&url)
-            .map_err(|e| StoreError::BadUrl(e.to_string()))?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            // FULL: an acknowledged write survives a power cut, not only a process kill.
-            .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
-            .busy_timeout(busy_timeout);
-        if let Some(dir) = Path::new(options.get_filename()).parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir)?;
-            }
-        }
-        let mut write = options.connect().await?;
-        sqlx::migrate!("./migrations").run(&mut write).await?;
-        let file = Path::new(options.get_filename());
-        let presence = match file.exists() {
-            true => Some(Arc::new(Presence::join(file)?)),
-            false => None,
-        };
-        let read = SqlitePoolOptions::new()
-            .max_connections(READ_CONNECTIONS)
-            .connect_with(options)
-            .await?;
         Ok(Self {
-            read,
-            writer: Writer::start(write),
-            presence,
+            writer,
+            reads: Arc::new(reads),
         })
     }
 
-    /// Whether this store is the only one open on its database file, in this process or any
-    /// other: only then is what this process last wrote sure to be current.
+    /// Whether this store is sure to be the only one writing its database: a SQLite file no
+    /// other server has open. Only then is what this process last wrote sure to be current.
+    /// Never on PostgreSQL, which is there to be shared.
     pub fn alone(&self) -> bool {
-        self.presence.as_ref().is_none_or(|p| p.alone())
+        match &*self.reads {
+            Reads::Sqlite(db) => db.alone(),
+            Reads::Postgres(_) => false,
+        }
+    }
+
+    /// What other servers commit, as they commit it (PostgreSQL); `None` where no other server
+    /// can say (SQLite). Each call starts one listening connection.
+    pub fn changes(&self) -> Option<mpsc::Receiver<Change>> {
+        match &*self.reads {
+            Reads::Sqlite(_) => None,
+            Reads::Postgres(db) => Some(db.listen()),
+        }
     }
 
     /// The writer's figures, in the Prometheus text format.
@@ -185,8 +202,7 @@ impl Store {
 
     /// Answers when the database does.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.read).await?;
-        Ok(())
+        on_database!(self, db => db.ping().await)
     }
 
     /// Applies a room change: the compare-and-set on `version`, the memberships and the events,
@@ -200,15 +216,117 @@ impl Store {
             _ => unreachable!("a room write answers with its commit"),
         }
     }
-}
 
-/// A database at `path` with only the first `migrations` applied, as an older release left it.
-#[cfg(test)]
-pub(crate) async fn database_before(path: &Path, migrations: usize) -> SqlitePool {
-    let url = format!("sqlite://{}?mode=rwc", path.display());
-    let old = SqlitePoolOptions::new().connect(&url).await.unwrap();
-    let mut earlier = sqlx::migrate!("./migrations");
-    earlier.migrations = std::borrow::Cow::Owned(earlier.migrations[..migrations].to_vec());
-    earlier.run(&old).await.unwrap();
-    old
+    pub async fn room(&self, id: &str) -> Result<Option<Room>, StoreError> {
+        on_database!(self, db => db.room(id).await)
+    }
+
+    /// The oldest room quick play can put `player_id` in.
+    pub async fn oldest_open_room(
+        &self,
+        game: &str,
+        player_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        on_database!(self, db => db.oldest_open_room(game, player_id).await)
+    }
+
+    /// A page of rooms, newest first, each with its sequence number (for the next cursor).
+    pub async fn rooms(&self, query: &RoomQuery) -> Result<Vec<(i64, Room)>, StoreError> {
+        on_database!(self, db => db.rooms(query).await)
+    }
+
+    /// Events of a room with a version above `after`, oldest first, at most `limit`.
+    pub async fn events(
+        &self,
+        room_id: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<RoomEvent>, StoreError> {
+        on_database!(self, db => db.events(room_id, after, limit).await)
+    }
+
+    /// Replaces a player's token hash: the old token is refused from the commit on.
+    pub async fn set_token_hash(
+        &self,
+        player_id: &str,
+        token_hash: &str,
+    ) -> Result<(), StoreError> {
+        let write = Write::TokenHash {
+            player_id: player_id.to_owned(),
+            token_hash: token_hash.to_owned(),
+        };
+        self.writer.write(write).await?;
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]
+    pub async fn create_account(&self, account: &Account) -> Result<(), StoreError> {
+        match self.writer.write(Write::Account(account.clone())).await? {
+            Written::Applied => Ok(()),
+            _ => unreachable!("an account write answers as one"),
+        }
+    }
+
+    pub async fn account(&self, id: &str) -> Result<Option<Account>, StoreError> {
+        on_database!(self, db => db.account(id).await)
+    }
+
+    /// The account of the bot of `level`, created with `id`, `username` and `created_at` if it
+    /// does not exist yet. Bots have no token: their empty hash matches no secret.
+    pub async fn bot_account(
+        &self,
+        level: BotLevel,
+        id: &str,
+        username: &str,
+        created_at: &str,
+    ) -> Result<PlayerRef, StoreError> {
+        let write = Write::Bot {
+            level,
+            id: id.to_owned(),
+            username: username.to_owned(),
+            created_at: created_at.to_owned(),
+        };
+        match self.writer.write(write).await? {
+            Written::Bot(bot) => Ok(bot),
+            _ => unreachable!("a bot write answers with the bot"),
+        }
+    }
+
+    /// Publishes the next version of a game, creating the game (owned by `upload.owner`) if it
+    /// is new. [`StoreError::NotTheOwner`] if someone else owns it; nothing is written then.
+    /// Returns the version number.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %upload.game_id))]
+    pub async fn publish_game_version(&self, upload: &NewGameVersion) -> Result<i64, StoreError> {
+        match self
+            .writer
+            .write(Write::GameVersion(upload.clone()))
+            .await?
+        {
+            Written::GameVersion(version) => Ok(version),
+            _ => unreachable!("a game version write answers with its number"),
+        }
+    }
+
+    /// The latest version of every uploaded game, by id.
+    pub async fn latest_game_versions(&self) -> Result<Vec<GameVersionRecord>, StoreError> {
+        on_database!(self, db => db.latest_game_versions().await)
+    }
+
+    /// One version of a game (the latest when `version` is `None`).
+    pub async fn game_version(
+        &self,
+        game_id: &str,
+        version: Option<i64>,
+    ) -> Result<Option<GameVersionRecord>, StoreError> {
+        on_database!(self, db => db.game_version(game_id, version).await)
+    }
+
+    /// The source of one version of a game.
+    pub async fn game_source(
+        &self,
+        game_id: &str,
+        version: i64,
+    ) -> Result<Option<String>, StoreError> {
+        on_database!(self, db => db.game_source(game_id, version).await)
+    }
 }

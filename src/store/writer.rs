@@ -9,25 +9,44 @@
 //! order, the second checking its expected version against the first. Nothing is acknowledged
 //! before the transaction holding it is durable; if the commit fails, every write in the batch
 //! is answered with that failure and none of them happened.
+//!
+//! The same task serves both databases ([`Backend`] says how to begin a transaction on each).
+//! On PostgreSQL several servers' writers run at once: a batch that loses a deadlock or a
+//! serialisation check to another server's is applied again whole, since none of it happened.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use sqlx::{Connection, SqliteConnection};
+use rand::Rng;
+use sqlx::pool::PoolConnection;
+use sqlx::Database;
 use tokio::sync::{mpsc, oneshot};
 
 use super::fault::WriteHealth;
-use super::{accounts, games, rooms, RoomCommit, StoreError};
-use crate::game::{BotLevel, PlayerRef};
+use super::writes::{apply, Write, WriteSql, Written};
+use super::StoreError;
 use crate::metrics::{histogram, Exposition, Histogram};
-use crate::model::{Account, NewGameVersion};
 
 /// Writes applied in one transaction at most. Enough to amortise an fsync many times over,
 /// few enough that one batch never holds the database for long.
 const MAX_BATCH: usize = 256;
 /// Writes waiting beyond this make callers wait to enqueue (back-pressure, not memory growth).
 const QUEUE: usize = 4096;
+/// How many times a batch is applied again after losing to another server's transaction.
+const MAX_REPLAYS: u32 = 10;
+
+/// Where one database's writer gets its connection, and how it begins a transaction there.
+/// (Transactions are plain statements rather than sqlx's guards: a COMMIT that fails, on a full
+/// disk, leaves SQLite's transaction open, and only an explicit ROLLBACK closes it.)
+pub(super) trait Backend: Send + Sync + 'static {
+    type Db: Database<Connection: WriteSql>;
+    const BEGIN: &'static str;
+
+    fn acquire(&self)
+        -> impl Future<Output = Result<PoolConnection<Self::Db>, sqlx::Error>> + Send;
+}
 
 /// What the writer has done, for `GET /metrics`.
 pub(super) struct WriterStats {
@@ -86,37 +105,6 @@ impl WriterStats {
     }
 }
 
-/// One write, as a value: what the writer task applies.
-pub(super) enum Write {
-    Room(Box<RoomCommit>),
-    Account(Account),
-    TokenHash {
-        player_id: String,
-        token_hash: String,
-    },
-    Bot {
-        level: BotLevel,
-        id: String,
-        username: String,
-        created_at: String,
-    },
-    GameVersion(NewGameVersion),
-    /// Copies of a room, to fill a database for measuring.
-    CopyRoom {
-        template: String,
-        copies: i64,
-    },
-}
-
-/// What a write produced, handed back once it is durable.
-pub(super) enum Written {
-    Room(Box<RoomCommit>),
-    /// A write with nothing to hand back: an account, copies of a room.
-    Applied,
-    Bot(PlayerRef),
-    GameVersion(i64),
-}
-
 struct Job {
     write: Write,
     reply: oneshot::Sender<Result<Written, StoreError>>,
@@ -130,12 +118,12 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    /// Starts the task that owns `conn`.
-    pub(super) fn start(conn: SqliteConnection) -> Self {
+    /// Starts the task that writes through `backend`.
+    pub(super) fn start<B: Backend>(backend: B) -> Self {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::new());
         let health = Arc::new(WriteHealth::default());
-        tokio::spawn(run(conn, queue, stats.clone(), health.clone()));
+        tokio::spawn(run(backend, queue, stats.clone(), health.clone()));
         Self {
             jobs,
             stats,
@@ -154,8 +142,8 @@ impl Writer {
     }
 }
 
-async fn run(
-    mut conn: SqliteConnection,
+async fn run<B: Backend>(
+    backend: B,
     mut queue: mpsc::Receiver<Job>,
     stats: Arc<WriterStats>,
     health: Arc<WriteHealth>,
@@ -163,15 +151,16 @@ async fn run(
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Whatever arrived while the last batch was being written forms the next one.
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let jobs: Vec<Job> = std::mem::take(&mut batch);
+        let mut jobs: Vec<Job> = std::mem::take(&mut batch);
+        // Stable: two writes to one room keep their order.
+        jobs.sort_by(|a, b| a.write.room().cmp(&b.write.room()));
         tracing::trace!(writes = jobs.len(), "group commit");
-        apply_batch(&mut conn, jobs, &stats, &health).await;
+        apply_batch(&backend, jobs, &stats, &health).await;
     }
-    let _ = conn.close().await;
 }
 
-async fn apply_batch(
-    conn: &mut SqliteConnection,
+async fn apply_batch<B: Backend>(
+    backend: &B,
     mut jobs: Vec<Job>,
     stats: &WriterStats,
     health: &WriteHealth,
@@ -185,16 +174,19 @@ async fn apply_batch(
             let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
         }
     };
+    let mut replays = 0;
     loop {
-        // IMMEDIATE: take the write lock before reading anything, so another process's commit
-        // can never invalidate what this transaction read.
-        if let Err(err) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
-            return fail_all(jobs, err.into());
+        let mut conn = match backend.acquire().await {
+            Ok(conn) => conn,
+            Err(err) => return fail_all(jobs, err.into()),
+        };
+        if let Err(err) = conn.run(B::BEGIN).await {
+            return fail_all(jobs, err);
         }
         let mut outcomes = Vec::with_capacity(jobs.len());
         let mut failed = None;
         for (at, job) in jobs.iter().enumerate() {
-            match apply(conn, &job.write).await {
+            match apply(&mut *conn, &job.write).await {
                 Err(err) if !err.is_refusal() => {
                     failed = Some((at, err));
                     break;
@@ -203,10 +195,15 @@ async fn apply_batch(
             }
         }
         if let Some((at, err)) = failed {
-            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            let _ = conn.run("ROLLBACK").await;
+            if err.is_lost_race() && replays < MAX_REPLAYS {
+                replays += 1;
+                pause_before_replay(replays).await;
+                continue;
+            }
             // A full disk or a lock held elsewhere fails every write alike: retrying the rest
             // one by one would only take longer to fail.
-            if err.fault().is_some() {
+            if err.fault().is_some() || err.is_lost_race() {
                 return fail_all(jobs, err);
             }
             let _ = jobs.remove(at).reply.send(Err(err));
@@ -216,10 +213,14 @@ async fn apply_batch(
             continue;
         }
         let committing = Instant::now();
-        let committed = sqlx::query("COMMIT").execute(&mut *conn).await;
-        if let Err(err) = committed {
-            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-            return fail_all(jobs, err.into());
+        if let Err(err) = conn.run("COMMIT").await {
+            let _ = conn.run("ROLLBACK").await;
+            if err.is_lost_race() && replays < MAX_REPLAYS {
+                replays += 1;
+                pause_before_replay(replays).await;
+                continue;
+            }
+            return fail_all(jobs, err);
         }
         health.succeeded();
         stats
@@ -235,57 +236,11 @@ async fn apply_batch(
     }
 }
 
-/// What a write produced, before it is handed back with the write itself.
-enum Done {
-    Nothing,
-    Bot(PlayerRef),
-    GameVersion(i64),
-}
-
-impl Done {
-    fn with(self, write: Write) -> Written {
-        match (self, write) {
-            (Done::Nothing, Write::Room(commit)) => Written::Room(commit),
-            (Done::Bot(bot), _) => Written::Bot(bot),
-            (Done::GameVersion(version), _) => Written::GameVersion(version),
-            (Done::Nothing, _) => Written::Applied,
-        }
-    }
-}
-
-/// Applies one write inside the batch's transaction. A refusal ([`StoreError::is_refusal`])
-/// is always decided before anything is written.
-async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<Done, StoreError> {
-    match write {
-        Write::Room(commit) => {
-            rooms::apply_commit(conn, commit).await?;
-            Ok(Done::Nothing)
-        }
-        Write::Account(account) => {
-            accounts::insert(conn, account).await?;
-            Ok(Done::Nothing)
-        }
-        Write::TokenHash {
-            player_id,
-            token_hash,
-        } => {
-            accounts::set_token_hash(conn, player_id, token_hash).await?;
-            Ok(Done::Nothing)
-        }
-        Write::Bot {
-            level,
-            id,
-            username,
-            created_at,
-        } => Ok(Done::Bot(
-            accounts::ensure_bot(conn, *level, id, username, created_at).await?,
-        )),
-        Write::GameVersion(upload) => Ok(Done::GameVersion(games::publish(conn, upload).await?)),
-        Write::CopyRoom { template, copies } => {
-            rooms::copy(conn, template, *copies).await?;
-            Ok(Done::Nothing)
-        }
-    }
+/// A little random wait, growing with each replay, so two servers' batches that deadlocked do
+/// not meet again at once.
+async fn pause_before_replay(replays: u32) {
+    let millis = rand::rng().random_range(0..=u64::from(replays) * 5);
+    tokio::time::sleep(Duration::from_millis(millis)).await;
 }
 
 #[cfg(test)]
@@ -294,6 +249,7 @@ mod tests {
 
     use super::super::Store;
     use super::*;
+    use crate::model::Account;
 
     /// Writes queued together share a transaction, but one that fails is undone alone.
     #[tokio::test]

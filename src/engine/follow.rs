@@ -1,0 +1,50 @@
+//! Following other servers on a shared PostgreSQL database: each commit they announce evicts
+//! this server's copy of the room, wakes the streams watching it here (which read the new
+//! versions from the history) and, for a public room whose lobby entry changed, tells this
+//! server's lobby streams.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::room_cache::RoomCache;
+use crate::live::Hub;
+use crate::store::{Change, Store};
+
+pub(super) async fn follow(
+    mut changes: mpsc::Receiver<Change>,
+    rooms: Arc<RoomCache>,
+    hub: Arc<Hub>,
+    store: Store,
+) {
+    while let Some(change) = changes.recv().await {
+        match change {
+            Change::Room {
+                room,
+                version,
+                lobby,
+            } => {
+                rooms.saw_version(&room, version);
+                hub.poke(&room, version);
+                if let Some(change) = lobby.filter(|_| hub.lobby_watched()) {
+                    // The lobby shows the room as it is; reading it must not hold up the
+                    // changes behind this one.
+                    let (hub, store) = (hub.clone(), store.clone());
+                    tokio::spawn(async move {
+                        match store.room(&room).await {
+                            Ok(Some(room)) => hub.publish_lobby(&room, &change),
+                            Ok(None) => {}
+                            Err(err) => {
+                                tracing::warn!(error = %err, room, "could not read a room another server changed")
+                            }
+                        }
+                    });
+                }
+            }
+            Change::Resync => {
+                rooms.clear();
+                hub.resync();
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! One listening connection per server: what other servers commit, as they commit it.
+//!
+//! A notification only says "room R is at version V now"; whoever acts on it reads what it
+//! missed from the history, so order and completeness come from the database. When the
+//! connection drops, notifications sent meanwhile are lost for good, so once it is back the
+//! listener says [`Change::Resync`]: everything known about rooms may be behind.
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgListener, PgPoolOptions};
+use tokio::sync::mpsc;
+
+use super::{PgStore, CHANNEL};
+
+/// Changes waiting for the engine; beyond this the listener waits (and PostgreSQL buffers).
+const BACKLOG: usize = 4096;
+const FIRST_RETRY: Duration = Duration::from_millis(100);
+const LAST_RETRY: Duration = Duration::from_secs(5);
+
+/// Something another server did, or the news that some of it went unheard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Another server committed `version` of `room`; `lobby` says how the room's lobby entry
+    /// changed (`created`, `updated`) when it did and the room is public.
+    Room {
+        room: String,
+        version: i64,
+        lobby: Option<String>,
+    },
+    /// The listener (re)connected: changes made before may not have been heard.
+    Resync,
+}
+
+impl PgStore {
+    /// Starts the listening connection; its changes arrive on the receiver until it is dropped.
+    pub(in crate::store) fn listen(&self) -> mpsc::Receiver<Change> {
+        let (changes, receiver) = mpsc::channel(BACKLOG);
+        let options = (*self.read.connect_options())
+            .clone()
+            .application_name("turnhouse listener");
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .connect_lazy_with(options);
+        tokio::spawn(listen(pool, self.instance.clone(), changes));
+        receiver
+    }
+}
+
+async fn listen(pool: sqlx::PgPool, instance: String, changes: mpsc::Sender<Change>) {
+    let mut retry = FIRST_RETRY;
+    let mut heard_before = false;
+    while !changes.is_closed() {
+        let mut listener = match connect(&pool).await {
+            Ok(listener) => listener,
+            Err(err) => {
+                tracing::warn!(error = %err, retry_ms = retry.as_millis() as u64, "cannot listen for other servers' commits");
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(LAST_RETRY);
+                continue;
+            }
+        };
+        retry = FIRST_RETRY;
+        if heard_before {
+            tracing::info!("listening for other servers' commits again; open streams catch up from the history");
+        }
+        heard_before = true;
+        if changes.send(Change::Resync).await.is_err() {
+            return;
+        }
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(notification)) => {
+                    let Some(change) = parse(notification.payload(), &instance) else {
+                        continue;
+                    };
+                    if changes.send(change).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => {
+                    tracing::warn!("lost the connection listening for other servers' commits");
+                    break;
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "lost the connection listening for other servers' commits");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+async fn connect(pool: &sqlx::PgPool) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    // Reconnecting is done here, so that every reconnection is followed by a resync.
+    listener.eager_reconnect(false);
+    listener.listen(CHANNEL).await?;
+    Ok(listener)
+}
+
+/// `<room> <version> <server> <lobby change or ->`; `None` for this server's own commits (it
+/// published them itself) and for anything malformed.
+fn parse(payload: &str, instance: &str) -> Option<Change> {
+    let mut parts = payload.split(' ');
+    let room = parts.next()?;
+    let version = parts.next()?.parse().ok()?;
+    if parts.next()? == instance {
+        return None;
+    }
+    let lobby = match parts.next()? {
+        "-" => None,
+        change => Some(change.to_owned()),
+    };
+    Some(Change::Room {
+        room: room.to_owned(),
+        version,
+        lobby,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_names_room_version_server_and_lobby_change() {
+        assert_eq!(
+            parse("r1 7 other created", "me"),
+            Some(Change::Room {
+                room: "r1".into(),
+                version: 7,
+                lobby: Some("created".into())
+            })
+        );
+        assert_eq!(
+            parse("r1 8 other -", "me"),
+            Some(Change::Room {
+                room: "r1".into(),
+                version: 8,
+                lobby: None
+            })
+        );
+        assert_eq!(parse("r1 8 me -", "me"), None, "our own");
+        assert_eq!(parse("r1 x other -", "me"), None);
+        assert_eq!(parse("r1", "me"), None);
+    }
+}

@@ -1,0 +1,114 @@
+//! The embedded default: one SQLite file, in WAL mode, written by one connection.
+
+mod presence;
+mod writes;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::pool::PoolConnection;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::Sqlite;
+
+use super::reads::{impl_reads, open_to_player};
+use super::writer::Backend;
+use super::StoreError;
+use presence::Presence;
+
+const READ_CONNECTIONS: u32 = 8;
+
+pub(super) struct SqliteStore {
+    read: SqlitePool,
+    /// `None` for an in-memory database, which no one else can open.
+    presence: Option<Arc<Presence>>,
+}
+
+impl_reads!(SqliteStore, Sqlite, "0", "1");
+
+/// The writer's side: a pool of the one connection that writes.
+pub(super) struct SqliteWriter {
+    write: SqlitePool,
+}
+
+impl Backend for SqliteWriter {
+    type Db = Sqlite;
+    /// IMMEDIATE: the write lock is taken before anything is read, so another process's
+    /// commit can never invalidate what this transaction read.
+    const BEGIN: &'static str = "BEGIN IMMEDIATE";
+
+    async fn acquire(&self) -> Result<PoolConnection<Sqlite>, sqlx::Error> {
+        self.write.acquire().await
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating if need be) the database at `url`: a `sqlite:` URL or a
+    /// plain file path. Statements wait up to `busy_timeout` for a lock held elsewhere.
+    pub(super) async fn open(
+        url: &str,
+        busy_timeout: Duration,
+    ) -> Result<(Self, SqliteWriter), StoreError> {
+        let url = if url.starts_with("sqlite:") {
+            url.to_owned()
+        } else {
+            format!("sqlite://{url}")
+        };
+        let options = SqliteConnectOptions::from_str(&url)
+            .map_err(|e| StoreError::BadUrl(e.to_string()))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // FULL: an acknowledged write survives a power cut, not only a process kill.
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(busy_timeout);
+        if let Some(dir) = Path::new(options.get_filename()).parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir)?;
+            }
+        }
+        // One writing connection, kept for good: SQLite has one writer anyway, and queuing
+        // in-process is cheaper than spinning on the file lock.
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options.clone())
+            .await?;
+        sqlx::migrate!("./migrations/sqlite").run(&write).await?;
+        let file = Path::new(options.get_filename());
+        let presence = match file.exists() {
+            true => Some(Arc::new(Presence::join(file)?)),
+            false => None,
+        };
+        let read = SqlitePoolOptions::new()
+            .max_connections(READ_CONNECTIONS)
+            .connect_with(options)
+            .await?;
+        Ok((Self { read, presence }, SqliteWriter { write }))
+    }
+
+    /// Whether this store is the only one open on its database file, in this process or any
+    /// other: only then is what this process last wrote sure to be current.
+    pub(super) fn alone(&self) -> bool {
+        self.presence.as_ref().is_none_or(|p| p.alone())
+    }
+}
+
+/// A database at `path` with only the first `migrations` applied, as an older release left it.
+#[cfg(test)]
+pub(crate) async fn database_before(path: &Path, migrations: usize) -> SqlitePool {
+    let url = format!("sqlite://{}?mode=rwc", path.display());
+    let old = SqlitePoolOptions::new().connect(&url).await.unwrap();
+    let mut earlier = sqlx::migrate!("./migrations/sqlite");
+    earlier.migrations = std::borrow::Cow::Owned(earlier.migrations[..migrations].to_vec());
+    earlier.run(&old).await.unwrap();
+    old
+}
+
+#[cfg(test)]
+mod tests;

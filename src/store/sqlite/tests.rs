@@ -1,0 +1,264 @@
+//! SQLite's plans for every listing and lookup, and databases left by older releases.
+
+use sqlx::Row;
+
+use super::super::reads::{listing, oldest_open_room, EVENTS_PAGE, ONE_ROOM};
+use super::super::{RoomQuery, Store};
+use super::{database_before, SqliteStore};
+use crate::model::Room;
+
+const OLDEST_OPEN_ROOM: &str = oldest_open_room!("0", "1");
+
+/// The plan SQLite chooses for `sql`, one line per step (placeholders left unbound: the
+/// plan does not depend on the values).
+async fn plan(store: &SqliteStore, sql: &str) -> Vec<String> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")))
+        .fetch_all(&store.read)
+        .await
+        .unwrap_or_else(|e| panic!("cannot plan {sql}: {e}"));
+    rows.iter().map(|row| row.get("detail")).collect()
+}
+
+/// Fails on any step that reads a whole table or index, or sorts, which is what a listing
+/// would do if its SQL stopped matching an index.
+fn assert_no_scan(sql: &str, plan: &[String], unless_unfiltered: bool) {
+    for step in plan {
+        let scans = step.starts_with("SCAN");
+        let ordered_walk = unless_unfiltered && step == "SCAN r USING INDEX rooms_public";
+        assert!(
+            (!scans || ordered_walk) && !step.contains("TEMP B-TREE"),
+            "{sql}\nplans {plan:#?}"
+        );
+    }
+}
+
+fn store_dir() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plans.db").display().to_string();
+    (dir, path)
+}
+
+/// Every filter set `GET /rooms` allows, with and without a cursor, reads one index range:
+/// each filter it can is a `col=?` in the index search, and nothing is scanned or sorted.
+#[tokio::test]
+async fn every_listing_is_an_index_range() {
+    let (_dir, path) = store_dir();
+    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
+        .await
+        .unwrap()
+        .0;
+    let flags = [None, Some(true)];
+    let mut checked = 0;
+    for player in [None, Some("p".to_owned())] {
+        for game in [None, Some("tictactoe".to_owned())] {
+            for (joinable, finished) in flags.iter().flat_map(|j| flags.map(|f| (*j, f))) {
+                for before_seq in [None, Some(10)] {
+                    let privacy: &[bool] = match player {
+                        Some(_) => &[false, true],
+                        None => &[false],
+                    };
+                    for &include_private in privacy {
+                        let query = RoomQuery {
+                            game: game.clone(),
+                            joinable,
+                            finished,
+                            player: player.clone(),
+                            include_private,
+                            before_seq,
+                            limit: 51,
+                        };
+                        let sql = listing::<sqlx::Sqlite>(&query, "0")
+                            .into_sql()
+                            .as_str()
+                            .to_owned();
+                        let steps = plan(&store, &sql).await;
+                        let unfiltered = player.is_none()
+                            && game.is_none()
+                            && joinable.is_none()
+                            && finished.is_none()
+                            && before_seq.is_none();
+                        assert_no_scan(&sql, &steps, unfiltered);
+                        let (table, seq) = if player.is_some() {
+                            ("m", "room_seq")
+                        } else {
+                            ("r", "seq")
+                        };
+                        let search = steps
+                            .iter()
+                            .find(|s| s.starts_with(&format!("SEARCH {table} ")))
+                            .or(steps.first())
+                            .unwrap();
+                        let mut expected = Vec::new();
+                        if player.is_some() {
+                            expected.push("player_id=?".to_owned());
+                        }
+                        if game.is_some() {
+                            expected.push("game=?".to_owned());
+                        }
+                        if player.is_none() {
+                            expected.extend(joinable.map(|_| "joinable=?".to_owned()));
+                        }
+                        if finished.is_some() || (player.is_some() && joinable.is_some()) {
+                            expected.push("finished=?".to_owned());
+                        }
+                        if before_seq.is_some() {
+                            expected.push(format!("{seq}<?"));
+                        }
+                        for term in expected {
+                            assert!(search.contains(&term), "{sql}\nplans {steps:#?}");
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 48);
+}
+
+/// Memberships written before they carried the room's `seq` and game get them from the
+/// room, so a player's older rooms are still listed, newest first.
+#[tokio::test]
+async fn memberships_from_before_listing_indexes_are_listed() {
+    let (dir, path) = store_dir();
+    let old = database_before(std::path::Path::new(&path), 4).await;
+    sqlx::query(
+        "INSERT INTO players (id, username, token_hash, created_at) VALUES ('p', 'pat', '', '')",
+    )
+    .execute(&old)
+    .await
+    .unwrap();
+    for (room, game) in [
+        ("r1", "tictactoe"),
+        ("r2", "tictactoe3d"),
+        ("r3", "tictactoe"),
+    ] {
+        sqlx::query(
+            "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
+                 inactive_players, created_at, updated_at) \
+                 VALUES (?, ?, 0, 1, 1, 0, 'null', '[]', '[]', '', '')",
+        )
+        .bind(room)
+        .bind(game)
+        .execute(&old)
+        .await
+        .unwrap();
+        sqlx::query("INSERT INTO room_players (room_id, player_id, active) VALUES (?, 'p', 1)")
+            .bind(room)
+            .execute(&old)
+            .await
+            .unwrap();
+    }
+    old.close().await;
+    let store = Store::open(&path).await.unwrap();
+    let listed = |game: Option<&str>| RoomQuery {
+        game: game.map(str::to_owned),
+        player: Some("p".into()),
+        limit: 10,
+        ..RoomQuery::default()
+    };
+    let ids = |rooms: Vec<(i64, Room)>| rooms.into_iter().map(|(_, r)| r.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.rooms(&listed(None)).await.unwrap()),
+        ["r3", "r2", "r1"]
+    );
+    assert_eq!(
+        ids(store.rooms(&listed(Some("tictactoe"))).await.unwrap()),
+        ["r3", "r1"]
+    );
+    drop(dir);
+}
+
+/// Quick play's search, its guard when creating a room, one room, and history pages.
+#[tokio::test]
+async fn lookups_are_index_searches() {
+    let (_dir, path) = store_dir();
+    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
+        .await
+        .unwrap()
+        .0;
+    for sql in [OLDEST_OPEN_ROOM, ONE_ROOM, EVENTS_PAGE] {
+        let steps = plan(&store, sql).await;
+        assert_no_scan(sql, &steps, false);
+        assert!(steps[0].starts_with("SEARCH"), "{sql}\nplans {steps:#?}");
+    }
+    let steps = plan(&store, OLDEST_OPEN_ROOM).await;
+    assert!(
+        steps[0].contains(
+            "rooms_public_by_game_joinable_finished (game=? AND joinable=? AND finished=?)"
+        ),
+        "{steps:#?}"
+    );
+}
+
+/// A database written before versions recorded their players gets them by replaying each
+/// room's history: joins seat, quits unseat, a start or play again empties the table.
+#[tokio::test]
+async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let old = database_before(&path, 3).await;
+    for (id, name) in [("a", "alice"), ("b", "bob")] {
+        sqlx::query(
+            "INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, '', '')",
+        )
+        .bind(id)
+        .bind(name)
+        .execute(&old)
+        .await
+        .unwrap();
+    }
+    sqlx::query(
+        "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
+             inactive_players, created_at, updated_at) \
+             VALUES ('r', 'tictactoe', 0, 9, 1, 0, 'null', '[]', '[]', '', '')",
+    )
+    .execute(&old)
+    .await
+    .unwrap();
+    let history = [
+        ("room_start", "a"),
+        ("join", "a"),
+        ("quit", "a"),
+        ("join", "b"),
+        ("join", "a"),
+        ("move", "b"),
+        ("quit", "b"),
+        ("reset", "a"),
+        ("join", "a"),
+    ];
+    for (version, (kind, player)) in history.iter().enumerate() {
+        sqlx::query(
+                "INSERT INTO room_events (room_id, version, kind, player_id, state, joinable, finished, created_at) \
+                 VALUES ('r', ?, ?, ?, 'null', 1, 0, '')",
+            )
+            .bind(version as i64 + 1)
+            .bind(kind)
+            .bind(player)
+            .execute(&old)
+            .await
+            .unwrap();
+    }
+    old.close().await;
+
+    let store = Store::open(path.to_str().unwrap()).await.unwrap();
+    let seated: Vec<Vec<String>> = store
+        .events("r", 0, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.players.into_iter().map(|p| p.username).collect())
+        .collect();
+    let expected: [&[&str]; 9] = [
+        &[],
+        &["alice"],
+        &[],
+        &["bob"],
+        &["bob", "alice"],
+        &["bob", "alice"],
+        &["alice"],
+        &[],
+        &["alice"],
+    ];
+    assert_eq!(seated, expected.map(|s| s.to_vec()));
+}
