@@ -112,7 +112,7 @@ impl Engine {
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
             accounts: Arc::new(AccountCache::new(CACHED_ACCOUNTS)),
         };
-        if let Some(changes) = engine.store.changes() {
+        if let Some(changes) = engine.store.changes().await? {
             tokio::spawn(follow::follow(
                 changes,
                 engine.rooms.clone(),

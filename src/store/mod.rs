@@ -170,11 +170,11 @@ impl Store {
     }
 
     /// What other servers commit, as they commit it (PostgreSQL); `None` where no other server
-    /// can say (SQLite). Each call starts one listening connection.
-    pub fn changes(&self) -> Option<mpsc::Receiver<Change>> {
+    /// can say (SQLite). Each call starts one listening connection, and returns once it listens.
+    pub async fn changes(&self) -> Result<Option<mpsc::Receiver<Change>>, StoreError> {
         match &*self.reads {
-            Reads::Sqlite(_) => None,
-            Reads::Postgres(db) => Some(db.listen()),
+            Reads::Sqlite(_) => Ok(None),
+            Reads::Postgres(db) => Ok(Some(db.listen().await?)),
         }
     }
 

@@ -5,7 +5,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::helpers::{assert_problem, unique, TestApp, TestPlayer};
-use crate::players::sqlite_rows;
+use crate::players::stored_rows;
 use crate::test_games;
 
 fn empty_cells(room: &Value) -> Vec<Value> {
@@ -75,7 +75,7 @@ async fn a_bots_reply_is_its_own_version_and_event() {
     );
 
     // In SQL the bot is a player row of its own.
-    let bots: Vec<(String, String)> = sqlite_rows(
+    let bots: Vec<(String, String)> = stored_rows(
         &app,
         "SELECT username, bot FROM players WHERE bot IS NOT NULL ORDER BY bot",
     )

@@ -1,7 +1,6 @@
-//! `TestApp`: the real server on a free loopback port with a fresh SQLite file, and typed
-//! helpers to drive it over HTTP.
+//! `TestApp`: the real server on a free loopback port with a fresh database (a SQLite file, or
+//! a PostgreSQL database: see `databases`), and typed helpers to drive it over HTTP.
 
-use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use reqwest::{Method, Response, StatusCode};
@@ -22,7 +21,8 @@ pub const BOT_SEED: u64 = 2026;
 
 pub struct TestApp {
     pub address: String,
-    pub db_path: PathBuf,
+    /// The database: a SQLite file's path or a PostgreSQL URL.
+    pub database: String,
     pub client: reqwest::Client,
     _dir: Option<TempDir>,
 }
@@ -46,24 +46,24 @@ impl TestApp {
     /// A server whose settings `adjust` changes first (hook limits, sandbox workers…).
     pub async fn spawn_configured(games: GameRegistry, adjust: impl FnOnce(&mut Config)) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let db_path = dir.path().join("test.db");
-        let mut app = Self::spawn_on(db_path, games, adjust).await;
+        let database = crate::databases::fresh_database(dir.path(), "test.db").await;
+        let mut app = Self::spawn_on(database, games, adjust).await;
         app._dir = Some(dir);
         app
     }
 
-    /// A second server instance on this one's database file, as in a scaled-out deployment.
+    /// A second server instance on this one's database, as in a scaled-out deployment.
     pub async fn spawn_beside(&self, games: GameRegistry) -> Self {
-        Self::spawn_on(self.db_path.clone(), games, |_| {}).await
+        Self::spawn_on(self.database.clone(), games, |_| {}).await
     }
 
     async fn spawn_on(
-        db_path: PathBuf,
+        database: String,
         games: GameRegistry,
         adjust: impl FnOnce(&mut Config),
     ) -> Self {
         LazyLock::force(&TRACING);
-        let mut config = Config::for_database(db_path.to_str().unwrap());
+        let mut config = Config::for_database(&database);
         config.bot_seed = Some(BOT_SEED);
         // Sandbox processes are the server binary itself, not this test program.
         config.sandbox_program = Some(env!("CARGO_BIN_EXE_turnhouse").into());
@@ -75,7 +75,7 @@ impl TestApp {
         tokio::spawn(app.run_until_stopped());
         Self {
             address,
-            db_path,
+            database,
             client: reqwest::Client::new(),
             _dir: None,
         }

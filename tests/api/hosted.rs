@@ -1,8 +1,6 @@
 //! Uploaded JavaScript games: publishing, versions, ownership, validation, and rooms of them
 //! with everything rooms have (quick play, private rooms, play again, If-Match, history).
 
-use std::process::Command;
-
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -183,7 +181,7 @@ async fn bad_uploads_are_refused_by_name_and_store_nothing() {
         let response = app.get(&format!("/games/{id}")).await;
         assert_problem(response, StatusCode::NOT_FOUND, "game_not_found").await;
     }
-    assert_eq!(versions_in_database(&app), "");
+    assert_eq!(versions_in_database(&app).await, "");
 }
 
 #[tokio::test]
@@ -208,7 +206,7 @@ async fn every_version_of_the_source_is_kept_and_served() {
     assert_problem(missing, StatusCode::NOT_FOUND, "game_version_not_found").await;
     let builtin = app.get("/games/tictactoe/source").await;
     assert_problem(builtin, StatusCode::CONFLICT, "game_is_builtin").await;
-    assert_eq!(versions_in_database(&app), "counter|1\ncounter|2\n");
+    assert_eq!(versions_in_database(&app).await, "counter|1\ncounter|2\n");
 }
 
 #[tokio::test]
@@ -434,18 +432,14 @@ async fn what_a_hook_sees_and_how_its_throws_are_reported() {
     );
 }
 
-/// `game_id|version` of every stored version, through the sqlite3 shell.
-fn versions_in_database(app: &TestApp) -> String {
-    let output = Command::new("sqlite3")
-        .arg("-readonly")
-        .arg(&app.db_path)
-        .arg("SELECT game_id, version FROM game_versions ORDER BY game_id, version")
-        .output()
-        .expect("sqlite3 runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+/// `game_id|version` of every stored version, read from the database.
+async fn versions_in_database(app: &TestApp) -> String {
+    let rows: Vec<(String, i64)> = crate::databases::database_rows(
+        &app.database,
+        "SELECT game_id, version FROM game_versions ORDER BY game_id, version",
+    )
+    .await;
+    rows.iter()
+        .map(|(game, version)| format!("{game}|{version}\n"))
+        .collect()
 }

@@ -19,7 +19,7 @@ async fn a_player_gets_an_id_and_a_token_once() {
     assert_eq!(token.split_once('.').unwrap().1.len(), 64);
 
     // Only a hash of the secret is stored.
-    let stored: Vec<(String, String)> = sqlite_rows(
+    let stored: Vec<(String, String)> = stored_rows(
         &app,
         "SELECT username, token_hash FROM players WHERE bot IS NULL",
     )
@@ -60,18 +60,17 @@ async fn usernames_are_unique_and_well_formed() {
         assert_problem(response, StatusCode::BAD_REQUEST, "invalid_username").await;
     }
     let count: Vec<(String,)> =
-        sqlite_rows(&app, "SELECT username FROM players WHERE bot IS NULL").await;
+        stored_rows(&app, "SELECT username FROM players WHERE bot IS NULL").await;
     assert_eq!(count.len(), 1, "refused registrations store nothing");
 }
 
-/// Rows of a query against the test's database file, read directly.
-pub async fn sqlite_rows<T>(app: &TestApp, sql: &'static str) -> Vec<T>
+/// Rows of a query against the test's database, read directly.
+pub async fn stored_rows<T>(app: &TestApp, sql: &'static str) -> Vec<T>
 where
-    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+    T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+        + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+        + Send
+        + Unpin,
 {
-    let url = format!("sqlite://{}", app.db_path.display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let rows = sqlx::query_as::<_, T>(sql).fetch_all(&pool).await.unwrap();
-    pool.close().await;
-    rows
+    crate::databases::database_rows(&app.database, sql).await
 }

@@ -2,6 +2,7 @@
 
 use std::process::Command;
 
+use crate::databases::on_postgres;
 use crate::helpers::TestApp;
 
 const README: &str = include_str!("../../README.md");
@@ -71,15 +72,30 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         );
     }
 
-    // The SQL queries, through the sqlite3 shell, on the database the walk-through filled.
-    let queries = blocks("sql");
-    assert!(!queries.is_empty());
+    // The SQL queries, on the database the walk-through filled: SQLite's through the sqlite3
+    // shell, PostgreSQL's through psql.
+    let queries = match on_postgres() {
+        false => blocks("sql"),
+        true => blocks("postgresql"),
+    };
+    assert!(queries.len() >= 3);
     for query in queries {
-        let output = run(Command::new("sqlite3")
-            .args(["-readonly", "-header"])
-            .arg(&app.db_path)
-            .arg(&query))
-        .await;
+        let output = match on_postgres() {
+            false => {
+                run(Command::new("sqlite3")
+                    .args(["-readonly", "-header"])
+                    .arg(&app.database)
+                    .arg(&query))
+                .await
+            }
+            true => {
+                run(Command::new("psql")
+                    .args(["-X", "-v", "ON_ERROR_STOP=1", "-A", "-d"])
+                    .arg(&app.database)
+                    .args(["-c", &query]))
+                .await
+            }
+        };
         let printed = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success(),

@@ -1,8 +1,8 @@
-//! The server binary itself, started on a database file as an operator would start it, for
-//! tests that kill, stop or starve it.
+//! The server binary itself, started on a database (a SQLite file or a PostgreSQL URL) as an
+//! operator would start it, for tests that kill, stop or starve it, or run several at once.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
@@ -19,12 +19,12 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn start(database: &Path) -> Self {
+    pub fn start(database: impl AsRef<OsStr>) -> Self {
         Self::start_with(database, &[])
     }
 
     /// Started with more flags.
-    pub fn start_with(database: &Path, flags: &[&str]) -> Self {
+    pub fn start_with(database: impl AsRef<OsStr>, flags: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_turnhouse"))
             .args(["--bind", "127.0.0.1:0", "--database"])
             .arg(database)

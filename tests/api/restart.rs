@@ -1,6 +1,7 @@
 //! The real binary, killed without warning and started again on the same file: everything that
 //! was acknowledged is still there.
 
+use crate::databases::{database_rows, fresh_database};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use crate::real_server::{get_json, post, register, started_room, Server};
 #[tokio::test]
 async fn a_killed_server_loses_nothing_it_acknowledged() {
     let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("nested").join("rooms.db");
+    let database = fresh_database(&dir.path().join("nested"), "rooms.db").await;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()
@@ -123,7 +124,7 @@ async fn play_until_killed(
 async fn twenty_kills_under_load_lose_no_acknowledged_version() {
     const KILLS: usize = 20;
     let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("load.db");
+    let database = fresh_database(dir.path(), "load.db").await;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .pool_max_idle_per_host(128)
@@ -188,26 +189,14 @@ async fn twenty_kills_under_load_lose_no_acknowledged_version() {
         }
     }
     assert!(rooms.len() >= 64, "every player got at least one room in");
-    let uneven = std::process::Command::new("sqlite3")
-        .arg(&database)
-        .arg(
-            "SELECT count(*) FROM rooms r \
-             WHERE r.version != (SELECT count(*) FROM room_events e WHERE e.room_id = r.id)",
-        )
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&uneven.stdout).trim(),
-        "0",
-        "every room's version is its number of events"
-    );
+    assert_versions_match_events(&database).await;
     server.kill();
 }
 
 #[tokio::test]
 async fn hosted_games_log_through_the_server_and_survive_a_kill() {
     let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("hosted.db");
+    let database = fresh_database(dir.path(), "hosted.db").await;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()
@@ -285,7 +274,7 @@ async fn hosted_games_log_through_the_server_and_survive_a_kill() {
 async fn sigterm_ends_open_streams_and_the_server_exits_promptly() {
     turnhouse::startup::raise_open_files_limit().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(&dir.path().join("streams.db"));
+    let mut server = Server::start(fresh_database(dir.path(), "streams.db").await);
     let base = server.address.clone();
     let client = reqwest::Client::new();
     let (_, _, id) = started_room(&client, &base, "tictactoe").await;
@@ -325,4 +314,16 @@ async fn sigterm_ends_open_streams_and_the_server_exits_promptly() {
     };
     assert!(status.success(), "{status:?}");
     assert_eq!(server.log_lines_with(&["stopping", "SIGTERM"]).len(), 1);
+}
+
+/// Every room's version is its number of events: no version lost, none written twice.
+pub async fn assert_versions_match_events(database: &str) {
+    let uneven: Vec<(String, i64, i64)> = database_rows(
+        database,
+        "SELECT r.id, r.version, (SELECT count(*) FROM room_events e WHERE e.room_id = r.id) \
+         FROM rooms r \
+         WHERE r.version != (SELECT count(*) FROM room_events e WHERE e.room_id = r.id)",
+    )
+    .await;
+    assert_eq!(uneven, [], "every room's version is its number of events");
 }

@@ -3,7 +3,8 @@
 //! A notification only says "room R is at version V now"; whoever acts on it reads what it
 //! missed from the history, so order and completeness come from the database. When the
 //! connection drops, notifications sent meanwhile are lost for good, so once it is back the
-//! listener says [`Change::Resync`]: everything known about rooms may be behind.
+//! listener says [`Change::Resync`]: everything known about rooms may be behind. The first
+//! connection is made before the server starts serving, so nothing is missed before it.
 
 use std::time::Duration;
 
@@ -32,8 +33,9 @@ pub enum Change {
 }
 
 impl PgStore {
-    /// Starts the listening connection; its changes arrive on the receiver until it is dropped.
-    pub(in crate::store) fn listen(&self) -> mpsc::Receiver<Change> {
+    /// Starts listening, and returns once it does (so nothing this server serves can miss a
+    /// change); the changes arrive on the receiver until it is dropped.
+    pub(in crate::store) async fn listen(&self) -> Result<mpsc::Receiver<Change>, sqlx::Error> {
         let (changes, receiver) = mpsc::channel(BACKLOG);
         let options = (*self.read.connect_options())
             .clone()
@@ -41,50 +43,63 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(1)
             .connect_lazy_with(options);
-        tokio::spawn(listen(pool, self.instance.clone(), changes));
-        receiver
+        let listener = connect(&pool).await?;
+        tokio::spawn(listen(pool, listener, self.instance.clone(), changes));
+        Ok(receiver)
     }
 }
 
-async fn listen(pool: sqlx::PgPool, instance: String, changes: mpsc::Sender<Change>) {
-    let mut retry = FIRST_RETRY;
-    let mut heard_before = false;
-    while !changes.is_closed() {
-        let mut listener = match connect(&pool).await {
-            Ok(listener) => listener,
-            Err(err) => {
-                tracing::warn!(error = %err, retry_ms = retry.as_millis() as u64, "cannot listen for other servers' commits");
-                tokio::time::sleep(retry).await;
-                retry = (retry * 2).min(LAST_RETRY);
-                continue;
+async fn listen(
+    pool: sqlx::PgPool,
+    mut listener: PgListener,
+    instance: String,
+    changes: mpsc::Sender<Change>,
+) {
+    loop {
+        hear(&mut listener, &instance, &changes).await;
+        drop(listener);
+        let mut retry = FIRST_RETRY;
+        listener = loop {
+            if changes.is_closed() {
+                return;
+            }
+            match connect(&pool).await {
+                Ok(listener) => break listener,
+                Err(err) => {
+                    tracing::warn!(error = %err, retry_ms = retry.as_millis() as u64, "cannot listen for other servers' commits");
+                    tokio::time::sleep(retry).await;
+                    retry = (retry * 2).min(LAST_RETRY);
+                }
             }
         };
-        retry = FIRST_RETRY;
-        if heard_before {
-            tracing::info!("listening for other servers' commits again; open streams catch up from the history");
-        }
-        heard_before = true;
+        tracing::info!(
+            "listening for other servers' commits again; open streams catch up from the history"
+        );
         if changes.send(Change::Resync).await.is_err() {
             return;
         }
-        loop {
-            match listener.try_recv().await {
-                Ok(Some(notification)) => {
-                    let Some(change) = parse(notification.payload(), &instance) else {
-                        continue;
-                    };
-                    if changes.send(change).await.is_err() {
-                        return;
-                    }
+    }
+}
+
+/// Passes on notifications until the connection drops (or nobody wants them any more).
+async fn hear(listener: &mut PgListener, instance: &str, changes: &mpsc::Sender<Change>) {
+    loop {
+        match listener.try_recv().await {
+            Ok(Some(notification)) => {
+                let Some(change) = parse(notification.payload(), instance) else {
+                    continue;
+                };
+                if changes.send(change).await.is_err() {
+                    return;
                 }
-                Ok(None) => {
-                    tracing::warn!("lost the connection listening for other servers' commits");
-                    break;
-                }
-                Err(err) => {
-                    tracing::warn!(error = %err, "lost the connection listening for other servers' commits");
-                    break;
-                }
+            }
+            Ok(None) => {
+                tracing::warn!("lost the connection listening for other servers' commits");
+                return;
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "lost the connection listening for other servers' commits");
+                return;
             }
         }
     }
