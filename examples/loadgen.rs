@@ -4,6 +4,9 @@
 //!     cargo run --release --example loadgen -- --url http://127.0.0.1:8080 --in-flight 64 \
 //!         [--seconds 10] [--pid <server pid>] [--rooms N] [--hosted] [--heavy-player <id>]
 //!
+//! Several servers on one database: `--url` lists them, comma-separated, and every request goes
+//! to the next one in turn (a round-robin load balancer); `--pid` then lists their processes.
+//!
 //! It starts nothing itself. Each game is create, join and five moves (X wins along the top
 //! row), with `--in-flight` games at once over keep-alive connections; every game must end with
 //! X the winner, or it counts as an error. With `--hosted` the game is `examples/tictactoe.js`,
@@ -28,18 +31,18 @@ use serde_json::{json, Value};
 
 #[derive(Parser)]
 struct Args {
-    /// The server's base URL.
-    #[arg(long, default_value = "http://127.0.0.1:8080")]
-    url: String,
+    /// The server's base URL; several, comma-separated, to spread requests over servers.
+    #[arg(long, default_value = "http://127.0.0.1:8080", value_delimiter = ',')]
+    url: Vec<String>,
     /// Games played at the same time.
     #[arg(long, default_value_t = 64)]
     in_flight: usize,
     /// How long each measurement runs.
     #[arg(long, default_value_t = 10.0)]
     seconds: f64,
-    /// The server's process id, for its CPU time and memory.
-    #[arg(long)]
-    pid: Option<u32>,
+    /// The servers' process ids (comma-separated), for their CPU time and memory, added up.
+    #[arg(long, value_delimiter = ',')]
+    pid: Vec<u32>,
     /// Finished rooms to store first (played through the API, not measured).
     #[arg(long, default_value_t = 0)]
     rooms: usize,
@@ -65,7 +68,12 @@ async fn main() {
         .build()
         .unwrap();
     let mut api = Api {
-        base: args.url.trim_end_matches('/').to_owned(),
+        servers: args
+            .url
+            .iter()
+            .map(|url| url.trim_end_matches('/').to_owned())
+            .collect(),
+        next: AtomicUsize::new(0),
         client,
         game: "tictactoe".to_owned(),
     };
@@ -99,9 +107,10 @@ async fn main() {
     }
 
     let duration = Duration::from_secs_f64(args.seconds);
-    let cpu_before = args.pid.map(cpu_ms);
+    let servers_cpu_ms = || args.pid.iter().copied().map(cpu_ms).sum::<f64>();
+    let cpu_before = servers_cpu_ms();
     let games = run_games(&api, &players, duration).await;
-    let cpu_after = args.pid.map(cpu_ms);
+    let cpu_after = servers_cpu_ms();
     let health = run_health(&api, args.in_flight, duration).await;
     let reads = time_reads(&api, &players[0].0, args.heavy_player, args.read_repeats).await;
 
@@ -113,6 +122,7 @@ async fn main() {
     let health_per_s = health_latencies.len() as f64 / health.elapsed.as_secs_f64();
     let mut report = json!({
         "game": api.game,
+        "servers": api.servers.len(),
         "in_flight": args.in_flight,
         "rooms_seeded": args.rooms,
         "games": games.games,
@@ -125,10 +135,11 @@ async fn main() {
         "actions_per_healthz": round(actions_per_s / health_per_s),
         "reads_ms": reads,
     });
-    if let (Some(pid), Some(before), Some(after)) = (args.pid, cpu_before, cpu_after) {
+    if !args.pid.is_empty() {
         report["server_cpu_ms_per_game"] =
-            json!(round((after - before) / games.games.max(1) as f64));
-        report["server_rss_mib"] = json!(round(measure::rss_bytes(pid) as f64 / (1 << 20) as f64));
+            json!(round((cpu_after - cpu_before) / games.games.max(1) as f64));
+        let rss: u64 = args.pid.iter().map(|&pid| measure::rss_bytes(pid)).sum();
+        report["server_rss_mib"] = json!(round(rss as f64 / (1 << 20) as f64));
     }
     println!("{report}");
 }
@@ -182,7 +193,11 @@ async fn run_health(api: &Arc<Api>, in_flight: usize, duration: Duration) -> Mea
                 let mut latencies = Vec::new();
                 while start.elapsed() < duration {
                     let sent = Instant::now();
-                    let response = api.client.get(format!("{}/healthz", api.base)).send().await;
+                    let response = api
+                        .client
+                        .get(format!("{}/healthz", api.base()))
+                        .send()
+                        .await;
                     let ok = match response {
                         Ok(response) => {
                             response.status().is_success() && response.bytes().await.is_ok()
@@ -251,7 +266,7 @@ async fn time_reads(
         let mut latencies = Vec::with_capacity(repeats);
         for _ in 0..repeats {
             let sent = Instant::now();
-            let response = api.client.get(format!("{}{path}", api.base)).send().await;
+            let response = api.client.get(format!("{}{path}", api.base())).send().await;
             let ok = match response {
                 Ok(response) => response.status().is_success() && response.bytes().await.is_ok(),
                 Err(_) => false,
@@ -293,7 +308,9 @@ async fn joined(tasks: Vec<tokio::task::JoinHandle<Vec<Duration>>>) -> Vec<Durat
 }
 
 struct Api {
-    base: String,
+    /// Every server; requests take turns.
+    servers: Vec<String>,
+    next: AtomicUsize,
     client: reqwest::Client,
     /// The game played: `tictactoe`, or the hosted one.
     game: String,
@@ -306,8 +323,13 @@ struct Player {
 }
 
 impl Api {
+    /// The server the next request goes to.
+    fn base(&self) -> &str {
+        &self.servers[self.next.fetch_add(1, Ordering::Relaxed) % self.servers.len()]
+    }
+
     async fn send(&self, path: &str, token: &str, body: Value) -> Result<Value, String> {
-        let mut request = self.client.post(format!("{}{path}", self.base));
+        let mut request = self.client.post(format!("{}{path}", self.base()));
         if !token.is_empty() {
             request = request.bearer_auth(token);
         }
@@ -342,7 +364,7 @@ impl Api {
         let author = self.player().await;
         let response = self
             .client
-            .put(format!("{}/games/{HOSTED_GAME}", self.base))
+            .put(format!("{}/games/{HOSTED_GAME}", self.base()))
             .bearer_auth(&author.token)
             .header("content-type", "application/javascript")
             .body(source)

@@ -293,13 +293,26 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
 }
 
 /// An uploaded game that writes down every move it is given: a move applied twice would show.
-pub const LEDGER: &str = "'use strict';
+const LEDGER: &str = "'use strict';
 module.exports = {
   onRoomStart: () => ({ state: { moves: [] } }),
   onPlayerJoin: () => ({}),
   onPlayerQuit: () => ({}),
   onPlayerMove: (player, move, room) => ({ state: { moves: room.state.moves.concat([move.id]) } }),
 };";
+
+/// Publishes [`LEDGER`] as the one-player game `ledger`.
+pub async fn upload_ledger(client: &reqwest::Client, base: &str, author: &str) {
+    let upload = client
+        .put(format!("{base}/games/ledger?minPlayers=1&maxPlayers=1"))
+        .bearer_auth(author)
+        .header("content-type", "application/javascript")
+        .body(LEDGER)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status(), StatusCode::CREATED);
+}
 
 /// Sends moves `0..count` to a ledger room, each pinned with `If-Match` to the version it was
 /// computed from, and retried after a timeout with the same pin until the server answers. A
@@ -362,15 +375,7 @@ async fn a_frozen_server_never_applies_a_retried_move_twice() {
     let base = server.address.clone();
     let setup = client(Duration::from_secs(10));
     let author = register(&setup, &base).await;
-    let upload = setup
-        .put(format!("{base}/games/ledger?minPlayers=1&maxPlayers=1"))
-        .bearer_auth(&author)
-        .header("content-type", "application/javascript")
-        .body(LEDGER)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(upload.status(), StatusCode::CREATED);
+    upload_ledger(&setup, &base, &author).await;
     const MOVES: usize = 60;
     let mut players = Vec::new();
     for _ in 0..16 {
