@@ -4,6 +4,11 @@
 
 use std::future::Future;
 
+use serde_json::Value;
+use sqlx::query::Query;
+use sqlx::{Database, Encode, Type};
+
+use super::rows::to_json;
 use super::{RoomCommit, StoreError};
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::{Account, NewGameVersion, Room, RoomEvent};
@@ -162,6 +167,61 @@ pub(super) trait WriteSql: Send {
         template: &str,
         copies: i64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// Binds the room's columns as the first eleven arguments, in table order, for both the
+/// insert and the update (JSON as text: PostgreSQL's statements cast it). Values are bound
+/// owned: sqlx's SQLite driver only encodes a borrowed string for the query's own lifetime,
+/// which no bound over both databases can name.
+pub(super) fn bind_room<'q, DB>(
+    query: Query<'q, DB, DB::Arguments>,
+    room: &'q Room,
+) -> Query<'q, DB, DB::Arguments>
+where
+    DB: Database,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+    for<'t> bool: Encode<'t, DB> + Type<DB>,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+{
+    query
+        .bind(room.id.clone())
+        .bind(room.game.clone())
+        .bind(room.private)
+        .bind(room.version)
+        .bind(room.joinable)
+        .bind(room.finished)
+        .bind(room.state.to_string())
+        .bind(to_json(&room.players))
+        .bind(to_json(&room.inactive_players))
+        .bind(room.created_at.clone())
+        .bind(room.updated_at.clone())
+}
+
+/// Binds an event of `room_id` as the ten arguments of an insert into `room_events`, in
+/// table order.
+pub(super) fn bind_event<'q, DB>(
+    query: Query<'q, DB, DB::Arguments>,
+    room_id: &'q str,
+    event: &'q RoomEvent,
+) -> Query<'q, DB, DB::Arguments>
+where
+    DB: Database,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+    for<'t> Option<String>: Encode<'t, DB> + Type<DB>,
+    for<'t> bool: Encode<'t, DB> + Type<DB>,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+{
+    query
+        .bind(room_id.to_owned())
+        .bind(event.version)
+        .bind(event.kind.as_str().to_owned())
+        .bind(event.player.as_ref().map(|p| p.id.clone()))
+        .bind(event.mv.as_ref().map(Value::to_string))
+        .bind(event.state.to_string())
+        .bind(event.joinable)
+        .bind(event.finished)
+        .bind(to_json(&event.players))
+        .bind(event.created_at.clone())
 }
 
 /// Applies one write inside the batch's transaction.

@@ -8,14 +8,11 @@
 //! play takes a per-game advisory lock, because `INSERT … WHERE NOT EXISTS` alone lets two
 //! transactions that cannot see each other both insert.
 
-use serde_json::Value;
-use sqlx::postgres::PgArguments;
-use sqlx::query::Query;
-use sqlx::{PgConnection, Postgres};
+use sqlx::PgConnection;
 
 use super::super::reads::open_to_player;
-use super::super::rows::{to_json, PlayerRow};
-use super::super::writes::{shared_steps, WriteSql};
+use super::super::rows::PlayerRow;
+use super::super::writes::{bind_event, bind_room, shared_steps, WriteSql};
 use super::super::{RoomCommit, StoreError};
 use super::CHANNEL;
 use crate::game::{BotLevel, PlayerRef};
@@ -93,20 +90,14 @@ impl WriteSql for PgConnection {
     }
 
     async fn insert_event(&mut self, room_id: &str, event: &RoomEvent) -> Result<(), StoreError> {
-        sqlx::query(
+        bind_event(
+            sqlx::query(
             "INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at) \
              VALUES ($1, $2, $3, $4, CAST($5 AS json), CAST($6 AS json), $7, $8, CAST($9 AS jsonb), $10)",
+        ),
+            room_id,
+            event,
         )
-        .bind(room_id)
-        .bind(event.version)
-        .bind(event.kind.as_str())
-        .bind(event.player.as_ref().map(|p| &p.id))
-        .bind(event.mv.as_ref().map(Value::to_string))
-        .bind(event.state.to_string())
-        .bind(event.joinable)
-        .bind(event.finished)
-        .bind(to_json(&event.players))
-        .bind(&event.created_at)
         .execute(self)
         .await?;
         Ok(())
@@ -132,23 +123,4 @@ impl WriteSql for PgConnection {
         .await?;
         Ok(())
     }
-}
-
-/// Binds the room's columns as `$1` to `$11`, in table order, for both the insert and the update.
-fn bind_room<'q>(
-    query: Query<'q, Postgres, PgArguments>,
-    room: &'q Room,
-) -> Query<'q, Postgres, PgArguments> {
-    query
-        .bind(&room.id)
-        .bind(&room.game)
-        .bind(room.private)
-        .bind(room.version)
-        .bind(room.joinable)
-        .bind(room.finished)
-        .bind(room.state.to_string())
-        .bind(to_json(&room.players))
-        .bind(to_json(&room.inactive_players))
-        .bind(&room.created_at)
-        .bind(&room.updated_at)
 }

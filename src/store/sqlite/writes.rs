@@ -1,12 +1,9 @@
 //! The steps of every write in SQLite's SQL.
 
-use serde_json::Value;
-use sqlx::query::Query;
-use sqlx::sqlite::SqliteArguments;
-use sqlx::{Sqlite, SqliteConnection};
+use sqlx::SqliteConnection;
 
-use super::super::rows::{to_json, PlayerRow};
-use super::super::writes::{shared_steps, WriteSql};
+use super::super::rows::PlayerRow;
+use super::super::writes::{bind_event, bind_room, shared_steps, WriteSql};
 use super::super::{on_unique, RoomCommit, StoreError};
 use super::open_to_player;
 use crate::game::{BotLevel, PlayerRef};
@@ -77,20 +74,14 @@ impl WriteSql for SqliteConnection {
     }
 
     async fn insert_event(&mut self, room_id: &str, event: &RoomEvent) -> Result<(), StoreError> {
-        sqlx::query(
+        bind_event(
+            sqlx::query(
             "INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at) \
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ),
+            room_id,
+            event,
         )
-        .bind(room_id)
-        .bind(event.version)
-        .bind(event.kind.as_str())
-        .bind(event.player.as_ref().map(|p| &p.id))
-        .bind(event.mv.as_ref().map(Value::to_string))
-        .bind(event.state.to_string())
-        .bind(event.joinable)
-        .bind(event.finished)
-        .bind(to_json(&event.players))
-        .bind(&event.created_at)
         .execute(self)
         .await?;
         Ok(())
@@ -100,23 +91,4 @@ impl WriteSql for SqliteConnection {
     async fn announce(&mut self, _commit: &RoomCommit) -> Result<(), StoreError> {
         Ok(())
     }
-}
-
-/// Binds the room's columns as `?1` to `?11`, in table order, for both the insert and the update.
-fn bind_room<'q>(
-    query: Query<'q, Sqlite, SqliteArguments>,
-    room: &'q Room,
-) -> Query<'q, Sqlite, SqliteArguments> {
-    query
-        .bind(&room.id)
-        .bind(&room.game)
-        .bind(room.private)
-        .bind(room.version)
-        .bind(room.joinable)
-        .bind(room.finished)
-        .bind(room.state.to_string())
-        .bind(to_json(&room.players))
-        .bind(to_json(&room.inactive_players))
-        .bind(&room.created_at)
-        .bind(&room.updated_at)
 }
