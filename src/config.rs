@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::api::limits::{Limits as RateLimits, RateLimiter, RateSetting};
+use crate::api::CorsOrigins;
 use crate::sandbox::Limits;
 
 #[derive(Debug, Clone, Parser)]
@@ -36,6 +37,12 @@ pub struct Config {
     /// history gets the same bot moves (for tests and replays); by default each start picks one.
     #[arg(long, env = "BOT_SEED")]
     pub bot_seed: Option<u64>,
+
+    /// Origins a browser page may call the API from: `*` (any; tokens never travel in
+    /// cookies, so this is safe) or a comma-separated list of exact origins, such as
+    /// `https://games.example,http://localhost:5173`.
+    #[arg(long, env = "CORS_ORIGINS", default_value = "*")]
+    pub cors_origins: CorsOrigins,
 
     #[command(flatten)]
     pub hook_limits: HookLimits,
@@ -196,6 +203,7 @@ impl Config {
             database_url: database_url.into(),
             database_busy_timeout_ms: 5000,
             bot_seed: None,
+            cors_origins: CorsOrigins::Any,
             hook_limits: HookLimits::default(),
             abuse_limits: AbuseLimits::default(),
             sandbox_workers: 4,

@@ -137,6 +137,10 @@ pub struct NewGameVersion {
     pub format: String,
     pub source: String,
     pub sha256: String,
+    /// The game's own page (one HTML document), if it has one.
+    pub frontend: Option<String>,
+    /// An example move, as JSON text, if the author gave one.
+    pub move_example: Option<String>,
     pub created_at: String,
 }
 
@@ -151,6 +155,9 @@ pub struct GameVersionRecord {
     pub max_players: usize,
     pub format: String,
     pub sha256: String,
+    /// Whether this version ships its own page.
+    pub has_frontend: bool,
+    pub move_example: Option<Value>,
     pub owner: PlayerRef,
     /// When this version was published.
     pub published_at: String,
@@ -170,12 +177,18 @@ pub struct GameListing {
     pub format: Option<String>,
     pub sha256: Option<String>,
     pub published_at: Option<String>,
+    /// Whether the game ships its own page, served at `/games/{id}/frontend`.
+    pub has_frontend: bool,
+    /// A move as the game expects it, when the game gives one.
+    pub move_example: Option<Value>,
 }
 
 impl GameListing {
-    pub fn builtin(info: GameInfo) -> Self {
+    pub fn builtin(info: GameInfo, move_example: Option<Value>) -> Self {
         Self {
             info,
+            has_frontend: false,
+            move_example,
             builtin: true,
             owner: None,
             version: None,
@@ -208,6 +221,8 @@ impl GameVersionRecord {
             format: Some(self.format.clone()),
             sha256: Some(self.sha256.clone()),
             published_at: Some(self.published_at.clone()),
+            has_frontend: self.has_frontend,
+            move_example: self.move_example.clone(),
         }
     }
 }

@@ -75,6 +75,7 @@ impl Application {
             streams_shutdown,
             open_streams: Gauge::default(),
             limits: config.abuse_limits.limiters(),
+            cors: config.cors_origins.clone(),
         });
         let http_metrics = web::Data::new(HttpMetrics::default());
         let bind_error = |source| StartupError::Bind {
@@ -85,8 +86,10 @@ impl Application {
         let port = listener.local_addr().map_err(bind_error)?.port();
         let server = HttpServer::new(move || {
             // The last wrapped runs first: metrics see every request, the request id and log
-            // line are inside compression so problem bodies can still be read.
+            // line are inside compression so problem bodies can still be read, and CORS
+            // headers go on every response, problems included.
             App::new()
+                .wrap(from_fn(api::cors::handle))
                 .wrap(from_fn(api::request_log::handle))
                 .wrap(Compress::default())
                 .wrap(from_fn(RecordRequests::record))

@@ -30,6 +30,8 @@ pub enum ApiError {
     InvalidToken,
     #[error("there is no route {method} {path}")]
     RouteNotFound { method: String, path: String },
+    #[error("the origin {0} may not call this API from a browser (see --cors-origins)")]
+    OriginNotAllowed(String),
     #[error("{method} is not allowed on {path}")]
     MethodNotAllowed {
         method: String,
@@ -82,6 +84,7 @@ impl ApiError {
             ApiError::InvalidToken => (S::UNAUTHORIZED, "invalid_token"),
             ApiError::RouteNotFound { .. } => (S::NOT_FOUND, "route_not_found"),
             ApiError::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            ApiError::OriginNotAllowed(_) => (S::FORBIDDEN, "origin_not_allowed"),
             ApiError::PayloadTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "payload_too_large"),
             ApiError::UsernameTaken(_) => (S::CONFLICT, "username_taken"),
             ApiError::RateLimited { .. } => (S::TOO_MANY_REQUESTS, "rate_limited"),
@@ -90,6 +93,7 @@ impl ApiError {
                 EngineError::GameNotFound(_) => (S::NOT_FOUND, "game_not_found"),
                 EngineError::GameUnavailable(_) => (S::SERVICE_UNAVAILABLE, "game_unavailable"),
                 EngineError::GameVersionNotFound { .. } => (S::NOT_FOUND, "game_version_not_found"),
+                EngineError::FrontendNotFound { .. } => (S::NOT_FOUND, "frontend_not_found"),
                 EngineError::GameIsBuiltin(_) => (S::CONFLICT, "game_is_builtin"),
                 EngineError::NotTheOwner(_) => (S::FORBIDDEN, "not_the_owner"),
                 EngineError::InvalidGameCode { .. } => {

@@ -281,6 +281,11 @@ pub fn etag(version: i64) -> String {
 
 /// Whether `If-None-Match` already names this version.
 pub fn not_modified(req: &HttpRequest, version: i64) -> bool {
+    matches_if_none_match(req, &etag(version))
+}
+
+/// Whether `If-None-Match` names `current` (weakly or strongly) or is `*`.
+pub fn matches_if_none_match(req: &HttpRequest, current: &str) -> bool {
     let Some(value) = req
         .headers()
         .get(header::IF_NONE_MATCH)
@@ -288,11 +293,10 @@ pub fn not_modified(req: &HttpRequest, version: i64) -> bool {
     else {
         return false;
     };
-    let current = etag(version);
     value
         .split(',')
         .map(str::trim)
-        .any(|tag| tag == "*" || tag == current || tag.strip_prefix("W/") == Some(current.as_str()))
+        .any(|tag| tag == "*" || tag == current || tag.strip_prefix("W/") == Some(current))
 }
 
 #[cfg(test)]

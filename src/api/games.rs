@@ -10,7 +10,16 @@ use serde_json::json;
 use super::extract::{etag, parse_json, parse_query, read_body_within, Caller};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::game_id::GameId;
-use crate::engine::{GameUpload, Publication, MAX_SOURCE_BYTES};
+use crate::engine::{Carry, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES};
+
+/// The largest move example accepted, as JSON text.
+const MAX_MOVE_EXAMPLE_BYTES: usize = 1024;
+
+/// A game's own page runs in an opaque origin with no network at all (not even this API): it
+/// can draw and take clicks, and speaks only to the page that frames it, by `postMessage`.
+const FRONTEND_POLICY: &str = "sandbox allow-scripts; default-src 'none'; \
+     script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; \
+     connect-src 'none'";
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
@@ -18,6 +27,7 @@ pub fn routes() -> Vec<RouteDef> {
         route(Method::GET, "/games/{id}", show),
         route(Method::PUT, "/games/{id}", publish),
         route(Method::GET, "/games/{id}/source", source),
+        route(Method::GET, "/games/{id}/frontend", frontend),
     ]
 }
 
@@ -26,11 +36,16 @@ async fn list(context: web::Data<AppContext>) -> Result<HttpResponse, ApiError> 
     Ok(HttpResponse::Ok().json(json!({"games": context.engine.games().await?})))
 }
 
+/// One game: an uploaded one at `?version=N` (its latest by default).
 async fn show(
+    req: HttpRequest,
     context: web::Data<AppContext>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = context.engine.game_listing(&path.into_inner()).await?;
+    let game = context
+        .engine
+        .game_listing(&path.into_inner(), version_param(&req)?)
+        .await?;
     Ok(HttpResponse::Ok().json(game))
 }
 
@@ -57,8 +72,17 @@ async fn publish(
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SourceParams {
+struct VersionParams {
     version: Option<i64>,
+}
+
+/// `?version=N` (the latest when absent).
+fn version_param(req: &HttpRequest) -> Result<Option<i64>, ApiError> {
+    let params: VersionParams = parse_query(req)?;
+    if params.version.is_some_and(|v| v < 1) {
+        return Err(ApiError::InvalidQuery("version starts at 1".into()));
+    }
+    Ok(params.version)
 }
 
 /// The published source of a version (the latest by default), exactly as uploaded.
@@ -67,18 +91,33 @@ async fn source(
     context: web::Data<AppContext>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let params: SourceParams = parse_query(&req)?;
-    if params.version.is_some_and(|v| v < 1) {
-        return Err(ApiError::InvalidQuery("version starts at 1".into()));
-    }
     let (version, text) = context
         .engine
-        .game_source(&path.into_inner(), params.version)
+        .game_source(&path.into_inner(), version_param(&req)?)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/javascript; charset=utf-8"))
         .insert_header((header::ETAG, etag(version)))
         .body(text))
+}
+
+/// The page a version ships (the latest by default), sandboxed: see [`FRONTEND_POLICY`].
+async fn frontend(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let (version, page) = context
+        .engine
+        .game_frontend(&path.into_inner(), version_param(&req)?)
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header(("Content-Security-Policy", FRONTEND_POLICY))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header((header::ETAG, etag(version)))
+        .body(page))
 }
 
 /// What an author may say about a game, in the JSON body or (for a raw upload) the query.
@@ -109,13 +148,31 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>,
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct UploadBody {
-    source: String,
+    source: Option<String>,
+    #[serde(default, deserialize_with = "carried")]
+    frontend: Carry<String>,
+    #[serde(default, deserialize_with = "carried")]
+    move_example: Carry<serde_json::Value>,
     #[serde(flatten)]
     settings: GameSettings,
 }
 
+/// A field that is absent keeps the previous version's value (the default), `null` removes
+/// it, anything else sets it.
+fn carried<'de, D, T>(d: D) -> Result<Carry<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(match Option::<T>::deserialize(d)? {
+        Some(value) => Carry::Set(value),
+        None => Carry::Remove,
+    })
+}
+
 /// An upload: the raw source (`Content-Type: application/javascript` or `text/javascript`,
-/// settings in the query string) or JSON `{"source", "name"?, …}`. At most 1 MiB of source.
+/// settings in the query string) or JSON `{"source"?, "frontend"?, "moveExample"?, "name"?,
+/// …}`. At most 1 MiB of source and 1 MiB of frontend.
 pub struct Upload(GameUpload);
 
 impl FromRequest for Upload {
@@ -129,16 +186,16 @@ impl FromRequest for Upload {
         let limit = if raw {
             MAX_SOURCE_BYTES
         } else {
-            MAX_SOURCE_BYTES * 2 + 64 * 1024
+            (MAX_SOURCE_BYTES + MAX_FRONTEND_BYTES) * 2 + 64 * 1024
         };
         let body = read_body_within(req, payload, limit);
         Box::pin(async move {
             let query = query?;
             let bytes = body.await?;
-            let (source, settings) = if raw {
+            let (source, settings, frontend, move_example) = if raw {
                 let source = String::from_utf8(bytes.to_vec())
                     .map_err(|_| ApiError::InvalidBody("the source must be UTF-8 text".into()))?;
-                (source, query)
+                (Some(source), query, Carry::Keep, Carry::Keep)
             } else {
                 if bytes.iter().all(u8::is_ascii_whitespace) {
                     return Err(ApiError::MalformedJson(
@@ -154,10 +211,27 @@ impl FromRequest for Upload {
                     min_players: body.settings.min_players.or(query.min_players),
                     max_players: body.settings.max_players.or(query.max_players),
                 };
-                (body.source, settings)
+                (body.source, settings, body.frontend, body.move_example)
             };
-            if source.len() > MAX_SOURCE_BYTES {
+            if source.as_ref().is_some_and(|s| s.len() > MAX_SOURCE_BYTES) {
                 return Err(ApiError::PayloadTooLarge(MAX_SOURCE_BYTES));
+            }
+            if let Carry::Set(page) = &frontend {
+                if page.len() > MAX_FRONTEND_BYTES {
+                    return Err(ApiError::PayloadTooLarge(MAX_FRONTEND_BYTES));
+                }
+                if page.trim().is_empty() {
+                    return Err(ApiError::InvalidBody(
+                        "frontend is an HTML document; send null to remove it".into(),
+                    ));
+                }
+            }
+            if let Carry::Set(example) = &move_example {
+                if example.to_string().len() > MAX_MOVE_EXAMPLE_BYTES {
+                    return Err(ApiError::InvalidBody(format!(
+                        "moveExample must be at most {MAX_MOVE_EXAMPLE_BYTES} bytes of JSON"
+                    )));
+                }
             }
             validate_text("name", settings.name.as_deref(), 1, 100)?;
             validate_text("description", settings.description.as_deref(), 0, 2000)?;
@@ -167,6 +241,8 @@ impl FromRequest for Upload {
                 description: settings.description,
                 min_players: settings.min_players,
                 max_players: settings.max_players,
+                frontend,
+                move_example,
             }))
         })
     }

@@ -8,6 +8,7 @@ use crate::metrics::{Exposition, HttpMetrics};
 pub async fn show(context: web::Data<AppContext>, http: web::Data<HttpMetrics>) -> HttpResponse {
     let mut out = Exposition::default();
     http.render(&mut out);
+    crate::metrics::unreadable::render(&mut out);
     context.engine.render_metrics(&mut out);
     out.single(
         "turnhouse_streams_open",

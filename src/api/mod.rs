@@ -1,6 +1,7 @@
 //! The HTTP edge: each resource's routes live in their own module; this one only composes them
 //! into one table, which both registers the routes and tells the OpenAPI test what is served.
 
+pub mod cors;
 mod error;
 mod extract;
 mod games;
@@ -18,6 +19,7 @@ use actix_web::http::Method;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Responder, Route};
 
+pub use cors::CorsOrigins;
 pub use error::ApiError;
 pub use extract::BODY_LIMIT;
 pub use streams::StreamsShutdown;
@@ -36,6 +38,8 @@ pub struct AppContext {
     pub open_streams: crate::metrics::Gauge,
     /// Sign-ups, actions and uploads allowed per client.
     pub limits: limits::Limits,
+    /// Which origins a browser may call the API from.
+    pub cors: CorsOrigins,
 }
 
 /// One served route.
@@ -64,7 +68,8 @@ where
     }
 }
 
-/// Every route, in matching order (a literal segment before a `{parameter}` in its place).
+/// Every route, in matching order (a literal segment before a `{parameter}` in its place),
+/// and `OPTIONS` on every path (CORS preflights, and `Allow`).
 pub fn routes() -> Vec<RouteDef> {
     let mut all = vec![
         route(Method::GET, "/healthz", health::check),
@@ -74,7 +79,46 @@ pub fn routes() -> Vec<RouteDef> {
     all.extend(players::routes());
     all.extend(games::routes());
     all.extend(rooms::routes());
+    for path in paths(&all) {
+        let allow = allowed_methods(&all, path);
+        all.push(route(
+            Method::OPTIONS,
+            path,
+            move |req: HttpRequest, context: web::Data<AppContext>| {
+                let allow = allow.clone();
+                async move { cors::options(req, context, &allow).await }
+            },
+        ));
+    }
     all
+}
+
+/// The distinct paths of `routes`, in order.
+fn paths(routes: &[RouteDef]) -> Vec<&'static str> {
+    let mut paths: Vec<&'static str> = Vec::new();
+    for def in routes {
+        if !paths.contains(&def.path) {
+            paths.push(def.path);
+        }
+    }
+    paths
+}
+
+/// What `path` serves, as an `Allow` header says it: every GET also answers HEAD, and every
+/// path answers OPTIONS.
+fn allowed_methods(routes: &[RouteDef], path: &str) -> String {
+    let mut allowed: Vec<&str> = routes
+        .iter()
+        .filter(|def| def.path == path)
+        .map(|def| def.method.as_str())
+        .collect();
+    if allowed.contains(&"GET") {
+        allowed.push("HEAD");
+    }
+    if !allowed.contains(&"OPTIONS") {
+        allowed.push("OPTIONS");
+    }
+    allowed.join(", ")
 }
 
 /// `(method, path)` of every route served.
@@ -85,20 +129,10 @@ pub fn route_table() -> Vec<(Method, &'static str)> {
 /// Registers the routes: one resource per path, which answers 405 to other methods, with the
 /// `Allow` header listing the ones it serves.
 pub fn configure(cfg: &mut ServiceConfig) {
-    let mut paths: Vec<&'static str> = Vec::new();
     let mut routes = routes();
-    for def in &routes {
-        if !paths.contains(&def.path) {
-            paths.push(def.path);
-        }
-    }
-    for path in paths {
+    for path in paths(&routes) {
+        let allow = allowed_methods(&routes, path);
         let served: Vec<RouteDef> = routes.extract_if(.., |def| def.path == path).collect();
-        let mut allowed: Vec<&str> = served.iter().map(|def| def.method.as_str()).collect();
-        if allowed.contains(&"GET") {
-            allowed.push("HEAD");
-        }
-        let allow = allowed.join(", ");
         let mut resource = web::resource(path)
             .app_data(RoutePattern(path))
             .default_service(web::to(move |req: HttpRequest| {

@@ -1,41 +1,85 @@
-//! The web page: three files compiled into the binary, so the server is all a player needs.
+//! The web page and the browser client: files compiled into the binary, so the server is all a
+//! player needs, and any page on any origin can import the client from it.
+
+use std::sync::LazyLock;
 
 use actix_web::http::{header, Method};
-use actix_web::HttpResponse;
+use actix_web::{HttpRequest, HttpResponse};
+use sha2::{Digest, Sha256};
 
+use super::extract::matches_if_none_match;
 use super::{route, RouteDef};
+use crate::domain::ids::hex;
 
-const INDEX: &str = include_str!("../web/index.html");
-const SCRIPT: &str = include_str!("../web/app.js");
-const STYLE: &str = include_str!("../web/app.css");
+/// The page loads only its own scripts and style, talks only to this server, and frames only
+/// its games' own pages (which are sandboxed themselves): injected markup could run nothing.
+const PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     connect-src 'self'; img-src 'self' data:; frame-src 'self'; base-uri 'none'; \
+     form-action 'none'; frame-ancestors 'none'";
 
-/// The page loads only its own script and style, and talks only to this server: injected
-/// markup could run nothing.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-     connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
-     frame-ancestors 'none'";
+/// A file served as it is, with an entity tag from its content.
+struct Asset {
+    body: &'static str,
+    content_type: &'static str,
+    etag: LazyLock<String>,
+}
+
+macro_rules! asset {
+    ($file:literal, $content_type:literal) => {
+        Asset {
+            body: include_str!(concat!("../web/", $file)),
+            content_type: $content_type,
+            etag: LazyLock::new(|| {
+                let digest = Sha256::digest(include_str!(concat!("../web/", $file)).as_bytes());
+                format!("\"{}\"", &hex(&digest)[..32])
+            }),
+        }
+    };
+}
+
+static INDEX: Asset = asset!("index.html", "text/html; charset=utf-8");
+static APP: Asset = asset!("app.js", "text/javascript; charset=utf-8");
+static STYLE: Asset = asset!("app.css", "text/css; charset=utf-8");
+static CLIENT: Asset = asset!("client.js", "text/javascript; charset=utf-8");
+static CLIENT_TYPES: Asset = asset!("client.d.ts", "application/typescript; charset=utf-8");
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
-        route(Method::GET, "/", || async {
-            asset(INDEX, "text/html; charset=utf-8")
+        route(Method::GET, "/", |req: HttpRequest| async move {
+            serve(&req, &INDEX)
         }),
-        route(Method::GET, "/app.js", || async {
-            asset(SCRIPT, "text/javascript; charset=utf-8")
+        route(Method::GET, "/app.js", |req: HttpRequest| async move {
+            serve(&req, &APP)
         }),
-        route(Method::GET, "/app.css", || async {
-            asset(STYLE, "text/css; charset=utf-8")
+        route(Method::GET, "/app.css", |req: HttpRequest| async move {
+            serve(&req, &STYLE)
+        }),
+        route(Method::GET, "/client.js", |req: HttpRequest| async move {
+            serve(&req, &CLIENT)
+        }),
+        route(Method::GET, "/client.d.ts", |req: HttpRequest| async move {
+            serve(&req, &CLIENT_TYPES)
         }),
     ]
 }
 
-fn asset(body: &'static str, content_type: &'static str) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(content_type)
+fn serve(req: &HttpRequest, asset: &Asset) -> HttpResponse {
+    let etag = asset.etag.as_str();
+    let unchanged = matches_if_none_match(req, etag);
+    let mut response = if unchanged {
+        HttpResponse::NotModified()
+    } else {
+        HttpResponse::Ok()
+    };
+    response
+        .content_type(asset.content_type)
         // Revalidated each time, so an upgraded server never runs with a stale script.
         .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .insert_header(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
-        .insert_header(("X-Content-Type-Options", "nosniff"))
-        .insert_header(("Referrer-Policy", "no-referrer"))
-        .body(body)
+        .insert_header((header::ETAG, etag))
+        .insert_header(("Content-Security-Policy", PAGE_POLICY))
+        .insert_header(("Referrer-Policy", "no-referrer"));
+    if unchanged {
+        return response.finish();
+    }
+    response.body(asset.body)
 }

@@ -21,15 +21,44 @@ pub(super) const CACHED_VERSIONS: usize = 64;
 /// The largest source accepted.
 pub const MAX_SOURCE_BYTES: usize = 1 << 20;
 
-/// An upload: the source and what the author says about the game. Unset fields keep the
-/// previous version's values (or the defaults for a new game).
+/// The largest frontend (one HTML document) accepted.
+pub const MAX_FRONTEND_BYTES: usize = 1 << 20;
+
+/// An upload: the hooks, the game's page and what the author says about the game. Unset
+/// fields keep the previous version's values (or the defaults for a new game), so a new
+/// version may change the hooks, the page, or both.
 #[derive(Debug, Clone, Default)]
 pub struct GameUpload {
-    pub source: String,
+    /// The hooks; `None` keeps the previous version's (a first version must have them).
+    pub source: Option<String>,
     pub name: Option<String>,
     pub description: Option<String>,
     pub min_players: Option<usize>,
     pub max_players: Option<usize>,
+    /// The game's own page (one HTML document).
+    pub frontend: Carry<String>,
+    /// A move as the game expects it, for generic clients to suggest.
+    pub move_example: Carry<serde_json::Value>,
+}
+
+/// A field a new version sets, removes, or keeps as the previous version had it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Carry<T> {
+    #[default]
+    Keep,
+    Set(T),
+    Remove,
+}
+
+impl<T> Carry<T> {
+    /// What the new version holds, given what the previous one held.
+    fn resolve(self, previous: impl FnOnce() -> Option<T>) -> Option<T> {
+        match self {
+            Carry::Keep => previous(),
+            Carry::Set(value) => Some(value),
+            Carry::Remove => None,
+        }
+    }
 }
 
 /// Whether a publish created the game or added a version to it.
@@ -47,25 +76,28 @@ impl Engine {
     pub async fn games(&self) -> Result<Vec<GameListing>, EngineError> {
         let mut all: Vec<GameListing> = self
             .games
-            .list()
-            .into_iter()
-            .map(GameListing::builtin)
+            .all()
+            .map(|game| builtin_listing(game.as_ref()))
             .collect();
         let hosted = self.store.latest_game_versions().await?;
         all.extend(hosted.iter().map(GameVersionRecord::listing));
         Ok(all)
     }
 
-    /// One game, with its latest version if it was uploaded.
-    pub async fn game_listing(&self, id: &str) -> Result<GameListing, EngineError> {
-        if let Some(game) = self.games.get(id) {
-            return Ok(GameListing::builtin(game.info()));
+    /// One game; for an uploaded game, version `version` (the latest when `None`).
+    pub async fn game_listing(
+        &self,
+        id: &str,
+        version: Option<i64>,
+    ) -> Result<GameListing, EngineError> {
+        match (self.games.get(id), version) {
+            (Some(game), None) => Ok(builtin_listing(game.as_ref())),
+            (Some(_), Some(version)) => Err(EngineError::GameVersionNotFound {
+                game: id.to_owned(),
+                version,
+            }),
+            (None, _) => Ok(self.uploaded_version(id, version).await?.listing()),
         }
-        self.store
-            .game_version(id, None)
-            .await?
-            .map(|record| record.listing())
-            .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))
     }
 
     /// The source of a version of an uploaded game (the latest by default).
@@ -77,17 +109,7 @@ impl Engine {
         if self.games.get(id).is_some() {
             return Err(EngineError::GameIsBuiltin(id.to_owned()));
         }
-        let record = self.store.game_version(id, version).await?;
-        let record = match (record, version) {
-            (Some(record), _) => record,
-            (None, Some(version)) if self.store.game_version(id, None).await?.is_some() => {
-                return Err(EngineError::GameVersionNotFound {
-                    game: id.to_owned(),
-                    version,
-                })
-            }
-            (None, _) => return Err(EngineError::GameNotFound(id.to_owned())),
-        };
+        let record = self.uploaded_version(id, version).await?;
         let source = self
             .store
             .game_source(id, record.version)
@@ -96,8 +118,49 @@ impl Engine {
         Ok((record.version, source))
     }
 
-    /// Checks an upload in the sandbox (it must compile, evaluate within the hook limits and
-    /// export the four hooks), then publishes it as the game's next version. The first upload
+    /// The page a version of a game ships (the latest version by default).
+    pub async fn game_frontend(
+        &self,
+        id: &str,
+        version: Option<i64>,
+    ) -> Result<(i64, String), EngineError> {
+        let missing = |version| EngineError::FrontendNotFound {
+            game: id.to_owned(),
+            version,
+        };
+        if self.games.get(id).is_some() {
+            return Err(missing(None));
+        }
+        let record = self.uploaded_version(id, version).await?;
+        let frontend = self
+            .store
+            .game_frontend(id, record.version)
+            .await?
+            .ok_or_else(|| missing(Some(record.version)))?;
+        Ok((record.version, frontend))
+    }
+
+    /// A version of an uploaded game (the latest when `version` is `None`), or which of the
+    /// two is missing.
+    async fn uploaded_version(
+        &self,
+        id: &str,
+        version: Option<i64>,
+    ) -> Result<GameVersionRecord, EngineError> {
+        match (self.store.game_version(id, version).await?, version) {
+            (Some(record), _) => Ok(record),
+            (None, Some(version)) if self.store.game_version(id, None).await?.is_some() => {
+                Err(EngineError::GameVersionNotFound {
+                    game: id.to_owned(),
+                    version,
+                })
+            }
+            (None, _) => Err(EngineError::GameNotFound(id.to_owned())),
+        }
+    }
+
+    /// Checks an upload's hooks in the sandbox (they must compile, evaluate within the hook
+    /// limits and export the four hooks), then publishes it as the game's next version. The first upload
     /// creates the game, owned by `author`; only its owner may publish more.
     #[tracing::instrument(level = "debug", skip(self, author, upload), fields(player = %author.id))]
     pub async fn publish_game(
@@ -132,21 +195,37 @@ impl Engine {
                  got {min_players} and {max_players}"
             )));
         }
-        let pool = self.sandbox.clone();
-        let source = upload.source;
-        let (checked, source) = tokio::task::spawn_blocking(move || {
-            let checked = pool.check(&source);
-            (checked, source)
-        })
-        .await
-        .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
-        let checked = match checked {
-            Ok(checked) => checked,
-            Err(CheckError::Invalid { message, line }) => {
-                return Err(EngineError::InvalidGameCode { message, line })
+        let (source, format, sha256) = match (upload.source, &previous) {
+            (Some(source), _) => {
+                let format = self.check_source(&source).await?;
+                let sha256 = hex(&Sha256::digest(source.as_bytes()));
+                (source, format, sha256)
             }
-            Err(CheckError::Pool(err)) => return Err(pool_unavailable(err)),
+            // The hooks stay as they were: only the page or the settings change.
+            (None, Some(previous)) => {
+                let source = self
+                    .store
+                    .game_source(id, previous.version)
+                    .await?
+                    .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
+                (source, previous.format.clone(), previous.sha256.clone())
+            }
+            (None, None) => {
+                return Err(EngineError::InvalidGameSettings(
+                    "a game's first version needs its source (the four hooks)".into(),
+                ))
+            }
         };
+        let frontend = match (upload.frontend, &previous) {
+            (Carry::Keep, Some(previous)) if previous.has_frontend => {
+                self.store.game_frontend(id, previous.version).await?
+            }
+            (carried, _) => carried.resolve(|| None),
+        };
+        let move_example = upload
+            .move_example
+            .resolve(|| previous.as_ref().and_then(|p| p.move_example.clone()))
+            .map(|example| example.to_string());
         let name = upload
             .name
             .or(previous.as_ref().map(|p| p.name.clone()))
@@ -162,15 +241,17 @@ impl Engine {
             description,
             min_players,
             max_players,
-            format: checked.format.as_str().to_owned(),
-            sha256: hex(&Sha256::digest(source.as_bytes())),
+            format,
+            sha256,
             source,
+            frontend,
+            move_example,
             created_at: now(),
         };
         match self.store.publish_game_version(&new).await {
             Ok(version) => {
                 tracing::info!(game = id, version, author = %author.username, "published a game version");
-                let listing = self.game_listing(id).await?;
+                let listing = self.game_listing(id, Some(version)).await?;
                 let publication = if version == 1 {
                     Publication::Created
                 } else {
@@ -180,6 +261,23 @@ impl Engine {
             }
             Err(StoreError::NotTheOwner) => Err(EngineError::NotTheOwner(id.to_owned())),
             Err(other) => Err(other.into()),
+        }
+    }
+
+    /// Checks hooks in the sandbox: they must compile, evaluate within the hook limits and
+    /// export the four hooks. Returns the module format.
+    async fn check_source(&self, source: &str) -> Result<String, EngineError> {
+        let pool = self.sandbox.clone();
+        let source = source.to_owned();
+        let checked = tokio::task::spawn_blocking(move || pool.check(&source))
+            .await
+            .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
+        match checked {
+            Ok(checked) => Ok(checked.format.as_str().to_owned()),
+            Err(CheckError::Invalid { message, line }) => {
+                Err(EngineError::InvalidGameCode { message, line })
+            }
+            Err(CheckError::Pool(err)) => Err(pool_unavailable(err)),
         }
     }
 
@@ -247,6 +345,10 @@ impl Engine {
         self.hosted.insert((id.to_owned(), version), game.clone());
         Ok(game)
     }
+}
+
+fn builtin_listing(game: &dyn Game) -> GameListing {
+    GameListing::builtin(game.info(), game.move_example())
 }
 
 fn pool_unavailable(err: PoolError) -> EngineError {

@@ -12,6 +12,8 @@ pub enum EngineError {
     GameUnavailable(String),
     #[error("there is no version {version} of the game `{game}`")]
     GameVersionNotFound { game: String, version: i64 },
+    #[error("{}", frontend_missing(game, *version))]
+    FrontendNotFound { game: String, version: Option<i64> },
     #[error("`{0}` is a built-in game; it has no uploaded source and cannot be replaced")]
     GameIsBuiltin(String),
     #[error("the game `{0}` belongs to another player; only its owner can publish it")]
@@ -90,5 +92,14 @@ impl EngineError {
             },
             HookError::Unavailable(why) => EngineError::SandboxUnavailable(why),
         }
+    }
+}
+
+fn frontend_missing(game: &str, version: Option<i64>) -> String {
+    match version {
+        Some(version) => {
+            format!("version {version} of the game `{game}` has no frontend of its own")
+        }
+        None => format!("the built-in game `{game}` has no frontend of its own; the page draws it"),
     }
 }

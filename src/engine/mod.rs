@@ -26,7 +26,7 @@ use accounts::AccountCache;
 pub use accounts::RegisterError;
 use action::Action;
 use bots::BotRoster;
-pub use catalog::{GameUpload, Publication, MAX_SOURCE_BYTES};
+pub use catalog::{Carry, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES};
 use catalog::{HostedCache, CACHED_VERSIONS};
 pub use error::EngineError;
 use hook_runner::run_hooks;

@@ -146,6 +146,12 @@ pub trait Game: Send + Sync {
     /// Runs when a current player of an unfinished room sends `mv`, any JSON value.
     fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult;
 
+    /// A move as the game expects it, for generic clients to suggest (a move box's
+    /// placeholder); `None` when the game gives none.
+    fn move_example(&self) -> Option<Value> {
+        None
+    }
+
     /// Whether the hooks wait on something outside this thread (an uploaded game's sandbox).
     /// The engine then calls them on the blocking pool, so that waiting never holds up the
     /// threads that serve requests; native hooks are pure computation and run in place.

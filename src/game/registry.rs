@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{Game, GameInfo};
+use super::Game;
 
 #[derive(Clone, Default)]
 pub struct GameRegistry {
@@ -27,7 +27,7 @@ impl GameRegistry {
     }
 
     /// Every game, ordered by id.
-    pub fn list(&self) -> Vec<GameInfo> {
-        self.games.values().map(|game| game.info()).collect()
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Game>> {
+        self.games.values()
     }
 }

@@ -241,6 +241,11 @@ impl<G: Geometry> Game for LineGame<G> {
         G::INFO
     }
 
+    /// The centre cell: a legal first move on every board.
+    fn move_example(&self) -> Option<Value> {
+        Some(G::move_json(G::CELLS / 2))
+    }
+
     fn on_room_start(&self, _game: &BoardGame) -> HookResult {
         Ok(Patch::empty()
             .state(TurnState::<G>::initial().encode())

@@ -4,6 +4,7 @@
 pub mod histogram;
 mod http;
 mod text;
+pub mod unreadable;
 
 pub use histogram::Histogram;
 pub use http::{HttpMetrics, RecordRequests, RoutePattern};

@@ -329,4 +329,13 @@ impl Store {
     ) -> Result<Option<String>, StoreError> {
         on_database!(self, db => db.game_source(game_id, version).await)
     }
+
+    /// The page one version of a game ships, if that version exists and has one.
+    pub async fn game_frontend(
+        &self,
+        game_id: &str,
+        version: i64,
+    ) -> Result<Option<String>, StoreError> {
+        on_database!(self, db => db.game_frontend(game_id, version).await)
+    }
 }

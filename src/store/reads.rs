@@ -74,7 +74,8 @@ macro_rules! select_versions {
     ($tail:literal) => {
         concat!(
             "SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, \
-             v.format, v.sha256, v.created_at, g.owner_id, p.username AS owner_name, \
+             v.format, v.sha256, v.frontend IS NOT NULL AS has_frontend, v.move_example, \
+             v.created_at, g.owner_id, p.username AS owner_name, \
              g.created_at AS game_created_at \
              FROM game_versions v JOIN games g ON g.id = v.game_id \
              JOIN players p ON p.id = g.owner_id ",
@@ -96,6 +97,9 @@ pub(super) const ONE_VERSION: &str = select_versions!(
 
 pub(super) const GAME_SOURCE: &str =
     "SELECT source FROM game_versions WHERE game_id = $1 AND version = $2";
+
+pub(super) const GAME_FRONTEND: &str =
+    "SELECT frontend FROM game_versions WHERE game_id = $1 AND version = $2";
 
 /// The SQL for one listing, built for its filter set: only the filters given appear, as plain
 /// equalities, so the planner can use the index made for exactly that set instead of scanning.
@@ -271,6 +275,20 @@ macro_rules! impl_reads {
                     .bind(version)
                     .fetch_optional(&self.read)
                     .await?)
+            }
+
+            pub(in crate::store) async fn game_frontend(
+                &self,
+                game_id: &str,
+                version: i64,
+            ) -> Result<Option<String>, StoreError> {
+                let frontend: Option<Option<String>> =
+                    sqlx::query_scalar($crate::store::reads::GAME_FRONTEND)
+                        .bind(game_id)
+                        .bind(version)
+                        .fetch_optional(&self.read)
+                        .await?;
+                Ok(frontend.flatten())
             }
         }
     };

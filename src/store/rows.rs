@@ -132,6 +132,8 @@ pub(super) struct VersionRow {
     max_players: i64,
     format: String,
     sha256: String,
+    has_frontend: bool,
+    move_example: Option<String>,
     created_at: String,
     owner_id: String,
     owner_name: String,
@@ -149,6 +151,11 @@ impl From<VersionRow> for GameVersionRecord {
             max_players: row.max_players as usize,
             format: row.format,
             sha256: row.sha256,
+            has_frontend: row.has_frontend,
+            // Checked as JSON when it was published.
+            move_example: row
+                .move_example
+                .and_then(|text| serde_json::from_str(&text).ok()),
             owner: PlayerRef {
                 id: row.owner_id,
                 username: row.owner_name,

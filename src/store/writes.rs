@@ -416,9 +416,9 @@ macro_rules! shared_steps {
             }
             let version: i64 = sqlx::query_scalar(
                 "INSERT INTO game_versions (game_id, version, name, description, min_players, \
-                 max_players, format, source, sha256, created_at) \
-                 SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9 \
-                 FROM game_versions WHERE game_id = $1 RETURNING version",
+                 max_players, format, source, sha256, created_at, frontend, move_example) \
+                 SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+                 $11 FROM game_versions WHERE game_id = $1 RETURNING version",
             )
             .bind(&upload.game_id)
             .bind(&upload.name)
@@ -429,6 +429,8 @@ macro_rules! shared_steps {
             .bind(&upload.source)
             .bind(&upload.sha256)
             .bind(&upload.created_at)
+            .bind(&upload.frontend)
+            .bind(&upload.move_example)
             .fetch_one(self)
             .await?;
             Ok(version)

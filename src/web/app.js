@@ -1,7 +1,7 @@
-// Turnhouse's page: the lobby, rooms and games, driven by the same REST API and event streams
-// any client uses. No build step, no library; every piece of text a user chose is set with
-// textContent, never parsed as HTML.
-'use strict';
+// Turnhouse's page: the lobby, rooms and games. Every call to the server goes through the
+// same browser client any frontend can import (/client.js); no build step, no library. Every
+// piece of text a user chose is set with textContent, never parsed as HTML.
+import { Turnhouse, TurnhouseError } from './client.js';
 
 // ---------------------------------------------------------------------------------------------
 // Session: the token lives in this browser's storage, never in a URL.
@@ -13,36 +13,26 @@ const store = {
   set player(player) {
     if (player) localStorage.setItem('turnhouse.player', JSON.stringify(player));
     else localStorage.removeItem('turnhouse.player');
+    api.token = player ? player.token : null;
   },
 };
 
-/** Calls the API; resolves to {ok, status, data}, where data is the JSON body (or problem). */
-async function call(method, path, body, contentType) {
-  const headers = {};
-  const me = store.player;
-  if (me) headers.Authorization = `Bearer ${me.token}`;
-  let payload;
-  if (body !== undefined) {
-    headers['Content-Type'] = contentType || 'application/json';
-    payload = typeof body === 'string' ? body : JSON.stringify(body);
-  }
-  let response;
+const api = new Turnhouse(location.origin);
+api.token = store.player ? store.player.token : null;
+
+/** Runs a client call; resolves to {ok, data} or, when refused, {ok: false, status, data: problem}. */
+async function attempt(action) {
   try {
-    response = await fetch(path, { method, headers, body: payload });
+    return { ok: true, data: await action() };
   } catch (err) {
-    return { ok: false, status: 0, data: { code: 'offline', detail: 'The server cannot be reached.' } };
+    if (!(err instanceof TurnhouseError)) throw err;
+    if (err.status === 401 && store.player) {
+      // The token no longer works (a fresh database, say): sign out rather than fail forever.
+      store.player = null;
+      renderAccount();
+    }
+    return { ok: false, status: err.status, data: err.problem };
   }
-  let data = null;
-  const text = await response.text();
-  if (text) {
-    try { data = JSON.parse(text); } catch { data = { detail: text }; }
-  }
-  if (response.status === 401 && me) {
-    // The token no longer works (a fresh database, say): sign out rather than fail forever.
-    store.player = null;
-    renderAccount();
-  }
-  return { ok: response.ok, status: response.status, data };
 }
 
 /** What to show for a failed call: a game's refusal is its own message. */
@@ -107,7 +97,7 @@ function signUpCard(after) {
     id: 'signup-form',
     onsubmit: async (event) => {
       event.preventDefault();
-      const result = await call('POST', '/players', { username: input.value.trim() });
+      const result = await attempt(() => api.signUp(input.value.trim()));
       if (!result.ok) return setMessage(message, problemText(result), 'error');
       store.player = result.data;
       renderAccount();
@@ -125,19 +115,18 @@ function signUpCard(after) {
 // ---------------------------------------------------------------------------------------------
 // The lobby: games, open rooms, games in progress, your rooms, and uploading a game.
 
-let lobbyStream = null;
-let roomStream = null;
+/** Stops the lobby's or the room's stream, whichever is open. */
+let stopWatching = null;
 
 function closeStreams() {
-  if (lobbyStream) { lobbyStream.close(); lobbyStream = null; }
-  if (roomStream) { roomStream.close(); roomStream = null; }
+  if (stopWatching) { stopWatching(); stopWatching = null; }
 }
 
 let gamesById = new Map();
 
 async function loadGames() {
-  const result = await call('GET', '/games');
-  if (result.ok) gamesById = new Map(result.data.games.map((game) => [game.id, game]));
+  const result = await attempt(() => api.games());
+  if (result.ok) gamesById = new Map(result.data.map((game) => [game.id, game]));
   return result;
 }
 
@@ -162,10 +151,7 @@ async function showLobby() {
 
   const refresh = debounce(() => refreshLobby(message), 150);
   // Subscribe first, then list: a room that changes in between is in the list or an event.
-  lobbyStream = new EventSource('/rooms/stream');
-  lobbyStream.addEventListener('room', refresh);
-  lobbyStream.addEventListener('resync', refresh);
-  lobbyStream.addEventListener('open', refresh);
+  stopWatching = api.watchLobby(null, refresh);
   await refreshLobby(message);
 }
 
@@ -187,9 +173,9 @@ async function refreshLobby(message) {
   }
 
   const [open, live, mine] = await Promise.all([
-    call('GET', '/rooms?joinable=true&finished=false&limit=50'),
-    call('GET', '/rooms?joinable=false&finished=false&limit=20'),
-    store.player ? call('GET', `/rooms?player=${encodeURIComponent(store.player.id)}&limit=20`) : null,
+    attempt(() => api.rooms({ joinable: true, finished: false, limit: 50 })),
+    attempt(() => api.rooms({ joinable: false, finished: false, limit: 20 })),
+    store.player ? attempt(() => api.rooms({ player: store.player.id, limit: 20 })) : null,
   ]);
   fillRooms('open-rooms', open, 'No open rooms. Open one above, or use quick play.');
   fillRooms('live-rooms', live, 'Nobody is playing right now.');
@@ -223,7 +209,7 @@ function roomEntry(room) {
 }
 
 async function joinRoom(id) {
-  const result = await call('POST', `/rooms/${id}/join`);
+  const result = await attempt(() => api.join(id));
   if (!result.ok) {
     const message = document.getElementById('lobby-message');
     if (message) setMessage(message, problemText(result), 'error');
@@ -235,16 +221,16 @@ async function joinRoom(id) {
 function gameEntry(game, message) {
   const signedIn = Boolean(store.player);
   const open = async (body) => {
-    const result = await call('POST', '/rooms', body);
+    const result = await attempt(() => api.createRoom(body));
     if (!result.ok) return setMessage(message, problemText(result), 'error');
     location.hash = `#/room/${result.data.id}`;
   };
   const quickPlay = async () => {
-    const result = await call('POST', '/rooms/quickplay', { game: game.id });
+    const result = await attempt(() => api.quickPlay(game.id));
     if (!result.ok) return setMessage(message, problemText(result), 'error');
     location.hash = `#/room/${result.data.id}`;
   };
-  const about = game.builtin ? 'built in' : `uploaded by ${game.owner ? game.owner.username : '?'}, version ${game.version}`;
+  const about = game.builtin ? 'built in' : `uploaded by ${game.owner ? game.owner.username : '?'}, version ${game.version}${game.hasFrontend ? ', with its own page' : ''}`;
   const actions = signedIn ? el('div', { class: 'row' },
     el('button', { class: 'quick-play', onclick: quickPlay }, 'Quick play'),
     el('button', { class: 'new-room secondary', onclick: () => open({ game: game.id }) }, 'New room'),
@@ -275,15 +261,17 @@ function uploadCard() {
   const id = el('input', { id: 'upload-id', required: true, placeholder: 'my-game', pattern: '[a-z0-9][a-z0-9\\-]{1,39}' });
   const name = el('input', { id: 'upload-name', placeholder: 'My Game (optional)' });
   const file = el('input', { id: 'upload-file', type: 'file', accept: '.js,.mjs,.cjs,text/javascript', required: true });
+  const page = el('input', { id: 'upload-frontend', type: 'file', accept: '.html,.htm,text/html' });
   const form = el('form', {
     id: 'upload-form',
     onsubmit: async (event) => {
       event.preventDefault();
       const chosen = file.files[0];
       if (!chosen) return setMessage(message, 'Pick a .js file first.', 'error');
-      const source = await chosen.text();
-      const query = name.value.trim() ? `?name=${encodeURIComponent(name.value.trim())}` : '';
-      const result = await call('PUT', `/games/${encodeURIComponent(id.value.trim())}${query}`, source, 'application/javascript');
+      const upload = { source: await chosen.text() };
+      if (name.value.trim()) upload.name = name.value.trim();
+      if (page.files[0]) upload.frontend = await page.files[0].text();
+      const result = await attempt(() => api.publishGame(id.value.trim(), upload));
       if (!result.ok) return setMessage(message, problemText(result), 'error');
       setMessage(message, `Published ${result.data.name}, version ${result.data.version}.`, 'ok');
       refreshLobby(document.getElementById('lobby-message'));
@@ -292,6 +280,7 @@ function uploadCard() {
   el('label', { for: 'upload-id' }, 'Game id'), el('div', { class: 'row' }, id),
   el('label', { for: 'upload-name' }, 'Name'), el('div', { class: 'row' }, name),
   el('label', { for: 'upload-file' }, 'JavaScript file (four hooks)'), el('div', { class: 'row' }, file),
+  el('label', { for: 'upload-frontend' }, 'Its own page (one HTML file, optional)'), el('div', { class: 'row' }, page),
   el('div', { class: 'row' }, el('button', { id: 'upload', type: 'submit' }, 'Upload')),
   el('p', { class: 'muted' }, 'Uploading to an id you own publishes a new version; rooms keep the version they started with.'),
   message);
@@ -308,9 +297,10 @@ const views = {
 };
 
 let current = null; // { id, game, version, players, state, joinable, finished, private }
+let currentGame = null; // the game listing of the version the room plays
 
 async function showRoom(id) {
-  const result = await call('GET', `/rooms/${id}`);
+  const result = await attempt(() => api.room(id));
   if (!result.ok) {
     main().replaceChildren(el('h1', {}, 'Room'), el('p', { class: 'message error', role: 'alert', text: problemText(result) }),
       el('a', { class: 'button', href: '#/' }, 'Back to the lobby'));
@@ -318,7 +308,13 @@ async function showRoom(id) {
   }
   if (!gamesById.has(result.data.game)) await loadGames();
   current = result.data;
-  const game = gamesById.get(current.game);
+  // An uploaded game's room plays one version for its whole life: its page and move example
+  // are that version's.
+  const version = current.gameVersion
+    ? await attempt(() => api.game(current.game, { version: current.gameVersion }))
+    : null;
+  currentGame = version && version.ok ? version.data : gamesById.get(current.game);
+  const game = currentGame;
   const link = `${location.origin}/#/room/${id}`;
   const linkInput = el('input', { id: 'share-link', readonly: true, value: link, 'aria-label': 'Link to this room' });
   main().replaceChildren(
@@ -339,12 +335,8 @@ async function showRoom(id) {
         el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')))),
   );
   drawRoom();
-  // The stream starts at the current version; EventSource resumes with Last-Event-ID itself.
-  roomStream = new EventSource(`/rooms/${id}/stream`);
-  roomStream.addEventListener('version', (event) => {
-    const version = JSON.parse(event.data);
-    apply(version);
-  });
+  // Every version after the one drawn, in order, across reconnections.
+  stopWatching = api.watch(id, apply, { after: current.version });
 }
 
 /** Takes a newer version of the room (from a stream event or an action's answer). */
@@ -410,6 +402,8 @@ function drawRoom() {
   const board = document.getElementById('board');
   if (view) {
     board.replaceChildren(view.draw(room, canMove, (cell) => send(view.moveOf(cell))));
+  } else if (currentGame && currentGame.hasFrontend) {
+    drawFrame(board, room);
   } else {
     drawGeneric(board, room, seat >= 0 && !room.finished);
   }
@@ -432,14 +426,22 @@ function drawActions(room, seat) {
   actions.replaceChildren(...buttons);
 }
 
+const actions = {
+  join: (id) => api.join(id),
+  quit: (id) => api.quit(id),
+  reset: (id) => api.playAgain(id),
+};
+
 async function act(action) {
-  const result = await call('POST', `/rooms/${current.id}/${action}`);
-  report(result);
+  const id = current.id;
+  report(await attempt(() => actions[action](id)));
 }
 
 async function send(move) {
-  const result = await call('POST', `/rooms/${current.id}/moves`, move);
+  const id = current.id;
+  const result = await attempt(() => api.move(id, move));
   report(result);
+  return result;
 }
 
 function report(result) {
@@ -449,6 +451,76 @@ function report(result) {
   setMessage(message, '');
   apply(result.data);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A game's own page: framed with sandbox="allow-scripts" (never allow-same-origin), so it runs
+// in an opaque origin that cannot reach this page, its storage or the token. It talks to this
+// page only by postMessage, and this page listens only to that frame's window:
+//   page -> frame  {type: "turnhouse:state", room, you}   on load and on every version
+//   frame -> page  {type: "turnhouse:ready"}              asks for the state again
+//   frame -> page  {type: "turnhouse:move", move}         sent as the viewer's move, answered by
+//   page -> frame  {type: "turnhouse:result", ok, problem}
+
+/** Moves from the frame waiting for an answer; past this, the frame is told to slow down. */
+const FRAME_MOVES_IN_FLIGHT = 4;
+let frameMoves = 0;
+
+function gameFrame() {
+  return document.getElementById('game-frame');
+}
+
+function drawFrame(board, room) {
+  const src = api.frontendUrl(room.game, room.gameVersion);
+  let frame = gameFrame();
+  if (!frame || frame.dataset.src !== src) {
+    frame = el('iframe', {
+      id: 'game-frame', class: 'game-frame', src, sandbox: 'allow-scripts',
+      title: `${currentGame.name}: the game's own page`, dataset: { src },
+    });
+    frame.addEventListener('load', postState);
+    board.replaceChildren(frame);
+  }
+  postState();
+}
+
+function postState() {
+  const frame = gameFrame();
+  if (!frame || !frame.contentWindow || !current) return;
+  const mine = me();
+  const you = mine ? current.players.find((p) => p.id === mine.id) || null : null;
+  const room = { ...current };
+  // The frame's origin is opaque ("null"), so no narrower target can be named; what is sent
+  // is what any watcher of the room may see, and never the token.
+  frame.contentWindow.postMessage({ type: 'turnhouse:state', room, you: you && { id: you.id, username: you.username } }, '*');
+}
+
+function answerFrame(frame, ok, problem) {
+  frame.contentWindow.postMessage({ type: 'turnhouse:result', ok, problem: problem || null }, '*');
+}
+
+async function moveFromFrame(frame, move) {
+  if (frameMoves >= FRAME_MOVES_IN_FLIGHT) {
+    return answerFrame(frame, false, {
+      status: 429, code: 'too_many_moves', detail: 'Moves are already on their way; wait for their answers.',
+    });
+  }
+  frameMoves += 1;
+  try {
+    const result = await send(move);
+    answerFrame(frame, result.ok, result.ok ? null : result.data);
+  } finally {
+    frameMoves -= 1;
+  }
+}
+
+window.addEventListener('message', (event) => {
+  const frame = gameFrame();
+  if (!frame || event.source !== frame.contentWindow) return;
+  const message = event.data;
+  if (!message || typeof message !== 'object') return;
+  if (message.type === 'turnhouse:ready') postState();
+  else if (message.type === 'turnhouse:move') moveFromFrame(frame, message.move);
+});
 
 function cellButton(label, mark, { disabled, win, onclick, data }) {
   return el('button', {
@@ -501,7 +573,9 @@ function drawCube(room, canMove, play) {
 
 /** Any game: the state as collapsible JSON, and a box that sends any JSON as the move. */
 function drawGeneric(board, room, canMove) {
-  const moveBox = el('textarea', { id: 'move-json', 'aria-label': 'Move (JSON)', placeholder: '{"column": 3}' });
+  // An example only where the game gives one: no one shape fits every game.
+  const example = currentGame && currentGame.moveExample != null ? JSON.stringify(currentGame.moveExample) : undefined;
+  const moveBox = el('textarea', { id: 'move-json', 'aria-label': 'Move (JSON)', placeholder: example });
   const keep = document.getElementById('move-json');
   if (keep) moveBox.value = keep.value;
   const sendMove = () => {
@@ -538,6 +612,7 @@ function jsonTree(key, value, open) {
 function route() {
   closeStreams();
   current = null;
+  currentGame = null;
   renderAccount();
   const match = location.hash.match(/^#\/room\/([0-9a-f]{32})$/);
   if (match) showRoom(match[1]);

@@ -1,0 +1,168 @@
+// Types for Turnhouse's browser client, served at /client.d.ts beside /client.js.
+
+/** Any JSON value: a game's state, a move. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export interface Player {
+  id: string;
+  username: string;
+}
+
+/** What signing up (or rotating a token) answers: the token is shown this once. */
+export interface Account extends Player {
+  token: string;
+}
+
+export interface Game {
+  id: string;
+  name: string;
+  description: string;
+  minPlayers: number;
+  maxPlayers: number;
+  /** Whether rooms can seat computer opponents. */
+  bots: boolean;
+  builtin: boolean;
+  owner: Player | null;
+  /** The latest version of an uploaded game; null for built-in games. */
+  version: number | null;
+  format: "commonjs" | "module" | null;
+  sha256: string | null;
+  publishedAt: string | null;
+  /** Whether the game ships its own page (see Turnhouse.frontendUrl). */
+  hasFrontend: boolean;
+  /** A move as the game expects it, when the game gives one. */
+  moveExample: Json | null;
+}
+
+export interface GameUpload {
+  /** The four hooks; left out, the previous version's are kept. */
+  source?: string;
+  /** One HTML document (scripts and styles inline); null removes it. */
+  frontend?: string | null;
+  moveExample?: Json | null;
+  name?: string;
+  description?: string;
+  minPlayers?: number;
+  maxPlayers?: number;
+}
+
+export interface Room {
+  id: string;
+  game: string;
+  /** The version of an uploaded game this room plays; absent for built-in games. */
+  gameVersion?: number;
+  private: boolean;
+  version: number;
+  joinable: boolean;
+  finished: boolean;
+  state: Json;
+  players: Player[];
+  inactivePlayers: Player[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RoomPage {
+  rooms: Room[];
+  nextCursor: string | null;
+}
+
+export type EventKind = "room_start" | "reset" | "join" | "quit" | "move";
+
+export interface HistoryEntry {
+  version: number;
+  kind: EventKind;
+  player: Player | null;
+  move: Json | null;
+  state: Json;
+  joinable: boolean;
+  finished: boolean;
+  players: Player[];
+  createdAt: string;
+}
+
+export interface HistoryPage {
+  events: HistoryEntry[];
+  /** Pass as `after` for the next page; null on the last one. */
+  nextAfter: number | null;
+}
+
+/** One version of a room, as a room stream delivers it. */
+export interface RoomVersion {
+  version: number;
+  kind: EventKind;
+  player: Player | null;
+  move: Json | null;
+  state: Json;
+  joinable: boolean;
+  finished: boolean;
+  players: Player[];
+  game: string;
+  gameVersion?: number;
+}
+
+export type LobbyChange =
+  | { change: "created" | "updated"; room: Room }
+  | { change: "resync" };
+
+export interface RoomFilters {
+  game?: string;
+  joinable?: boolean;
+  finished?: boolean;
+  player?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface NewRoom {
+  game: string;
+  private?: boolean;
+  bot?: "easy" | "medium" | "hard";
+  botPlaysFirst?: boolean;
+}
+
+/** A refusal or failure: the RFC 9457 problem the server answered with. */
+export declare class TurnhouseError extends Error {
+  /** The HTTP status; 0 when the server could not be reached. */
+  readonly status: number;
+  /** The problem's stable code (`game_refused`, `version_mismatch`, …; `network_error`). */
+  readonly code: string;
+  /** The game's own name for a refusal (`not_your_turn`, …), with `game_refused`. */
+  readonly reason?: string;
+  readonly detail: string;
+  readonly requestId?: string;
+  readonly problem: { [key: string]: Json };
+}
+
+/** Stops a watch. */
+export type Stop = () => void;
+
+export declare class Turnhouse {
+  constructor(baseUrl?: string, options?: { token?: string | null });
+  /** The bearer token sent with every call. */
+  token: string | null;
+  readonly baseUrl: string;
+
+  signUp(username?: string | null): Promise<Account>;
+  rotateToken(): Promise<Account>;
+
+  games(): Promise<Game[]>;
+  game(id: string, options?: { version?: number }): Promise<Game>;
+  publishGame(id: string, upload: GameUpload): Promise<Game>;
+  gameSource(id: string, options?: { version?: number }): Promise<string>;
+  frontendUrl(id: string, version?: number | null): string;
+
+  rooms(filters?: RoomFilters): Promise<RoomPage>;
+  room(id: string): Promise<Room>;
+  history(id: string, options?: { after?: number; limit?: number }): Promise<HistoryPage>;
+
+  createRoom(options: NewRoom): Promise<Room>;
+  quickPlay(game: string): Promise<Room>;
+  join(id: string): Promise<Room>;
+  quit(id: string): Promise<Room>;
+  move(id: string, move: Json, options?: { ifMatch?: number }): Promise<Room>;
+  playAgain(id: string): Promise<Room>;
+
+  watch(id: string, onVersion: (version: RoomVersion) => void, options?: { after?: number }): Stop;
+  watchLobby(game: string | null, onChange: (change: LobbyChange) => void): Stop;
+}

@@ -1,0 +1,245 @@
+// Turnhouse's browser client: one ES module, no build step, no dependencies. Served by every
+// Turnhouse server at /client.js; a page on any origin imports it with
+//   import { Turnhouse } from "http://HOST/client.js";
+// Types are at /client.d.ts. Every method resolves to the API's own JSON and throws a
+// TurnhouseError (the problem's status, code, reason, detail and requestId) when refused.
+
+/** A refusal or failure, carrying the RFC 9457 problem the server answered with. */
+export class TurnhouseError extends Error {
+  constructor(status, problem) {
+    const body = problem && typeof problem === 'object' ? problem : {};
+    super(body.detail || `The request failed (${status}).`);
+    this.name = 'TurnhouseError';
+    /** The HTTP status; 0 when the server could not be reached. */
+    this.status = status;
+    this.code = body.code || (status === 0 ? 'network_error' : 'unexpected_response');
+    /** The game's own name for a refusal (`game_refused`), else undefined. */
+    this.reason = body.reason;
+    this.detail = body.detail || this.message;
+    this.requestId = body.requestId;
+    /** The whole problem object, extension members included (`currentVersion`, `line`). */
+    this.problem = body;
+  }
+}
+
+/** How long to wait before opening a stream again after the server refused it. */
+const REOPEN_MS = 2000;
+
+export class Turnhouse {
+  /**
+   * @param baseUrl the server, e.g. "http://127.0.0.1:8080" ("" for the page's own server)
+   * @param options.token a player's token, if already signed up
+   */
+  constructor(baseUrl = '', { token = null } = {}) {
+    this.baseUrl = String(baseUrl).replace(/\/+$/, '');
+    /** The bearer token sent with every call; set by signUp() and rotateToken(). */
+    this.token = token;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Players.
+
+  /** Signs up (a name is generated when none is given) and keeps the new token. */
+  async signUp(username) {
+    const body = username === undefined || username === null ? {} : { username };
+    const player = await this.#call('POST', '/players', { body, auth: false });
+    this.token = player.token;
+    return player;
+  }
+
+  /** Replaces this player's token; the old one stops working at once. */
+  async rotateToken() {
+    const player = await this.#call('POST', '/players/me/token');
+    this.token = player.token;
+    return player;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Games.
+
+  /** Every game: built in, then uploaded. */
+  async games() {
+    return (await this.#call('GET', '/games')).games;
+  }
+
+  /** One game; an uploaded one at `version` (its latest by default). */
+  async game(id, { version } = {}) {
+    return this.#call('GET', `/games/${encodeURIComponent(id)}${query({ version })}`);
+  }
+
+  /**
+   * Publishes a game (the first upload creates it) or its next version. `upload` is
+   * {source?, frontend?, moveExample?, name?, description?, minPlayers?, maxPlayers?}: what
+   * is left out keeps the previous version's value; `frontend: null` removes the page.
+   */
+  async publishGame(id, upload) {
+    return this.#call('PUT', `/games/${encodeURIComponent(id)}`, { body: upload });
+  }
+
+  /** The source of a version (the latest by default), as text. */
+  async gameSource(id, { version } = {}) {
+    return this.#call('GET', `/games/${encodeURIComponent(id)}/source${query({ version })}`, { text: true });
+  }
+
+  /** Where a version's own page is served (sandboxed; frame it with sandbox="allow-scripts"). */
+  frontendUrl(id, version) {
+    return `${this.baseUrl}/games/${encodeURIComponent(id)}/frontend${query({ version })}`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rooms: reads.
+
+  /** A page of rooms: {rooms, nextCursor}. Filters: game, joinable, finished, player, limit, cursor. */
+  async rooms(filters = {}) {
+    return this.#call('GET', `/rooms${query(filters)}`);
+  }
+
+  async room(id) {
+    return this.#call('GET', `/rooms/${encodeURIComponent(id)}`);
+  }
+
+  /** A page of a room's history: {events, …}, one entry per version after `after`. */
+  async history(id, { after, limit } = {}) {
+    return this.#call('GET', `/rooms/${encodeURIComponent(id)}/events${query({ after, limit })}`);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rooms: actions. Each resolves to the room after its hooks (and any bot's reply).
+
+  /** A new room, with the caller seated: {game, private?, bot?, botPlaysFirst?}. */
+  async createRoom(options) {
+    return this.#call('POST', '/rooms', { body: options });
+  }
+
+  /** Joins the oldest open public room of `game`, or opens one. */
+  async quickPlay(game) {
+    return this.#call('POST', '/rooms/quickplay', { body: { game } });
+  }
+
+  async join(id) {
+    return this.#call('POST', `/rooms/${encodeURIComponent(id)}/join`);
+  }
+
+  async quit(id) {
+    return this.#call('POST', `/rooms/${encodeURIComponent(id)}/quit`);
+  }
+
+  /** Sends a move (any JSON); with `ifMatch`, only onto that version (else 412). */
+  async move(id, move, { ifMatch } = {}) {
+    const headers = ifMatch === undefined || ifMatch === null ? {} : { 'If-Match': `"${ifMatch}"` };
+    return this.#call('POST', `/rooms/${encodeURIComponent(id)}/moves`, { body: move, headers });
+  }
+
+  /** Starts a fresh game in a finished room. */
+  async playAgain(id) {
+    return this.#call('POST', `/rooms/${encodeURIComponent(id)}/reset`);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Live updates.
+
+  /**
+   * Calls `onVersion` with every version of the room, in order, none skipped or repeated:
+   * from the current one (or every one after `after`), then each as it is committed, across
+   * reconnections. Returns a function that stops watching.
+   */
+  watch(id, onVersion, { after } = {}) {
+    let last = after === undefined || after === null ? null : Number(after);
+    const path = () => `/rooms/${encodeURIComponent(id)}/stream${query({ after: last })}`;
+    return this.#stream(path, (source, reopen) => {
+      source.addEventListener('version', (event) => {
+        const version = JSON.parse(event.data);
+        if (last !== null && version.version <= last) return; // already delivered
+        if (last !== null && version.version > last + 1) {
+          // Never expected: the server replays from its history. Ask it to, from `last`.
+          reopen();
+          return;
+        }
+        last = version.version;
+        onVersion(version);
+      });
+    });
+  }
+
+  /**
+   * Calls `onChange` with each lobby event of `game` (every game when null):
+   * {change: "created" | "updated", room}, or {change: "resync"} when events may have been
+   * missed (on every (re)connection): list the rooms again then. Returns a function that stops.
+   */
+  watchLobby(game, onChange) {
+    const path = () => `/rooms/stream${query({ game })}`;
+    return this.#stream(path, (source) => {
+      source.addEventListener('room', (event) => onChange(JSON.parse(event.data)));
+      source.addEventListener('resync', () => onChange({ change: 'resync' }));
+      source.addEventListener('open', () => onChange({ change: 'resync' }));
+    });
+  }
+
+  /**
+   * An EventSource on `path()`, set up by `listen`. The browser reconnects by itself (with
+   * Last-Event-ID); when the server refuses the stream outright (a restart answering 503, say)
+   * it gives up, so this opens it again, from wherever `path()` then says.
+   */
+  #stream(path, listen) {
+    let source = null;
+    let timer = null;
+    let stopped = false;
+    const open = () => {
+      if (stopped) return;
+      source = new EventSource(`${this.baseUrl}${path()}`);
+      listen(source, reopen);
+      source.addEventListener('error', () => {
+        if (source.readyState === EventSource.CLOSED) {
+          clearTimeout(timer);
+          timer = setTimeout(open, REOPEN_MS);
+        }
+      });
+    };
+    const reopen = () => {
+      source.close();
+      open();
+    };
+    open();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      source.close();
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  async #call(method, path, { body, headers = {}, auth = true, text = false } = {}) {
+    const sent = { ...headers };
+    if (auth && this.token) sent.Authorization = `Bearer ${this.token}`;
+    let payload;
+    if (body !== undefined) {
+      sent['Content-Type'] = 'application/json';
+      payload = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(`${this.baseUrl}${path}`, { method, headers: sent, body: payload });
+    } catch (err) {
+      throw new TurnhouseError(0, { code: 'network_error', detail: `The server cannot be reached (${err.message}).` });
+    }
+    const raw = await response.text();
+    if (response.ok && text) return raw;
+    let data = null;
+    if (raw) {
+      try { data = JSON.parse(raw); } catch { data = { detail: raw }; }
+    }
+    if (!response.ok) throw new TurnhouseError(response.status, data);
+    return data;
+  }
+}
+
+/** `?a=1&b=2` from the members that are set. */
+function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params || {})) {
+    if (value !== undefined && value !== null) search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
