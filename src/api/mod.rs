@@ -109,15 +109,13 @@ fn paths(routes: &[RouteDef]) -> Vec<&'static str> {
 fn allowed_methods(routes: &[RouteDef], path: &str) -> String {
     let mut allowed: Vec<&str> = routes
         .iter()
-        .filter(|def| def.path == path)
+        .filter(|def| def.path == path && def.method != Method::OPTIONS)
         .map(|def| def.method.as_str())
         .collect();
     if allowed.contains(&"GET") {
         allowed.push("HEAD");
     }
-    if !allowed.contains(&"OPTIONS") {
-        allowed.push("OPTIONS");
-    }
+    allowed.push("OPTIONS");
     allowed.join(", ")
 }
 

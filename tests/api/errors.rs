@@ -208,7 +208,7 @@ async fn unknown_rooms_games_and_routes_are_404() {
     )
     .await;
     let delete = app.request(Method::DELETE, "/rooms", None, None).await;
-    assert_eq!(delete.headers()["allow"], "POST, GET, HEAD");
+    assert_eq!(delete.headers()["allow"], "POST, GET, HEAD, OPTIONS");
     assert_problem(delete, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
     let trace = app
         .request(
@@ -218,7 +218,7 @@ async fn unknown_rooms_games_and_routes_are_404() {
             None,
         )
         .await;
-    assert_eq!(trace.headers()["allow"], "POST");
+    assert_eq!(trace.headers()["allow"], "POST, OPTIONS");
     assert_problem(trace, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
     let head = app.request(Method::HEAD, "/healthz", None, None).await;
     assert_eq!(head.status(), StatusCode::OK, "every GET answers HEAD");

@@ -7,6 +7,7 @@ mod cube;
 mod databases;
 mod errors;
 mod faults;
+mod frontends;
 mod hardening;
 mod helpers;
 mod hooks;

@@ -79,6 +79,9 @@ async fn every_documented_route_is_live() {
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         let response = app.request(method.clone(), &path, None, None).await;
         let status = response.status();
+        if status == reqwest::StatusCode::NO_CONTENT {
+            continue; // OPTIONS: a path that answers it is live.
+        }
         if response.headers()["content-type"] == "text/event-stream" {
             continue; // A stream that opened is live (and never ends by itself).
         }

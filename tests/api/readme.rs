@@ -61,7 +61,7 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         // A rotated token: the old one refused, the new one working.
         "{\"status\":401,\"code\":\"invalid_token\"}\n20",
         r#"{"code":"missing_token","requestId":"trace-42"}"#,
-        "allow: POST, GET, HEAD",
+        "allow: POST, GET, HEAD, OPTIONS",
         // The server's figures.
         "turnhouse_store_commits_total ",
         "turnhouse_rooms_cached ",
