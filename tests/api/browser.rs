@@ -8,7 +8,7 @@ use crate::helpers::{unique, TestApp};
 use crate::webdriver::{Browser, Driver};
 
 /// Opens the page and signs up; returns the username.
-async fn sign_up(browser: &Browser, app: &TestApp, name: &str) -> String {
+pub async fn sign_up(browser: &Browser, app: &TestApp, name: &str) -> String {
     let username = unique(name);
     browser.goto(&format!("{}/", app.address)).await;
     browser.type_into("#username", &username).await;
@@ -18,7 +18,7 @@ async fn sign_up(browser: &Browser, app: &TestApp, name: &str) -> String {
 }
 
 /// The room the browser shows, from its address.
-async fn room_in_view(browser: &Browser) -> String {
+pub async fn room_in_view(browser: &Browser) -> String {
     let id = browser
         .wait_for(
             "a room page",

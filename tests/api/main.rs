@@ -8,6 +8,7 @@ mod databases;
 mod errors;
 mod faults;
 mod frontends;
+mod frontends_browser;
 mod hardening;
 mod helpers;
 mod hooks;

@@ -8,7 +8,7 @@ use crate::helpers::TestApp;
 const README: &str = include_str!("../../README.md");
 
 /// The fenced blocks of `language` in the README, in order.
-fn blocks(language: &str) -> Vec<String> {
+pub fn blocks(language: &str) -> Vec<String> {
     let fence = format!("```{language}");
     let mut found = Vec::new();
     let mut current: Option<String> = None;
@@ -62,6 +62,12 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         "{\"status\":401,\"code\":\"invalid_token\"}\n20",
         r#"{"code":"missing_token","requestId":"trace-42"}"#,
         "allow: POST, GET, HEAD, OPTIONS",
+        // A game's own page, as version 2 of Connect Four, and how it is served.
+        r#"{"version":2,"hasFrontend":true,"moveExample":{"column":3}}"#,
+        "content-security-policy: sandbox allow-scripts; default-src 'none';",
+        // A page on another origin may call the API.
+        "access-control-allow-origin: *",
+        "access-control-allow-methods: POST, OPTIONS",
         // The server's figures.
         "turnhouse_store_commits_total ",
         "turnhouse_rooms_cached ",

@@ -80,6 +80,8 @@ impl Driver {
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": options,
+            // Keeps the console, so a test can read what the browser complained about.
+            "goog:loggingPrefs": {"browser": "ALL"},
         }}});
         let created = self.send("POST", "/session", Some(capabilities)).await;
         let session = created["sessionId"]
@@ -273,6 +275,43 @@ impl Browser {
         let path = dir.join(format!("{}-{label}.png", self.name));
         std::fs::write(&path, png).unwrap();
         path
+    }
+
+    /// The browser console's entries since the last call (`{level, message}` each), CORS
+    /// refusals and CSP violations included.
+    pub async fn console(&self) -> Vec<Value> {
+        let entries = self
+            .send("POST", "/se/log", Some(json!({"type": "browser"})))
+            .await;
+        entries.as_array().cloned().unwrap_or_default()
+    }
+
+    /// Moves into the frame matching `css`: finding, clicking and scripts act inside it.
+    pub async fn enter_frame(&self, css: &str) {
+        let element = self.find(css).await;
+        self.send(
+            "POST",
+            "/frame",
+            Some(json!({"id": {ELEMENT_KEY: element}})),
+        )
+        .await;
+    }
+
+    /// Back to the top-level page.
+    pub async fn leave_frame(&self) {
+        self.send("POST", "/frame", Some(json!({"id": null}))).await;
+    }
+
+    /// How many windows (tabs and popups) the browser has open.
+    pub async fn windows(&self) -> usize {
+        let handles = self.send("GET", "/window/handles", None).await;
+        handles.as_array().map_or(0, Vec::len)
+    }
+
+    /// The top-level page's address.
+    pub async fn url(&self) -> String {
+        let url = self.send("GET", "/url", None).await;
+        url.as_str().unwrap_or_default().to_owned()
     }
 
     pub async fn close(self) {
