@@ -10,7 +10,9 @@ use serde_json::json;
 use super::extract::{etag, parse_json, parse_query, read_body_within, Caller};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::game_id::GameId;
-use crate::engine::{Carry, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES};
+use crate::engine::{
+    Carry, EngineError, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES,
+};
 
 /// The largest move example accepted, as JSON text.
 const MAX_MOVE_EXAMPLE_BYTES: usize = 1024;
@@ -227,10 +229,12 @@ impl FromRequest for Upload {
                 }
             }
             if let Carry::Set(example) = &move_example {
+                // Any JSON has the right shape: only its size is a matter of the game's settings.
                 if example.to_string().len() > MAX_MOVE_EXAMPLE_BYTES {
-                    return Err(ApiError::InvalidBody(format!(
+                    return Err(EngineError::InvalidGameSettings(format!(
                         "moveExample must be at most {MAX_MOVE_EXAMPLE_BYTES} bytes of JSON"
-                    )));
+                    ))
+                    .into());
                 }
             }
             validate_text("name", settings.name.as_deref(), 1, 100)?;

@@ -87,16 +87,10 @@ export interface HistoryPage {
   nextAfter: number | null;
 }
 
-/** One version of a room, as a room stream delivers it. */
-export interface RoomVersion {
-  version: number;
-  kind: EventKind;
-  player: Player | null;
-  move: Json | null;
-  state: Json;
-  joinable: boolean;
-  finished: boolean;
-  players: Player[];
+/** One version of a room, as a room stream delivers it: its history entry, and whose it is. */
+export interface RoomVersion extends HistoryEntry {
+  /** The room's id. */
+  room: string;
   game: string;
   gameVersion?: number;
 }

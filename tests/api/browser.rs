@@ -289,6 +289,14 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
         "State at version 3",
         "the state is shown"
     );
+    // No example move is suggested where the game gives none: no one shape fits every game.
+    let placeholder = author
+        .eval(
+            "return document.getElementById('move-json').placeholder;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(placeholder, "");
     author.type_into("#move-json", "{\"column\": 3}").await;
     author.click("#send-move").await;
     friend.wait_for_text("#board h2", "version 4").await;

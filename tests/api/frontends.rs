@@ -453,8 +453,8 @@ async fn a_page_or_example_that_breaks_the_rules_is_refused_and_nothing_is_store
         ),
         (
             json!({"source": hooks, "moveExample": "y".repeat(2000)}),
-            StatusCode::BAD_REQUEST,
-            "invalid_body",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_game_settings",
         ),
     ] {
         let refused = put_game(&app, &author, "pageonly", body).await;

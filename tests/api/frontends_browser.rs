@@ -181,6 +181,16 @@ async fn an_uploaded_game_is_played_by_clicking_on_its_own_page() {
     alice.click("[data-game=\"framed\"] .new-private").await;
     let room = room_in_view(&alice).await;
     bob.goto(&format!("{}/#/room/{room}", app.address)).await;
+    bob.find("#join").await;
+    // Focus moved to the main area for screen readers, without a visible frame around it.
+    let focus = bob
+        .eval(
+            "const main = document.getElementById('main'); \
+             return [document.activeElement === main, getComputedStyle(main).outlineStyle];",
+            json!([]),
+        )
+        .await;
+    assert_eq!(focus, json!([true, "none"]));
     bob.click("#join").await;
 
     frame_says(&alice, "Your turn").await;
