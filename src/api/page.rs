@@ -1,7 +1,7 @@
 //! The web page and the browser client: files compiled into the binary, so the server is all a
 //! player needs, and any page on any origin can import the client from it.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use actix_web::http::{header, Method};
 use actix_web::{HttpRequest, HttpResponse};
@@ -21,7 +21,16 @@ const PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'sel
 struct Asset {
     body: &'static str,
     content_type: &'static str,
-    etag: LazyLock<String>,
+    etag: OnceLock<String>,
+}
+
+impl Asset {
+    fn etag(&self) -> &str {
+        self.etag.get_or_init(|| {
+            let digest = Sha256::digest(self.body.as_bytes());
+            format!("\"{}\"", &hex(&digest)[..32])
+        })
+    }
 }
 
 macro_rules! asset {
@@ -29,10 +38,7 @@ macro_rules! asset {
         Asset {
             body: include_str!(concat!("../web/", $file)),
             content_type: $content_type,
-            etag: LazyLock::new(|| {
-                let digest = Sha256::digest(include_str!(concat!("../web/", $file)).as_bytes());
-                format!("\"{}\"", &hex(&digest)[..32])
-            }),
+            etag: OnceLock::new(),
         }
     };
 }
@@ -64,7 +70,7 @@ pub fn routes() -> Vec<RouteDef> {
 }
 
 fn serve(req: &HttpRequest, asset: &Asset) -> HttpResponse {
-    let etag = asset.etag.as_str();
+    let etag = asset.etag();
     let unchanged = matches_if_none_match(req, etag);
     let mut response = if unchanged {
         HttpResponse::NotModified()

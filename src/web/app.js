@@ -488,10 +488,9 @@ function postState() {
   if (!frame || !frame.contentWindow || !current) return;
   const mine = me();
   const you = mine ? current.players.find((p) => p.id === mine.id) || null : null;
-  const room = { ...current };
   // The frame's origin is opaque ("null"), so no narrower target can be named; what is sent
   // is what any watcher of the room may see, and never the token.
-  frame.contentWindow.postMessage({ type: 'turnhouse:state', room, you: you && { id: you.id, username: you.username } }, '*');
+  frame.contentWindow.postMessage({ type: 'turnhouse:state', room: current, you: you && { id: you.id, username: you.username } }, '*');
 }
 
 function answerFrame(frame, ok, problem) {
