@@ -1,32 +1,37 @@
 //! Group commit: one task owns the write connection and applies every write waiting for it in
 //! one transaction, with one fsync, before acknowledging any of them.
 //!
-//! Every write decides whether it is refused (a lost compare-and-set, a taken username) before
-//! it writes anything, so a refused write leaves nothing behind and the others in the batch
-//! still commit, with no savepoint round trips. Any other failure undoes the whole transaction;
-//! the failed write is answered with its error and the rest of the batch is applied again
-//! without it. Writes in one batch see each other: two commits to the same room apply in
-//! order, the second checking its expected version against the first. Nothing is acknowledged
-//! before the transaction holding it is durable; if the commit fails, every write in the batch
-//! is answered with that failure and none of them happened.
+//! The room changes of a batch are applied together, a few statements for the whole batch
+//! ([`super::batch`]); the rarer writes (sign-ups, uploads) one by one. Every write decides
+//! whether it is refused (a lost compare-and-set, a taken username) before it writes anything,
+//! so a refused write leaves nothing behind and the others in the batch still commit, with no
+//! savepoint round trips. Any other failure undoes the whole transaction: the batch is applied
+//! again with each room change in a statement of its own, which names the write that failed;
+//! that write is answered with its error and the rest applied again without it. Writes in one
+//! batch see each other: two commits to the same room apply in order, the second checking its
+//! expected version against the first. Nothing is acknowledged before the transaction holding
+//! it is durable; if the commit fails, every write in the batch is answered with that failure
+//! and none of them happened.
 //!
-//! The same task serves both databases ([`Backend`] says how to begin a transaction on each).
 //! On PostgreSQL several servers' writers run at once: a batch that loses a deadlock or a
 //! serialisation check to another server's is applied again whole, since none of it happened.
+//! (Transactions are plain statements rather than sqlx's guards: a COMMIT that fails, on a full
+//! disk, leaves SQLite's transaction open, and only an explicit ROLLBACK closes it.)
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
-use sqlx::pool::PoolConnection;
-use sqlx::Database;
-use tokio::sync::{mpsc, oneshot};
+use sqlx::Pool;
+use tokio::sync::mpsc;
 
-use super::fault::WriteHealth;
-use super::writes::{apply, Write, WriteSql, Written};
-use super::StoreError;
+use super::batch;
+use super::dialect::Dialect;
+use super::health::WriteHealth;
+use super::sql::Statement;
+use super::types::{RoomCommit, StoreError};
+use super::writes::{Reply, Write};
 use crate::metrics::{histogram, Exposition, Histogram};
 
 /// Writes applied in one transaction at most. Enough to amortise an fsync many times over,
@@ -36,17 +41,6 @@ const MAX_BATCH: usize = 256;
 const QUEUE: usize = 4096;
 /// How many times a batch is applied again after losing to another server's transaction.
 const MAX_REPLAYS: u32 = 10;
-
-/// Where one database's writer gets its connection, and how it begins a transaction there.
-/// (Transactions are plain statements rather than sqlx's guards: a COMMIT that fails, on a full
-/// disk, leaves SQLite's transaction open, and only an explicit ROLLBACK closes it.)
-pub(super) trait Backend: Send + Sync + 'static {
-    type Db: Database<Connection: WriteSql>;
-    const BEGIN: &'static str;
-
-    fn acquire(&self)
-        -> impl Future<Output = Result<PoolConnection<Self::Db>, sqlx::Error>> + Send;
-}
 
 /// What the writer has done, for `GET /metrics`.
 pub(super) struct WriterStats {
@@ -105,25 +99,20 @@ impl WriterStats {
     }
 }
 
-struct Job {
-    write: Write,
-    reply: oneshot::Sender<Result<Written, StoreError>>,
-}
-
 #[derive(Clone)]
 pub(super) struct Writer {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::Sender<Write>,
     pub(super) stats: Arc<WriterStats>,
     pub(super) health: Arc<WriteHealth>,
 }
 
 impl Writer {
-    /// Starts the task that writes through `backend`.
-    pub(super) fn start<B: Backend>(backend: B) -> Self {
+    /// Starts the task that writes through `pool` (of one connection).
+    pub(super) fn start<D: Dialect>(pool: Pool<D>) -> Self {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::new());
         let health = Arc::new(WriteHealth::default());
-        tokio::spawn(run(backend, queue, stats.clone(), health.clone()));
+        tokio::spawn(run(pool, queue, stats.clone(), health.clone()));
         Self {
             jobs,
             stats,
@@ -131,109 +120,179 @@ impl Writer {
         }
     }
 
-    /// Queues `write` and waits until it is durable (or failed).
-    pub(super) async fn write(&self, write: Write) -> Result<Written, StoreError> {
-        let (reply, answer) = oneshot::channel();
+    /// Queues `write` and waits until it is durable (or failed): the write handed back, and
+    /// what it produced.
+    pub(super) async fn write<T, R>(
+        &self,
+        write: Write,
+        reply: Reply<T, R>,
+    ) -> Result<(T, R), StoreError> {
         self.jobs
-            .send(Job { write, reply })
+            .send(write)
             .await
             .map_err(|_| StoreError::WriterStopped)?;
-        answer.await.map_err(|_| StoreError::WriterStopped)?
+        reply.await.map_err(|_| StoreError::WriterStopped)?
     }
 }
 
-async fn run<B: Backend>(
-    backend: B,
-    mut queue: mpsc::Receiver<Job>,
+async fn run<D: Dialect>(
+    pool: Pool<D>,
+    mut queue: mpsc::Receiver<Write>,
     stats: Arc<WriterStats>,
     health: Arc<WriteHealth>,
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Whatever arrived while the last batch was being written forms the next one.
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let mut jobs: Vec<Job> = std::mem::take(&mut batch);
-        // Stable: two writes to one room keep their order.
-        jobs.sort_by(|a, b| a.write.room().cmp(&b.write.room()));
-        tracing::trace!(writes = jobs.len(), "group commit");
-        apply_batch(&backend, jobs, &stats, &health).await;
+        let mut writes: Vec<Write> = std::mem::take(&mut batch);
+        // Stable: two writes to one room keep their order. Ordering by room makes every
+        // transaction meet its rooms in one order, so two servers' batches are unlikely to
+        // deadlock over the same rooms (and are applied again if they do).
+        writes.sort_by(|a, b| room_of(a).cmp(&room_of(b)));
+        tracing::trace!(writes = writes.len(), "group commit");
+        apply_batch(&pool, writes, &stats, &health).await;
     }
 }
 
-async fn apply_batch<B: Backend>(
-    backend: &B,
-    mut jobs: Vec<Job>,
+fn room_of(write: &Write) -> Option<&str> {
+    match write {
+        Write::Room(job) => Some(&job.input.room.id),
+        _ => None,
+    }
+}
+
+/// Why a batch could not be applied: the error, and the write it names when it names one.
+struct Failure {
+    culprit: Option<usize>,
+    err: StoreError,
+}
+
+async fn apply_batch<D: Dialect>(
+    pool: &Pool<D>,
+    mut writes: Vec<Write>,
     stats: &WriterStats,
     health: &WriteHealth,
 ) {
     // Fails every write of the batch with one error; none of them happened.
-    let fail_all = |jobs: Vec<Job>, err: StoreError| {
+    let fail_all = |writes: Vec<Write>, err: StoreError| {
         stats.failed_batches.fetch_add(1, Ordering::Relaxed);
         health.failed(&err);
         let err = Arc::new(err);
-        for job in jobs {
-            let _ = job.reply.send(Err(StoreError::Batch(err.clone())));
+        for write in writes {
+            write.fail(StoreError::Batch(err.clone()));
         }
     };
     let mut replays = 0;
+    // Set after a statement over several room changes failed: each then gets its own.
+    let mut one_by_one = false;
     loop {
-        let mut conn = match backend.acquire().await {
+        let mut conn = match pool.acquire().await {
             Ok(conn) => conn,
-            Err(err) => return fail_all(jobs, err.into()),
+            Err(err) => return fail_all(writes, err.into()),
         };
-        if let Err(err) = conn.run(B::BEGIN).await {
-            return fail_all(jobs, err);
+        if let Err(err) = D::execute(&mut conn, Statement::new(D::BEGIN)).await {
+            return fail_all(writes, err);
         }
-        let mut outcomes = Vec::with_capacity(jobs.len());
-        let mut failed = None;
-        for (at, job) in jobs.iter().enumerate() {
-            match apply(&mut *conn, &job.write).await {
-                Err(err) if !err.is_refusal() => {
-                    failed = Some((at, err));
-                    break;
+        let failure = match apply_all::<D>(&mut conn, &mut writes, one_by_one).await {
+            Ok(()) => {
+                let committing = Instant::now();
+                match D::execute(&mut conn, Statement::new("COMMIT")).await {
+                    Ok(()) => {
+                        health.succeeded();
+                        stats
+                            .commit_seconds
+                            .observe(committing.elapsed().as_secs_f64());
+                        stats.batches.fetch_add(1, Ordering::Relaxed);
+                        stats
+                            .writes
+                            .fetch_add(writes.len() as u64, Ordering::Relaxed);
+                        stats.batch_size.observe(writes.len() as f64);
+                        writes.into_iter().for_each(Write::answer);
+                        return;
+                    }
+                    // Nothing of the batch happened; no one write is to blame.
+                    Err(err) => Failure { culprit: None, err },
                 }
-                outcome => outcomes.push(outcome),
             }
-        }
-        if let Some((at, err)) = failed {
-            let _ = conn.run("ROLLBACK").await;
-            if err.is_lost_race() && replays < MAX_REPLAYS {
-                replays += 1;
-                pause_before_replay(replays).await;
-                continue;
-            }
-            // A full disk or a lock held elsewhere fails every write alike: retrying the rest
-            // one by one would only take longer to fail.
-            if err.fault().is_some() || err.is_lost_race() {
-                return fail_all(jobs, err);
-            }
-            let _ = jobs.remove(at).reply.send(Err(err));
-            if jobs.is_empty() {
-                return;
-            }
+            Err(failure) => failure,
+        };
+        let _ = D::execute(&mut conn, Statement::new("ROLLBACK")).await;
+        let Failure { culprit, err } = failure;
+        if err.is_lost_race() && replays < MAX_REPLAYS {
+            replays += 1;
+            pause_before_replay(replays).await;
             continue;
         }
-        let committing = Instant::now();
-        if let Err(err) = conn.run("COMMIT").await {
-            let _ = conn.run("ROLLBACK").await;
-            if err.is_lost_race() && replays < MAX_REPLAYS {
-                replays += 1;
-                pause_before_replay(replays).await;
-                continue;
+        // A full disk or a lock held elsewhere fails every write alike: retrying the rest
+        // one by one would only take longer to fail.
+        if err.fault().is_some() || err.is_lost_race() {
+            return fail_all(writes, err);
+        }
+        match culprit {
+            Some(at) => {
+                writes.remove(at).fail(err);
+                if writes.is_empty() {
+                    return;
+                }
             }
-            return fail_all(jobs, err);
+            None if !one_by_one && writes.len() > 1 => one_by_one = true,
+            None => return fail_all(writes, err),
         }
-        health.succeeded();
-        stats
-            .commit_seconds
-            .observe(committing.elapsed().as_secs_f64());
-        stats.batches.fetch_add(1, Ordering::Relaxed);
-        stats.writes.fetch_add(jobs.len() as u64, Ordering::Relaxed);
-        stats.batch_size.observe(jobs.len() as f64);
-        for (job, outcome) in jobs.into_iter().zip(outcomes) {
-            let _ = job.reply.send(outcome.map(|done| done.with(job.write)));
-        }
-        return;
     }
+}
+
+/// Applies every write of the batch inside the open transaction, settling each one's outcome.
+async fn apply_all<D: Dialect>(
+    conn: &mut D::Connection,
+    writes: &mut [Write],
+    one_by_one: bool,
+) -> Result<(), Failure> {
+    for (at, write) in writes.iter_mut().enumerate() {
+        write.apply_alone::<D>(conn).await.map_err(|err| Failure {
+            culprit: Some(at),
+            err,
+        })?;
+    }
+    let rooms: Vec<(usize, &RoomCommit)> = writes
+        .iter()
+        .enumerate()
+        .filter_map(|(at, write)| match write {
+            Write::Room(job) => Some((at, &*job.input)),
+            _ => None,
+        })
+        .collect();
+    let commits: Vec<&RoomCommit> = rooms.iter().map(|(_, commit)| *commit).collect();
+    let rounds = match one_by_one {
+        true => (0..commits.len()).map(|at| vec![at]).collect(),
+        false => batch::rounds(&commits),
+    };
+    let mut written = vec![false; commits.len()];
+    for round in rounds {
+        let members: Vec<&RoomCommit> = round.iter().map(|&at| commits[at]).collect();
+        let outcomes = batch::apply_round::<D>(conn, &members)
+            .await
+            .map_err(|err| Failure {
+                // A statement over one room change names it.
+                culprit: (round.len() == 1).then(|| rooms[round[0]].0),
+                err,
+            })?;
+        for (at, outcome) in round.into_iter().zip(outcomes) {
+            written[at] = outcome;
+        }
+    }
+    // Room changes settle in the order they were listed in `rooms`.
+    let mut written = written.into_iter();
+    for write in writes.iter_mut() {
+        if let Write::Room(job) = write {
+            let outcome = match written.next() {
+                Some(true) => Ok(()),
+                _ => Err(StoreError::Conflict),
+            };
+            // A refusal or nothing, so settling cannot fail.
+            let _ = job.settle(outcome);
+        }
+    }
+    Ok(())
 }
 
 /// A little random wait, growing with each replay, so two servers' batches that deadlocked do

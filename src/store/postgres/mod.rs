@@ -2,55 +2,122 @@
 //!
 //! Each server writes through its own group-committing writer and reads through its own pool;
 //! the database's row locks, the version compare-and-set and an advisory lock for quick play
-//! keep the servers from stepping on each other (see [`writes`]). Every room commit sends a
+//! keep the servers from stepping on each other (see its [`Dialect`]). Every room commit sends a
 //! `NOTIFY` (delivered only once it is durable), and each server keeps one connection
 //! listening (see [`listener`]), so live streams on one server hear of moves made on another.
 
 mod listener;
-mod writes;
 
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::Postgres;
+use sqlx::{PgConnection, Postgres};
 
-use super::reads::impl_reads;
-use super::writer::Backend;
-use super::StoreError;
+use super::dialect::{
+    insert_events, insert_rooms, oldest_open_room, update_rooms, Dialect, SetSql,
+};
+use super::sql::{Sql, Statement};
+use super::types::{RoomCommit, StoreError};
 use crate::domain::ids::new_id;
 
 pub use listener::Change;
 
 /// The channel every room commit is announced on.
-const CHANNEL: &str = "turnhouse";
+macro_rules! channel {
+    () => {
+        "turnhouse"
+    };
+}
+const CHANNEL: &str = channel!();
 const READ_CONNECTIONS: u32 = 8;
 
 pub(super) fn is_postgres_url(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")
 }
 
+#[derive(Clone)]
 pub(super) struct PgStore {
-    read: PgPool,
+    pub(super) read: PgPool,
     /// This server among those on the database: its commits' notifications carry it.
     instance: String,
 }
 
-impl_reads!(PgStore, Postgres, "false", "true");
-
-pub(super) struct PgWriter {
-    write: PgPool,
-}
-
-impl Backend for PgWriter {
-    type Db = Postgres;
+/// PostgreSQL keeps JSON in `json` (state, moves, kept exactly as written) and `jsonb` (seat
+/// lists) columns, so text bound for them is cast; several servers write at once.
+///
+/// What keeps several writers safe: each compare-and-set is an `UPDATE … WHERE version = …`,
+/// which PostgreSQL re-checks against the latest row after waiting for another writer's lock,
+/// so exactly one of two racing commits matches; refusals use `ON CONFLICT DO NOTHING` and what
+/// comes back rather than failed statements (a failed statement would abort the whole batch's
+/// transaction); and quick play takes a per-game advisory lock, because `INSERT … WHERE NOT
+/// EXISTS` alone lets two transactions that cannot see each other both insert.
+impl Dialect for Postgres {
     /// READ COMMITTED, PostgreSQL's default: each statement sees what other servers committed
     /// before it began, which is what the compare-and-set and the quick-play check need.
     const BEGIN: &'static str = "BEGIN";
+    const FALSE: &'static str = "false";
+    const OLDEST_OPEN_ROOM: &'static str = oldest_open_room!("false", "true");
+    const INSERT_ROOMS: SetSql = insert_rooms!(
+        ("CAST(", " AS json)"),
+        ("CAST(", " AS jsonb)"),
+        "false",
+        "true"
+    );
+    const UPDATE_ROOMS: SetSql = update_rooms!("", ("CAST(", " AS json)"), ("CAST(", " AS jsonb)"));
+    const UPDATE_LISTED_ROOMS: SetSql = update_rooms!(
+        "joinable = v.column3, finished = v.column4, ",
+        ("CAST(", " AS json)"),
+        ("CAST(", " AS jsonb)")
+    );
+    const INSERT_EVENTS: SetSql = insert_events!(("CAST(", " AS json)"), ("CAST(", " AS jsonb)"));
+    const GAME_OWNER: &'static str = "SELECT owner_id FROM games WHERE id = $1 FOR UPDATE";
+    const COPY_ROOMS: &'static str =
+        "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
+         inactive_players, created_at, updated_at, game_version) \
+         SELECT replace(gen_random_uuid()::text, '-', ''), game, private, version, joinable, \
+         finished, state, players, inactive_players, created_at, updated_at, game_version \
+         FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n";
 
-    async fn acquire(&self) -> Result<PoolConnection<Postgres>, sqlx::Error> {
-        self.write.acquire().await
+    /// Held until the transaction ends: a quick play on another server that is about to open
+    /// a room of one of these games waits here, then sees the room this one opened.
+    async fn lock_quick_play(conn: &mut PgConnection, games: &[&str]) -> Result<(), StoreError> {
+        for game in games {
+            let lock = Statement::new(
+                "SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0))",
+            )
+            .bind(*game);
+            Postgres::execute(conn, lock).await?;
+        }
+        Ok(())
+    }
+
+    /// `NOTIFY`, which PostgreSQL delivers only once the transaction has committed: for each
+    /// commit the room, its new version, this server (so it can skip what it published
+    /// itself) and, for a public room whose lobby entry changed, how. Order and completeness
+    /// come from the history, which a listener reads; a notification only says there is more.
+    async fn announce(conn: &mut PgConnection, commits: &[&RoomCommit]) -> Result<(), StoreError> {
+        let notify = SetSql {
+            head: concat!(
+                "SELECT pg_notify('",
+                channel!(),
+                "', v.column1 || ' ' || v.column2 || ' ' || \
+                 current_setting('turnhouse.instance') || ' ' || v.column3)"
+            ),
+            width: 3,
+            tail: "",
+        };
+        let mut statement = Statement::built(notify.text(commits.len()));
+        for commit in commits {
+            let lobby = match commit.lobby_change {
+                Some(change) if !commit.room.private => change,
+                _ => "-",
+            };
+            statement.push(commit.room.id.as_str());
+            statement.push(commit.room.version.to_string());
+            statement.push(lobby);
+        }
+        Postgres::execute(conn, statement).await
     }
 }
 
@@ -61,7 +128,7 @@ impl PgStore {
     pub(super) async fn open(
         url: &str,
         busy_timeout: Duration,
-    ) -> Result<(Self, PgWriter), StoreError> {
+    ) -> Result<(Self, PgPool), StoreError> {
         let instance = new_id();
         let options = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::BadUrl(e.to_string()))?
@@ -80,6 +147,6 @@ impl PgStore {
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
             .await?;
-        Ok((Self { read, instance }, PgWriter { write }))
+        Ok((Self { read, instance }, write))
     }
 }

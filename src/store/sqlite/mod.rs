@@ -1,47 +1,71 @@
 //! The embedded default: one SQLite file, in WAL mode, written by one connection.
 
 mod presence;
-mod writes;
 
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::Sqlite;
+use sqlx::{Sqlite, SqliteConnection};
 
-use super::reads::{impl_reads, open_to_player};
-use super::writer::Backend;
-use super::StoreError;
+use super::dialect::{
+    insert_events, insert_rooms, oldest_open_room, update_rooms, Dialect, SetSql,
+};
+use super::types::{RoomCommit, StoreError};
 use presence::Presence;
 
 const READ_CONNECTIONS: u32 = 8;
 
+#[derive(Clone)]
 pub(super) struct SqliteStore {
-    read: SqlitePool,
+    pub(super) read: SqlitePool,
     /// `None` for an in-memory database, which no one else can open.
     presence: Option<Arc<Presence>>,
 }
 
-impl_reads!(SqliteStore, Sqlite, "0", "1");
-
-/// The writer's side: a pool of the one connection that writes.
-pub(super) struct SqliteWriter {
-    write: SqlitePool,
-}
-
-impl Backend for SqliteWriter {
-    type Db = Sqlite;
+/// SQLite keeps JSON as text, flags as 0 and 1, and has one writer at a time, so quick play's
+/// check and insert need no lock of their own.
+impl Dialect for Sqlite {
     /// IMMEDIATE: the write lock is taken before anything is read, so another process's
     /// commit can never invalidate what this transaction read.
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
+    const FALSE: &'static str = "0";
+    const OLDEST_OPEN_ROOM: &'static str = oldest_open_room!("0", "1");
+    const INSERT_ROOMS: SetSql = insert_rooms!(("", ""), ("", ""), "0", "1");
+    const UPDATE_ROOMS: SetSql = update_rooms!("", ("", ""), ("", ""));
+    const UPDATE_LISTED_ROOMS: SetSql = update_rooms!(
+        "joinable = v.column3, finished = v.column4, ",
+        ("", ""),
+        ("", "")
+    );
+    const INSERT_EVENTS: SetSql = insert_events!(("", ""), ("", ""));
+    const GAME_OWNER: &'static str = "SELECT owner_id FROM games WHERE id = $1";
+    const COPY_ROOMS: &'static str =
+        "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
+         INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
+         inactive_players, created_at, updated_at, game_version) \
+         SELECT lower(hex(randomblob(16))), game, private, version, joinable, finished, state, \
+         players, inactive_players, created_at, updated_at, game_version \
+         FROM n, rooms WHERE id = $1 ORDER BY i";
 
-    async fn acquire(&self) -> Result<PoolConnection<Sqlite>, sqlx::Error> {
-        self.write.acquire().await
+    async fn lock_quick_play(
+        _conn: &mut SqliteConnection,
+        _games: &[&str],
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Servers sharing a SQLite file are not told: each reads what the other wrote from the
+    /// file.
+    async fn announce(
+        _conn: &mut SqliteConnection,
+        _commits: &[&RoomCommit],
+    ) -> Result<(), StoreError> {
+        Ok(())
     }
 }
 
@@ -51,7 +75,7 @@ impl SqliteStore {
     pub(super) async fn open(
         url: &str,
         busy_timeout: Duration,
-    ) -> Result<(Self, SqliteWriter), StoreError> {
+    ) -> Result<(Self, SqlitePool), StoreError> {
         let url = if url.starts_with("sqlite:") {
             url.to_owned()
         } else {
@@ -89,7 +113,7 @@ impl SqliteStore {
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
             .await?;
-        Ok((Self { read, presence }, SqliteWriter { write }))
+        Ok((Self { read, presence }, write))
     }
 
     /// Whether this store is the only one open on its database file, in this process or any

@@ -2,12 +2,15 @@
 
 use sqlx::Row;
 
-use super::super::reads::{listing, oldest_open_room, EVENTS_PAGE, ONE_ROOM};
+use sqlx::Sqlite;
+
+use super::super::dialect::Dialect;
+use super::super::reads::{listing, EVENTS_PAGE, ONE_ROOM};
 use super::super::{RoomQuery, Store};
 use super::{database_before, SqliteStore};
 use crate::model::Room;
 
-const OLDEST_OPEN_ROOM: &str = oldest_open_room!("0", "1");
+const OLDEST_OPEN_ROOM: &str = <Sqlite as Dialect>::OLDEST_OPEN_ROOM;
 
 /// The plan SQLite chooses for `sql`, one line per step (placeholders left unbound: the
 /// plan does not depend on the values).
@@ -67,10 +70,7 @@ async fn every_listing_is_an_index_range() {
                             before_seq,
                             limit: 51,
                         };
-                        let sql = listing::<sqlx::Sqlite>(&query, "0")
-                            .into_sql()
-                            .as_str()
-                            .to_owned();
+                        let sql = listing(&query, Sqlite::FALSE).sql().to_owned();
                         let steps = plan(&store, &sql).await;
                         let unfiltered = player.is_none()
                             && game.is_none()

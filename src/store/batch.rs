@@ -1,0 +1,318 @@
+//! A batch of room changes in a few statements, whatever its size: one insert for the new
+//! rooms, one compare-and-set for the moves and one for changes that move a room in the lobby
+//! (`UPDATE … FROM (VALUES …) … RETURNING`: a room not returned lost its race), one statement
+//! per kind of membership change, and one insert for the history.
+//!
+//! The writer splits a batch into rounds ([`rounds`]) so that no statement sees the same room
+//! twice, and no two quick-play creations of one game are checked in one statement (neither
+//! would see the other). A round's refusals are decided by the compare-and-set and the inserts
+//! alone, before anything else of it is written, so a refused change leaves nothing behind.
+
+use std::collections::{HashMap, HashSet};
+
+use super::dialect::{Dialect, SetSql};
+use super::rows::to_json;
+use super::sql::Statement;
+use super::types::{RoomCommit, StoreError};
+
+/// Arguments in one statement at most: below SQLite's limit (32,766) and PostgreSQL's (65,535),
+/// so a large set is split into a few statements.
+const MAX_ARGS: usize = 30_000;
+
+/// A membership: who is (`active`) or was in a room.
+const UPSERT_MEMBERS: SetSql = SetSql {
+    head: "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
+           SELECT v.column1, v.column2, v.column3, r.seq, r.game, r.finished",
+    width: 3,
+    tail: "JOIN rooms r ON r.id = v.column1 WHERE true \
+           ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active",
+};
+
+/// A room's `finished`, copied onto its memberships.
+const SET_MEMBERS_FINISHED: SetSql = SetSql {
+    head: "UPDATE room_players SET finished = v.column2",
+    width: 2,
+    tail: "WHERE room_players.room_id = v.column1",
+};
+
+/// Splits `commits` (in the order they arrived) into rounds, each a list of indexes: a commit
+/// goes in the round after the last one holding a commit to the same room, and a quick-play
+/// creation also after the last one creating a room of the same game that way. Commits to
+/// different rooms never depend on each other, so most batches are one round.
+pub(super) fn rounds(commits: &[&RoomCommit]) -> Vec<Vec<usize>> {
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    let mut last: HashMap<(bool, &str), usize> = HashMap::new();
+    for (at, commit) in commits.iter().enumerate() {
+        let mut keys = vec![(false, commit.room.id.as_str())];
+        if commit.only_if_no_open_room_for.is_some() {
+            keys.push((true, commit.room.game.as_str()));
+        }
+        let round = keys
+            .iter()
+            .filter_map(|key| last.get(key).map(|round| round + 1))
+            .max()
+            .unwrap_or(0);
+        for key in keys {
+            last.insert(key, round);
+        }
+        if round == rounds.len() {
+            rounds.push(Vec::new());
+        }
+        rounds[round].push(at);
+    }
+    rounds
+}
+
+/// Applies one round (no room twice, see [`rounds`]) and says, for each commit, whether it
+/// was written; one that was not lost its race and wrote nothing.
+pub(super) async fn apply_round<D: Dialect>(
+    conn: &mut D::Connection,
+    commits: &[&RoomCommit],
+) -> Result<Vec<bool>, StoreError> {
+    let (new, changed): (Vec<&RoomCommit>, Vec<&RoomCommit>) =
+        commits.iter().partition(|c| c.expected_version.is_none());
+    let mut written = HashSet::new();
+    if !new.is_empty() {
+        let mut games: Vec<&str> = new
+            .iter()
+            .filter(|c| c.only_if_no_open_room_for.is_some())
+            .map(|c| c.room.game.as_str())
+            .collect();
+        if !games.is_empty() {
+            // In one order everywhere, so two servers' batches cannot deadlock on them.
+            games.sort_unstable();
+            games.dedup();
+            D::lock_quick_play(conn, &games).await?;
+        }
+        written.extend(insert_rooms::<D>(conn, &new).await?);
+    }
+    let (listed, moves): (Vec<&RoomCommit>, Vec<&RoomCommit>) =
+        changed.into_iter().partition(|c| c.listing_changed);
+    if !moves.is_empty() {
+        written.extend(update_rooms::<D>(conn, D::UPDATE_ROOMS, &moves).await?);
+    }
+    if !listed.is_empty() {
+        written.extend(update_rooms::<D>(conn, D::UPDATE_LISTED_ROOMS, &listed).await?);
+    }
+    let accepted: Vec<&RoomCommit> = commits
+        .iter()
+        .copied()
+        .filter(|c| written.contains(c.room.id.as_str()))
+        .collect();
+    // Not refusals if these fail: the compare-and-set already decided that these versions are
+    // new, so a failure here (a duplicate version, a missing player) is a bug that undoes the
+    // whole transaction.
+    upsert_members::<D>(conn, &accepted).await?;
+    set_members_finished::<D>(conn, &accepted).await?;
+    insert_events::<D>(conn, &accepted).await?;
+    if !accepted.is_empty() {
+        D::announce(conn, &accepted).await?;
+    }
+    Ok(commits
+        .iter()
+        .map(|c| written.contains(c.room.id.as_str()))
+        .collect())
+}
+
+/// The new rooms; the ids written.
+async fn insert_rooms<D: Dialect>(
+    conn: &mut D::Connection,
+    rooms: &[&RoomCommit],
+) -> Result<Vec<String>, StoreError> {
+    let statements = set_statements(D::INSERT_ROOMS, rooms, |statement, commit| {
+        let room = &commit.room;
+        statement.push(room.id.as_str());
+        statement.push(room.game.as_str());
+        statement.push(room.private);
+        statement.push(room.version);
+        statement.push(room.joinable);
+        statement.push(room.finished);
+        statement.push(room.state.to_string());
+        statement.push(to_json(&room.players));
+        statement.push(to_json(&room.inactive_players));
+        statement.push(room.created_at.as_str());
+        statement.push(room.updated_at.as_str());
+        statement.push(room.game_version);
+        statement.push(commit.only_if_no_open_room_for.clone());
+    });
+    returned_ids::<D>(conn, statements).await
+}
+
+/// The compare-and-set of `changes` with `sql` ([`Dialect::UPDATE_ROOMS`] or
+/// [`Dialect::UPDATE_LISTED_ROOMS`]); the ids written.
+async fn update_rooms<D: Dialect>(
+    conn: &mut D::Connection,
+    sql: SetSql,
+    changes: &[&RoomCommit],
+) -> Result<Vec<String>, StoreError> {
+    let statements = set_statements(sql, changes, |statement, commit| {
+        let room = &commit.room;
+        statement.push(room.id.as_str());
+        statement.push(room.version);
+        statement.push(room.joinable);
+        statement.push(room.finished);
+        statement.push(room.state.to_string());
+        statement.push(to_json(&room.players));
+        statement.push(to_json(&room.inactive_players));
+        statement.push(room.updated_at.as_str());
+        statement.push(commit.expected_version);
+    });
+    returned_ids::<D>(conn, statements).await
+}
+
+/// Rewrites the memberships of the rooms whose seats changed: everyone seated, and everyone
+/// who was.
+async fn upsert_members<D: Dialect>(
+    conn: &mut D::Connection,
+    commits: &[&RoomCommit],
+) -> Result<(), StoreError> {
+    let mut members: Vec<(&str, &str, bool)> = Vec::new();
+    for commit in commits.iter().filter(|c| c.members_changed) {
+        let room = &commit.room;
+        let seated = room.players.iter().map(|p| (p, true));
+        let left = room.inactive_players.iter().map(|p| (p, false));
+        for (player, active) in seated.chain(left) {
+            // One row per player and room in a statement (PostgreSQL refuses an upsert that
+            // meets a row twice); the last word wins, as writing them one by one would.
+            match members
+                .iter_mut()
+                .find(|(r, p, _)| *r == room.id && *p == player.id)
+            {
+                Some(member) => member.2 = active,
+                None => members.push((&room.id, &player.id, active)),
+            }
+        }
+    }
+    for statement in set_statements(UPSERT_MEMBERS, &members, |statement, member| {
+        statement.push(member.0);
+        statement.push(member.1);
+        statement.push(member.2);
+    }) {
+        D::execute(conn, statement).await?;
+    }
+    Ok(())
+}
+
+/// Copies `finished` onto the memberships of existing rooms where it changed (a new room's
+/// memberships take it from the room as they are written).
+async fn set_members_finished<D: Dialect>(
+    conn: &mut D::Connection,
+    commits: &[&RoomCommit],
+) -> Result<(), StoreError> {
+    let rooms: Vec<&RoomCommit> = commits
+        .iter()
+        .copied()
+        .filter(|c| c.finished_changed && c.expected_version.is_some())
+        .collect();
+    for statement in set_statements(SET_MEMBERS_FINISHED, &rooms, |statement, commit| {
+        statement.push(commit.room.id.as_str());
+        statement.push(commit.room.finished);
+    }) {
+        D::execute(conn, statement).await?;
+    }
+    Ok(())
+}
+
+async fn insert_events<D: Dialect>(
+    conn: &mut D::Connection,
+    commits: &[&RoomCommit],
+) -> Result<(), StoreError> {
+    let events: Vec<_> = commits
+        .iter()
+        .flat_map(|c| c.events.iter().map(move |e| (c.room.id.as_str(), e)))
+        .collect();
+    for statement in set_statements(D::INSERT_EVENTS, &events, |statement, (room, event)| {
+        statement.push(*room);
+        statement.push(event.version);
+        statement.push(event.kind.as_str());
+        statement.push(event.player.as_ref().map(|p| p.id.clone()));
+        statement.push(event.mv.as_ref().map(|mv| mv.to_string()));
+        statement.push(event.state.to_string());
+        statement.push(event.joinable);
+        statement.push(event.finished);
+        statement.push(to_json(&event.players));
+        statement.push(event.created_at.as_str());
+    }) {
+        D::execute(conn, statement).await?;
+    }
+    Ok(())
+}
+
+/// `sql` over `rows`, each bound by `bind`: as few statements as the argument limit allows
+/// (none for no rows).
+fn set_statements<T>(
+    sql: SetSql,
+    rows: &[T],
+    mut bind: impl FnMut(&mut Statement, &T),
+) -> Vec<Statement> {
+    rows.chunks(MAX_ARGS / sql.width)
+        .map(|chunk| {
+            let mut statement = Statement::built(sql.text(chunk.len()));
+            for row in chunk {
+                bind(&mut statement, row);
+                debug_assert_eq!(statement.bound() % sql.width, 0, "a row binds its width");
+            }
+            statement
+        })
+        .collect()
+}
+
+/// Runs statements that return written rooms' `id`s; all of them.
+async fn returned_ids<D: Dialect>(
+    conn: &mut D::Connection,
+    statements: Vec<Statement>,
+) -> Result<Vec<String>, StoreError> {
+    let mut ids = Vec::new();
+    for statement in statements {
+        for row in D::fetch_all(conn, statement).await? {
+            ids.push(D::text(&row, "id")?);
+        }
+    }
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Room;
+
+    fn commit(room: &str, game: &str, quick_play: bool) -> RoomCommit {
+        RoomCommit {
+            room: Room {
+                id: room.into(),
+                game: game.into(),
+                game_version: None,
+                private: false,
+                version: 1,
+                joinable: true,
+                finished: false,
+                state: serde_json::Value::Null,
+                players: Vec::new(),
+                inactive_players: Vec::new(),
+                created_at: String::new(),
+                updated_at: String::new(),
+            },
+            expected_version: None,
+            events: Vec::new(),
+            members_changed: false,
+            listing_changed: false,
+            finished_changed: false,
+            only_if_no_open_room_for: quick_play.then(|| "p".to_owned()),
+            lobby_change: None,
+        }
+    }
+
+    #[test]
+    fn a_room_or_a_quick_play_game_seen_again_waits_for_the_next_round() {
+        let commits = [
+            commit("a", "g", false),
+            commit("b", "g", true),
+            commit("a", "g", false),
+            commit("c", "g", true),
+            commit("d", "h", true),
+            commit("a", "g", false),
+        ];
+        let refs: Vec<&RoomCommit> = commits.iter().collect();
+        assert_eq!(rounds(&refs), vec![vec![0, 1, 4], vec![2, 3], vec![5]]);
+    }
+}

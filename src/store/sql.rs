@@ -1,0 +1,223 @@
+//! How generic code runs a statement on either database: sqlx's trait bounds for that, stated
+//! once.
+//!
+//! sqlx implements running a statement per driver (`&mut SqliteConnection` and
+//! `&mut PgConnection` are each an `Executor`), and binding or decoding per type and driver.
+//! A function generic over the database would have to repeat all those bounds, and so would
+//! every caller. Instead [`Sql`] is implemented once for every database that meets them, and
+//! generic code asks only for `D: Sql` (through [`super::dialect::Dialect`]). Arguments are
+//! the few kinds of value the store binds ([`Arg`]); rows are read column by column.
+
+use std::future::Future;
+
+use sqlx::{
+    AssertSqlSafe, ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Row, SqlSafeStr,
+    Type,
+};
+
+use super::types::StoreError;
+
+/// A value bound to a statement.
+#[derive(Debug, Clone)]
+pub(super) enum Arg {
+    Text(String),
+    MaybeText(Option<String>),
+    Int(i64),
+    MaybeInt(Option<i64>),
+    Flag(bool),
+}
+
+impl From<&str> for Arg {
+    fn from(value: &str) -> Self {
+        Arg::Text(value.to_owned())
+    }
+}
+
+impl From<String> for Arg {
+    fn from(value: String) -> Self {
+        Arg::Text(value)
+    }
+}
+
+impl From<Option<String>> for Arg {
+    fn from(value: Option<String>) -> Self {
+        Arg::MaybeText(value)
+    }
+}
+
+impl From<i64> for Arg {
+    fn from(value: i64) -> Self {
+        Arg::Int(value)
+    }
+}
+
+impl From<Option<i64>> for Arg {
+    fn from(value: Option<i64>) -> Self {
+        Arg::MaybeInt(value)
+    }
+}
+
+impl From<bool> for Arg {
+    fn from(value: bool) -> Self {
+        Arg::Flag(value)
+    }
+}
+
+/// SQL with its arguments, `$1` onwards in order (SQLite reads `$n` as the n-th argument too).
+pub(super) struct Statement {
+    sql: SqlText,
+    args: Vec<Arg>,
+}
+
+/// A statement's text: a constant, or built for a batch of a given size.
+enum SqlText {
+    Fixed(&'static str),
+    Built(String),
+}
+
+impl Statement {
+    pub(super) fn new(sql: &'static str) -> Self {
+        Self {
+            sql: SqlText::Fixed(sql),
+            args: Vec::new(),
+        }
+    }
+
+    /// A statement whose text was put together at run time from constant parts (a batch's
+    /// `VALUES` rows, a listing's filters); its values are still only ever bound.
+    pub(super) fn built(sql: String) -> Self {
+        Self {
+            sql: SqlText::Built(sql),
+            args: Vec::new(),
+        }
+    }
+
+    pub(super) fn bind(mut self, arg: impl Into<Arg>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub(super) fn push(&mut self, arg: impl Into<Arg>) {
+        self.args.push(arg.into());
+    }
+
+    /// How many arguments are bound so far: the number of the next placeholder, less one.
+    pub(super) fn bound(&self) -> usize {
+        self.args.len()
+    }
+
+    #[cfg(test)]
+    pub(super) fn sql(&self) -> &str {
+        match &self.sql {
+            SqlText::Fixed(sql) => sql,
+            SqlText::Built(sql) => sql,
+        }
+    }
+}
+
+/// Running statements and reading rows on database `Self`.
+pub(super) trait Sql: Database {
+    /// Runs `statement` for its effect.
+    fn execute(
+        conn: &mut Self::Connection,
+        statement: Statement,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    fn fetch_all(
+        conn: &mut Self::Connection,
+        statement: Statement,
+    ) -> impl Future<Output = Result<Vec<Self::Row>, StoreError>> + Send;
+
+    fn fetch_optional(
+        conn: &mut Self::Connection,
+        statement: Statement,
+    ) -> impl Future<Output = Result<Option<Self::Row>, StoreError>> + Send;
+
+    fn text(row: &Self::Row, column: &str) -> Result<String, StoreError>;
+    fn maybe_text(row: &Self::Row, column: &str) -> Result<Option<String>, StoreError>;
+    fn int(row: &Self::Row, column: &str) -> Result<i64, StoreError>;
+    fn maybe_int(row: &Self::Row, column: &str) -> Result<Option<i64>, StoreError>;
+    fn flag(row: &Self::Row, column: &str) -> Result<bool, StoreError>;
+}
+
+impl<D> Sql for D
+where
+    D: Database,
+    for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
+    D::Arguments: IntoArguments<D>,
+    for<'q> String: Encode<'q, D> + Type<D>,
+    for<'q> Option<String>: Encode<'q, D> + Type<D>,
+    for<'q> i64: Encode<'q, D> + Type<D>,
+    for<'q> Option<i64>: Encode<'q, D> + Type<D>,
+    for<'q> bool: Encode<'q, D> + Type<D>,
+    for<'r> String: Decode<'r, D>,
+    for<'r> i64: Decode<'r, D>,
+    for<'r> bool: Decode<'r, D>,
+    for<'a> &'a str: ColumnIndex<D::Row>,
+{
+    async fn execute(conn: &mut Self::Connection, statement: Statement) -> Result<(), StoreError> {
+        query::<D>(statement).execute(conn).await?;
+        Ok(())
+    }
+
+    async fn fetch_all(
+        conn: &mut Self::Connection,
+        statement: Statement,
+    ) -> Result<Vec<Self::Row>, StoreError> {
+        Ok(query::<D>(statement).fetch_all(conn).await?)
+    }
+
+    async fn fetch_optional(
+        conn: &mut Self::Connection,
+        statement: Statement,
+    ) -> Result<Option<Self::Row>, StoreError> {
+        Ok(query::<D>(statement).fetch_optional(conn).await?)
+    }
+
+    fn text(row: &Self::Row, column: &str) -> Result<String, StoreError> {
+        Ok(row.try_get(column)?)
+    }
+
+    fn maybe_text(row: &Self::Row, column: &str) -> Result<Option<String>, StoreError> {
+        Ok(row.try_get(column)?)
+    }
+
+    fn int(row: &Self::Row, column: &str) -> Result<i64, StoreError> {
+        Ok(row.try_get(column)?)
+    }
+
+    fn maybe_int(row: &Self::Row, column: &str) -> Result<Option<i64>, StoreError> {
+        Ok(row.try_get(column)?)
+    }
+
+    fn flag(row: &Self::Row, column: &str) -> Result<bool, StoreError> {
+        Ok(row.try_get(column)?)
+    }
+}
+
+/// The sqlx query for `statement`, every argument bound.
+fn query<'q, D>(statement: Statement) -> sqlx::query::Query<'q, D, D::Arguments>
+where
+    D: Database,
+    for<'a> String: Encode<'a, D> + Type<D>,
+    for<'a> Option<String>: Encode<'a, D> + Type<D>,
+    for<'a> i64: Encode<'a, D> + Type<D>,
+    for<'a> Option<i64>: Encode<'a, D> + Type<D>,
+    for<'a> bool: Encode<'a, D> + Type<D>,
+{
+    let sql = match statement.sql {
+        SqlText::Fixed(sql) => sql.into_sql_str(),
+        SqlText::Built(sql) => AssertSqlSafe(sql).into_sql_str(),
+    };
+    let mut query = sqlx::query(sql);
+    for arg in statement.args {
+        query = match arg {
+            Arg::Text(value) => query.bind(value),
+            Arg::MaybeText(value) => query.bind(value),
+            Arg::Int(value) => query.bind(value),
+            Arg::MaybeInt(value) => query.bind(value),
+            Arg::Flag(value) => query.bind(value),
+        };
+    }
+    query
+}

@@ -1,0 +1,176 @@
+//! The store's vocabulary, shared by the facade, the reads, the writer and both databases: its
+//! errors, the faults that come from the database's surroundings, a room change and a lobby
+//! query. It imports no other store module.
+//!
+//! Faults (another process holding the write lock, a full disk, a file turned read-only, a
+//! PostgreSQL server that went away) are told apart from everything else so that clients get a
+//! `503` to retry instead of a `500`, and so that the writer can say in one log line when
+//! writes start failing and when they work again.
+
+use std::sync::Arc;
+
+use crate::model::{Room, RoomEvent};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the room changed since it was read")]
+    Conflict,
+    #[error("that username is taken")]
+    UsernameTaken,
+    #[error("the game belongs to another player")]
+    NotTheOwner,
+    #[error("stored data could not be read: {0}")]
+    Corrupt(String),
+    #[error("bad database URL: {0}")]
+    BadUrl(String),
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    /// The transaction holding this write could not be committed; nothing in it happened.
+    #[error("the write could not be committed: {0}")]
+    Batch(Arc<StoreError>),
+    #[error("the database writer has stopped")]
+    WriterStopped,
+    #[error(transparent)]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl StoreError {
+    /// A write refused for what it would do (it wrote nothing), as opposed to one that failed.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Conflict | StoreError::UsernameTaken | StoreError::NotTheOwner
+        )
+    }
+}
+
+/// A change to one room, applied atomically or not at all. It owns its data, so it can wait
+/// in the writer's queue; the store hands it back once it is durable.
+#[derive(Debug)]
+pub struct RoomCommit {
+    /// The room as it is after the change.
+    pub room: Room,
+    /// The version the change was computed from; `None` creates the room.
+    pub expected_version: Option<i64>,
+    /// One event per version between `expected_version` and `room.version`.
+    pub events: Vec<RoomEvent>,
+    /// Whether `players` or `inactive_players` changed, so memberships must be rewritten.
+    pub members_changed: bool,
+    /// Whether `joinable` or `finished` changed. Most moves change neither, and leaving them
+    /// out of the update spares the six lobby indexes that contain them.
+    pub listing_changed: bool,
+    /// Whether `finished` changed, so memberships (which carry it) must be rewritten.
+    pub finished_changed: bool,
+    /// For a new room: write it only if no open public room of its game that this player is
+    /// not already in exists at the moment of writing (quick play), else [`StoreError::Conflict`].
+    pub only_if_no_open_room_for: Option<String>,
+    /// How the room's lobby entry changed (`created`, `updated`), if it did.
+    pub lobby_change: Option<&'static str>,
+}
+
+/// A lobby query. Private rooms are only included when `include_private` is set, and then only
+/// those of `player` (the API sets it when a player lists their own rooms).
+#[derive(Debug, Clone, Default)]
+pub struct RoomQuery {
+    pub game: Option<String>,
+    pub joinable: Option<bool>,
+    pub finished: Option<bool>,
+    pub player: Option<String>,
+    pub include_private: bool,
+    /// Only rooms created before the room with this sequence number (the page cursor).
+    pub before_seq: Option<i64>,
+    pub limit: i64,
+}
+
+/// Why the database cannot do what was asked at the moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageFault {
+    /// Another connection (another process, or someone in `sqlite3`) held the write lock for
+    /// longer than the busy timeout.
+    Busy,
+    /// The database cannot be written at all: the disk is full, the file or its directory is
+    /// read-only, the file cannot be reached, or the PostgreSQL server cannot be.
+    Unavailable,
+}
+
+impl StorageFault {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StorageFault::Busy => "busy",
+            StorageFault::Unavailable => "unavailable",
+        }
+    }
+}
+
+impl StoreError {
+    /// The environmental fault behind this error, if that is what it is.
+    pub fn fault(&self) -> Option<StorageFault> {
+        match self {
+            StoreError::Database(err) => sqlx_fault(err),
+            StoreError::Batch(err) => err.fault(),
+            StoreError::WriterStopped | StoreError::Io(_) => Some(StorageFault::Unavailable),
+            _ => None,
+        }
+    }
+
+    /// The transaction lost to another server's (a deadlock, a serialisation failure): none
+    /// of it happened, and applying it again will most likely work.
+    pub fn is_lost_race(&self) -> bool {
+        match self {
+            StoreError::Database(sqlx::Error::Database(db)) => {
+                matches!(postgres_code(db.as_ref()), Some("40001" | "40P01"))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// PostgreSQL's SQLSTATE, if the error comes from PostgreSQL.
+fn postgres_code(db: &dyn sqlx::error::DatabaseError) -> Option<&str> {
+    db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+        .map(|pg| pg.code())
+}
+
+fn sqlx_fault(err: &sqlx::Error) -> Option<StorageFault> {
+    match err {
+        sqlx::Error::Database(db) if postgres_code(db.as_ref()).is_some() => {
+            let code = postgres_code(db.as_ref())?;
+            match code {
+                // lock_not_available (the lock timeout), query_canceled
+                "55P03" | "57014" => Some(StorageFault::Busy),
+                // the server is shutting down or starting, is read-only, or is out of disk,
+                // memory or connections
+                "57P01" | "57P02" | "57P03" | "25006" => Some(StorageFault::Unavailable),
+                _ if code.starts_with("08") || code.starts_with("53") => {
+                    Some(StorageFault::Unavailable)
+                }
+                _ => None,
+            }
+        }
+        sqlx::Error::Database(db) => {
+            // SQLite reports extended result codes; the primary code is the low byte.
+            let code: i64 = db.code()?.parse().ok()?;
+            match code & 0xff {
+                SQLITE_BUSY | SQLITE_LOCKED => Some(StorageFault::Busy),
+                SQLITE_READONLY | SQLITE_IOERR | SQLITE_FULL | SQLITE_CANTOPEN => {
+                    Some(StorageFault::Unavailable)
+                }
+                _ => None,
+            }
+        }
+        sqlx::Error::PoolTimedOut => Some(StorageFault::Busy),
+        sqlx::Error::Io(_) | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => {
+            Some(StorageFault::Unavailable)
+        }
+        _ => None,
+    }
+}
+
+const SQLITE_BUSY: i64 = 5;
+const SQLITE_LOCKED: i64 = 6;
+const SQLITE_READONLY: i64 = 8;
+const SQLITE_IOERR: i64 = 10;
+const SQLITE_FULL: i64 = 13;
+const SQLITE_CANTOPEN: i64 = 14;
