@@ -126,12 +126,18 @@ pub fn route_table() -> Vec<(Method, &'static str)> {
 
 /// Registers the routes: one resource per path, which answers 405 to other methods, with the
 /// `Allow` header listing the ones it serves.
+///
+/// Paths under a parameter (`/rooms/{id}/…`) are grouped in one scope per such prefix, so a
+/// request runs one pattern match (the router's only regular expression) for the prefix and
+/// plain string comparisons below it, instead of one per parameterised path tried in turn.
 pub fn configure(cfg: &mut ServiceConfig) {
     let mut routes = routes();
+    let mut scoped: Vec<(&'static str, Vec<actix_web::Resource>)> = Vec::new();
     for path in paths(&routes) {
         let allow = allowed_methods(&routes, path);
         let served: Vec<RouteDef> = routes.extract_if(.., |def| def.path == path).collect();
-        let mut resource = web::resource(path)
+        let prefix = parameter_prefix(path);
+        let mut resource = web::resource(&path[prefix.map_or(0, str::len)..])
             .app_data(RoutePattern(path))
             .default_service(web::to(move |req: HttpRequest| {
                 let allow = allow.clone();
@@ -146,9 +152,33 @@ pub fn configure(cfg: &mut ServiceConfig) {
         for def in served {
             resource = resource.route(def.route);
         }
-        cfg.service(resource);
+        match prefix {
+            None => {
+                cfg.service(resource);
+            }
+            Some(prefix) => match scoped.iter_mut().find(|(p, _)| *p == prefix) {
+                Some((_, resources)) => resources.push(resource),
+                None => scoped.push((prefix, vec![resource])),
+            },
+        }
+    }
+    // After every literal path, so `/rooms/quickplay` is never read as a room id.
+    for (prefix, resources) in scoped {
+        let scope = resources
+            .into_iter()
+            .fold(web::scope(prefix), |scope, resource| {
+                scope.service(resource)
+            });
+        cfg.service(scope);
     }
     cfg.default_service(web::to(route_not_found));
+}
+
+/// The part of `path` up to and including its first `{parameter}` segment, if it has one.
+fn parameter_prefix(path: &'static str) -> Option<&'static str> {
+    let start = path.find('{')?;
+    let end = path[start..].find('}')? + start + 1;
+    Some(&path[..end])
 }
 
 async fn route_not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {

@@ -119,7 +119,7 @@ async fn insert_rooms<D: Dialect>(
     conn: &mut D::Connection,
     rooms: &[&RoomCommit],
 ) -> Result<Vec<String>, StoreError> {
-    let statements = set_statements(D::INSERT_ROOMS, rooms, |statement, commit| {
+    let statements = set_statements::<D, _>(D::INSERT_ROOMS, rooms, |statement, commit| {
         let room = &commit.room;
         statement.push(room.id.as_str());
         statement.push(room.game.as_str());
@@ -145,7 +145,7 @@ async fn update_rooms<D: Dialect>(
     sql: SetSql,
     changes: &[&RoomCommit],
 ) -> Result<Vec<String>, StoreError> {
-    let statements = set_statements(sql, changes, |statement, commit| {
+    let statements = set_statements::<D, _>(sql, changes, |statement, commit| {
         let room = &commit.room;
         statement.push(room.id.as_str());
         statement.push(room.version);
@@ -183,7 +183,7 @@ async fn upsert_members<D: Dialect>(
             }
         }
     }
-    for statement in set_statements(UPSERT_MEMBERS, &members, |statement, member| {
+    for statement in set_statements::<D, _>(UPSERT_MEMBERS, &members, |statement, member| {
         statement.push(member.0);
         statement.push(member.1);
         statement.push(member.2);
@@ -204,7 +204,7 @@ async fn set_members_finished<D: Dialect>(
         .copied()
         .filter(|c| c.finished_changed && c.expected_version.is_some())
         .collect();
-    for statement in set_statements(SET_MEMBERS_FINISHED, &rooms, |statement, commit| {
+    for statement in set_statements::<D, _>(SET_MEMBERS_FINISHED, &rooms, |statement, commit| {
         statement.push(commit.room.id.as_str());
         statement.push(commit.room.finished);
     }) {
@@ -221,18 +221,20 @@ async fn insert_events<D: Dialect>(
         .iter()
         .flat_map(|c| c.events.iter().map(move |e| (c.room.id.as_str(), e)))
         .collect();
-    for statement in set_statements(D::INSERT_EVENTS, &events, |statement, (room, event)| {
-        statement.push(*room);
-        statement.push(event.version);
-        statement.push(event.kind.as_str());
-        statement.push(event.player.as_ref().map(|p| p.id.clone()));
-        statement.push(event.mv.as_ref().map(|mv| mv.to_string()));
-        statement.push(event.state.to_string());
-        statement.push(event.joinable);
-        statement.push(event.finished);
-        statement.push(to_json(&event.players));
-        statement.push(event.created_at.as_str());
-    }) {
+    for statement in
+        set_statements::<D, _>(D::INSERT_EVENTS, &events, |statement, (room, event)| {
+            statement.push(*room);
+            statement.push(event.version);
+            statement.push(event.kind.as_str());
+            statement.push(event.player.as_ref().map(|p| p.id.clone()));
+            statement.push(event.mv.as_ref().map(|mv| mv.to_string()));
+            statement.push(event.state.to_string());
+            statement.push(event.joinable);
+            statement.push(event.finished);
+            statement.push(to_json(&event.players));
+            statement.push(event.created_at.as_str());
+        })
+    {
         D::execute(conn, statement).await?;
     }
     Ok(())
@@ -240,14 +242,14 @@ async fn insert_events<D: Dialect>(
 
 /// `sql` over `rows`, each bound by `bind`: as few statements as the argument limit allows
 /// (none for no rows).
-fn set_statements<T>(
+fn set_statements<D: Dialect, T>(
     sql: SetSql,
     rows: &[T],
     mut bind: impl FnMut(&mut Statement, &T),
 ) -> Vec<Statement> {
     rows.chunks(MAX_ARGS / sql.width)
         .map(|chunk| {
-            let mut statement = Statement::built(sql.text(chunk.len()));
+            let mut statement = Statement::built(sql.text(chunk.len(), D::NUMBERED_PLACEHOLDERS));
             for row in chunk {
                 bind(&mut statement, row);
                 debug_assert_eq!(statement.bound() % sql.width, 0, "a row binds its width");

@@ -25,8 +25,10 @@ pub(super) struct SetSql {
 }
 
 impl SetSql {
-    /// The statement's text for `rows` rows, with placeholders from `$1`.
-    pub(super) fn text(&self, rows: usize) -> String {
+    /// The statement's text for `rows` rows, with placeholders `$1`, `$2`… when `numbered`,
+    /// else `?` each (which SQLite binds in order without looking each one up by name, a cost
+    /// that grows with the square of the placeholders).
+    pub(super) fn text(&self, rows: usize, numbered: bool) -> String {
         let mut sql =
             String::with_capacity(self.head.len() + self.tail.len() + rows * self.width * 5 + 32);
         sql.push_str(self.head);
@@ -37,8 +39,13 @@ impl SetSql {
                 if column > 0 {
                     sql.push_str(", ");
                 }
-                sql.push('$');
-                sql.push_str(&(row * self.width + column + 1).to_string());
+                match numbered {
+                    true => {
+                        sql.push('$');
+                        sql.push_str(&(row * self.width + column + 1).to_string());
+                    }
+                    false => sql.push('?'),
+                }
             }
             sql.push(')');
         }
@@ -52,6 +59,9 @@ impl SetSql {
 pub(super) trait Dialect: Sql {
     /// Begins the writer's transaction.
     const BEGIN: &'static str;
+    /// Whether a statement built at run time numbers its placeholders (`$n`) or leaves them
+    /// anonymous (`?`, bound in order).
+    const NUMBERED_PLACEHOLDERS: bool;
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;
     /// Quick play's search: the oldest room of game `$1` open to player `$2`.
@@ -223,9 +233,13 @@ mod tests {
             tail: "WHERE t.id = v.column1",
         };
         assert_eq!(
-            sql.text(3),
+            sql.text(3, true),
             "UPDATE t SET a = v.column2 FROM (VALUES ($1, $2), ($3, $4), ($5, $6)) AS v \
              WHERE t.id = v.column1"
+        );
+        assert_eq!(
+            sql.text(2, false),
+            "UPDATE t SET a = v.column2 FROM (VALUES (?, ?), (?, ?)) AS v WHERE t.id = v.column1"
         );
     }
 }

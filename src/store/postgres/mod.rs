@@ -56,6 +56,7 @@ impl Dialect for Postgres {
     /// READ COMMITTED, PostgreSQL's default: each statement sees what other servers committed
     /// before it began, which is what the compare-and-set and the quick-play check need.
     const BEGIN: &'static str = "BEGIN";
+    const NUMBERED_PLACEHOLDERS: bool = true;
     const FALSE: &'static str = "false";
     const OLDEST_OPEN_ROOM: &'static str = oldest_open_room!("false", "true");
     const INSERT_ROOMS: SetSql = insert_rooms!(
@@ -107,7 +108,7 @@ impl Dialect for Postgres {
             width: 3,
             tail: "",
         };
-        let mut statement = Statement::built(notify.text(commits.len()));
+        let mut statement = Statement::built(notify.text(commits.len(), true));
         for commit in commits {
             let lobby = match commit.lobby_change {
                 Some(change) if !commit.room.private => change,

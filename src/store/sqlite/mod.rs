@@ -33,6 +33,7 @@ impl Dialect for Sqlite {
     /// IMMEDIATE: the write lock is taken before anything is read, so another process's
     /// commit can never invalidate what this transaction read.
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
+    const NUMBERED_PLACEHOLDERS: bool = false;
     const FALSE: &'static str = "0";
     const OLDEST_OPEN_ROOM: &'static str = oldest_open_room!("0", "1");
     const INSERT_ROOMS: SetSql = insert_rooms!(("", ""), ("", ""), "0", "1");
