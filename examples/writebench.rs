@@ -1,0 +1,379 @@
+//! The write path on its own: the store's group-committing writer, with no HTTP, no engine and
+//! no hooks, fed room changes by tasks in this process. It prints one JSON line of figures.
+//!
+//!     cargo run --release --example writebench -- [--database PATH_OR_URL] [--in-flight 64]
+//!         [--seconds 5] [--rooms 1000] [--indexes]
+//!
+//! Moves: each task plays its own room, one version at a time (compare-and-set, one history
+//! row), as fast as the writer acknowledges them. In the same run and with the same
+//! concurrency it times `Store::ping` (one `SELECT 1` on the read pool: the database round
+//! trip `GET /healthz` makes), the baseline the write rate is compared with. This is the floor
+//! under `examples/loadgen`'s figures: what the database and the writer cost a write when
+//! nothing else does.
+//!
+//! `--indexes` (SQLite) also weighs each lobby index: with it dropped, the rate of writes that
+//! move rooms in the lobby (a room created with its creator seated, then finished: two
+//! listing-changing writes) and the time of the listing the index serves, against both with
+//! every index in place. Each is measured twice, interleaved with the baseline, and the
+//! median kept.
+
+#[path = "support/measure.rs"]
+mod measure;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use serde_json::{json, Value};
+use sqlx::sqlite::SqlitePoolOptions;
+use turnhouse::game::PlayerRef;
+use turnhouse::model::{Account, EventKind, Room, RoomEvent};
+use turnhouse::store::{RoomCommit, RoomQuery, Store};
+
+#[derive(Parser)]
+struct Args {
+    /// A SQLite file (created) or a PostgreSQL URL; a fresh temporary file by default.
+    #[arg(long)]
+    database: Option<String>,
+    #[arg(long, default_value_t = 64)]
+    in_flight: usize,
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// Rooms stored before measuring (copies of one finished room).
+    #[arg(long, default_value_t = 1000)]
+    rooms: i64,
+    /// Weigh each lobby index (SQLite only).
+    #[arg(long)]
+    indexes: bool,
+}
+
+/// Each lobby index, and the listing (game, joinable, finished filters) it exists for.
+const INDEXES: [(&str, &str, (bool, Option<bool>, Option<bool>)); 8] = [
+    ("rooms_public", "(seq)", (false, None, None)),
+    ("rooms_public_by_game", "(game, seq)", (true, None, None)),
+    (
+        "rooms_public_by_joinable",
+        "(joinable, seq)",
+        (false, Some(true), None),
+    ),
+    (
+        "rooms_public_by_finished",
+        "(finished, seq)",
+        (false, None, Some(false)),
+    ),
+    (
+        "rooms_public_by_joinable_finished",
+        "(joinable, finished, seq)",
+        (false, Some(true), Some(false)),
+    ),
+    (
+        "rooms_public_by_game_joinable",
+        "(game, joinable, seq)",
+        (true, Some(true), None),
+    ),
+    (
+        "rooms_public_by_game_finished",
+        "(game, finished, seq)",
+        (true, None, Some(false)),
+    ),
+    (
+        "rooms_public_by_game_joinable_finished",
+        "(game, joinable, finished, seq)",
+        (true, Some(true), Some(false)),
+    ),
+];
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let database = args
+        .database
+        .clone()
+        .unwrap_or_else(|| dir.path().join("writes.db").display().to_string());
+    let store = Store::open(&database).await.expect("the database opens");
+    let players = [player(&store, "x").await, player(&store, "o").await];
+    let template = new_room(&store, &players, "template").await;
+    finish(&store, template).await;
+    store
+        .copy_room("template", args.rooms)
+        .await
+        .expect("rooms copied");
+
+    let seconds = Duration::from_secs_f64(args.seconds);
+    let (moves, latencies) = run_moves(&store, &players, args.in_flight, seconds).await;
+    let pings = run_pings(&store, args.in_flight, seconds).await;
+    let mut out = json!({
+        "database": if database.starts_with("postgres") { "postgres" } else { "sqlite" },
+        "in_flight": args.in_flight,
+        "rooms_stored": args.rooms,
+        "writes_per_s": round(moves),
+        "write_ms": {
+            "p50": round(measure::quantile(&latencies, 0.5).unwrap_or(0.0)),
+            "p99": round(measure::quantile(&latencies, 0.99).unwrap_or(0.0)),
+        },
+        "pings_per_s": round(pings),
+        "writes_per_ping": round(moves / pings),
+    });
+    if args.indexes {
+        out["indexes"] = weigh_indexes(&store, &database, &players, &args, seconds).await;
+    }
+    println!("{out}");
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+async fn player(store: &Store, name: &str) -> PlayerRef {
+    let id = format!("{:032x}", rand::random::<u128>());
+    let username = format!("{name}-{}", &id[..8]);
+    let account = Account {
+        id: id.clone(),
+        username: username.clone(),
+        token_hash: String::new(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+    };
+    store.create_account(&account).await.expect("an account");
+    PlayerRef { id, username }
+}
+
+fn event(version: i64, kind: EventKind, player: &PlayerRef, room: &Room) -> RoomEvent {
+    RoomEvent {
+        version,
+        kind,
+        player: Some(player.clone()),
+        mv: (kind == EventKind::Move).then(|| json!(version)),
+        state: room.state.clone(),
+        joinable: room.joinable,
+        finished: room.finished,
+        players: room.players.clone(),
+        created_at: room.updated_at.clone(),
+    }
+}
+
+/// A change of `room` from version `expected` (`None` creates it, with its memberships).
+fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> RoomCommit {
+    let members = expected.is_none();
+    RoomCommit {
+        listing_changed: members,
+        room,
+        expected_version: expected,
+        events,
+        members_changed: members,
+        finished_changed: false,
+        only_if_no_open_room_for: None,
+        lobby_change: None,
+    }
+}
+
+/// A public room of two seats, its first player seated: two versions, one commit.
+async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str) -> Room {
+    let room = Room {
+        id: id.to_owned(),
+        game: "tictactoe".into(),
+        game_version: None,
+        private: false,
+        version: 2,
+        joinable: true,
+        finished: false,
+        state: json!({"board": [null, null, null, null, null, null, null, null, null]}),
+        players: vec![players[0].clone()],
+        inactive_players: Vec::new(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+        updated_at: "2026-01-01T00:00:00Z".into(),
+    };
+    let events = vec![
+        event(1, EventKind::RoomStart, &players[0], &room),
+        event(2, EventKind::Join, &players[0], &room),
+    ];
+    store
+        .commit(commit(room, None, events))
+        .await
+        .expect("a room")
+        .room
+}
+
+/// The room's next version, finished: a listing change.
+async fn finish(store: &Store, mut room: Room) {
+    room.version += 1;
+    room.joinable = false;
+    room.finished = true;
+    let events = vec![event(
+        room.version,
+        EventKind::Move,
+        &room.players[0],
+        &room,
+    )];
+    let expected = room.version - 1;
+    let change = RoomCommit {
+        listing_changed: true,
+        finished_changed: true,
+        ..commit(room, Some(expected), events)
+    };
+    store.commit(change).await.expect("finished");
+}
+
+/// Each task plays moves in its own room for `duration`: the rate, and every latency in ms
+/// (sorted).
+async fn run_moves(
+    store: &Store,
+    players: &[PlayerRef; 2],
+    in_flight: usize,
+    duration: Duration,
+) -> (f64, Vec<f64>) {
+    let done = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for task in 0..in_flight {
+        let (store, players, done) = (store.clone(), players.clone(), done.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut room = new_room(
+                &store,
+                &players,
+                &format!("moves-{task}-{}", rand::random::<u32>()),
+            )
+            .await;
+            let mut latencies = Vec::new();
+            while started.elapsed() < duration {
+                let expected = room.version;
+                room.version += 1;
+                room.state = json!({"turn": room.version});
+                let events = vec![event(room.version, EventKind::Move, &players[0], &room)];
+                let sent = Instant::now();
+                room = store
+                    .commit(commit(room, Some(expected), events))
+                    .await
+                    .expect("a move")
+                    .room;
+                latencies.push(sent.elapsed().as_secs_f64() * 1e3);
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            latencies
+        }));
+    }
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.expect("a task"));
+    }
+    let rate = done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
+    latencies.sort_by(f64::total_cmp);
+    (rate, latencies)
+}
+
+async fn run_pings(store: &Store, in_flight: usize, duration: Duration) -> f64 {
+    let done = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..in_flight)
+        .map(|_| {
+            let (store, done) = (store.clone(), done.clone());
+            tokio::spawn(async move {
+                while started.elapsed() < duration {
+                    store.ping().await.expect("a ping");
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("a task");
+    }
+    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Rooms created and finished per second (each two listing-changing writes), for `duration`.
+async fn run_lobby_churn(
+    store: &Store,
+    players: &[PlayerRef; 2],
+    in_flight: usize,
+    duration: Duration,
+) -> f64 {
+    let done = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..in_flight)
+        .map(|_| {
+            let (store, players, done) = (store.clone(), players.clone(), done.clone());
+            tokio::spawn(async move {
+                while started.elapsed() < duration {
+                    let id = format!("{:032x}", rand::random::<u128>());
+                    let room = new_room(&store, &players, &id).await;
+                    finish(&store, room).await;
+                    done.fetch_add(2, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("a task");
+    }
+    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+}
+
+/// The median time of the listing `filters` asks for, in ms.
+async fn time_listing(store: &Store, filters: (bool, Option<bool>, Option<bool>)) -> f64 {
+    let query = RoomQuery {
+        game: filters.0.then(|| "tictactoe".to_owned()),
+        joinable: filters.1,
+        finished: filters.2,
+        limit: 51,
+        ..RoomQuery::default()
+    };
+    let mut times = Vec::new();
+    for _ in 0..31 {
+        let started = Instant::now();
+        store.rooms(&query).await.expect("a listing");
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    measure::quantile(&times, 0.5).unwrap_or(0.0)
+}
+
+async fn weigh_indexes(
+    store: &Store,
+    database: &str,
+    players: &[PlayerRef; 2],
+    args: &Args,
+    duration: Duration,
+) -> Value {
+    let admin = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect(&format!("sqlite://{database}"))
+        .await
+        .expect("a second connection to the file");
+    let median = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        xs[xs.len() / 2]
+    };
+    let mut rows = Vec::new();
+    for (name, columns, filters) in INDEXES {
+        let (mut with, mut without, mut read_with, mut read_without) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..2 {
+            with.push(run_lobby_churn(store, players, args.in_flight, duration).await);
+            read_with.push(time_listing(store, filters).await);
+            sqlx::query(sqlx::AssertSqlSafe(format!("DROP INDEX {name}")))
+                .execute(&admin)
+                .await
+                .expect("index dropped");
+            without.push(run_lobby_churn(store, players, args.in_flight, duration).await);
+            read_without.push(time_listing(store, filters).await);
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "CREATE INDEX {name} ON rooms {columns} WHERE private = 0"
+            )))
+            .execute(&admin)
+            .await
+            .expect("index restored");
+        }
+        let (with, without) = (median(with), median(without));
+        rows.push(json!({
+            "index": name,
+            "lobby_writes_per_s_with": round(with),
+            "lobby_writes_per_s_without": round(without),
+            "write_cost_us": round((1.0 / with - 1.0 / without) * 1e6),
+            "listing_ms_with": round(median(read_with)),
+            "listing_ms_without": round(median(read_without)),
+        }));
+    }
+    Value::Array(rows)
+}
