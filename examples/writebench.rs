@@ -48,8 +48,11 @@ struct Args {
     indexes: bool,
 }
 
-/// Each lobby index, and the listing (game, joinable, finished filters) it exists for.
-const INDEXES: [(&str, &str, (bool, Option<bool>, Option<bool>)); 8] = [
+/// A listing's filters: by game, joinable, finished.
+type Filters = (bool, Option<bool>, Option<bool>);
+
+/// Each lobby index, its columns, and the listing it exists for.
+const INDEXES: [(&str, &str, Filters); 8] = [
     ("rooms_public", "(seq)", (false, None, None)),
     ("rooms_public_by_game", "(game, seq)", (true, None, None)),
     (
@@ -311,7 +314,7 @@ async fn run_lobby_churn(
 }
 
 /// The median time of the listing `filters` asks for, in ms.
-async fn time_listing(store: &Store, filters: (bool, Option<bool>, Option<bool>)) -> f64 {
+async fn time_listing(store: &Store, filters: Filters) -> f64 {
     let query = RoomQuery {
         game: filters.0.then(|| "tictactoe".to_owned()),
         joinable: filters.1,
