@@ -183,14 +183,12 @@ async fn upsert_members<D: Dialect>(
             }
         }
     }
-    for statement in set_statements::<D, _>(UPSERT_MEMBERS, &members, |statement, member| {
+    execute_set::<D, _>(conn, UPSERT_MEMBERS, &members, |statement, member| {
         statement.push(member.0);
         statement.push(member.1);
         statement.push(member.2);
-    }) {
-        D::execute(conn, statement).await?;
-    }
-    Ok(())
+    })
+    .await
 }
 
 /// Copies `finished` onto the memberships of existing rooms where it changed (a new room's
@@ -204,13 +202,11 @@ async fn set_members_finished<D: Dialect>(
         .copied()
         .filter(|c| c.finished_changed && c.expected_version.is_some())
         .collect();
-    for statement in set_statements::<D, _>(SET_MEMBERS_FINISHED, &rooms, |statement, commit| {
+    execute_set::<D, _>(conn, SET_MEMBERS_FINISHED, &rooms, |statement, commit| {
         statement.push(commit.room.id.as_str());
         statement.push(commit.room.finished);
-    }) {
-        D::execute(conn, statement).await?;
-    }
-    Ok(())
+    })
+    .await
 }
 
 async fn insert_events<D: Dialect>(
@@ -221,8 +217,11 @@ async fn insert_events<D: Dialect>(
         .iter()
         .flat_map(|c| c.events.iter().map(move |e| (c.room.id.as_str(), e)))
         .collect();
-    for statement in
-        set_statements::<D, _>(D::INSERT_EVENTS, &events, |statement, (room, event)| {
+    execute_set::<D, _>(
+        conn,
+        D::INSERT_EVENTS,
+        &events,
+        |statement, (room, event)| {
             statement.push(*room);
             statement.push(event.version);
             statement.push(event.kind.as_str());
@@ -233,11 +232,9 @@ async fn insert_events<D: Dialect>(
             statement.push(event.finished);
             statement.push(to_json(&event.players));
             statement.push(event.created_at.as_str());
-        })
-    {
-        D::execute(conn, statement).await?;
-    }
-    Ok(())
+        },
+    )
+    .await
 }
 
 /// `sql` over `rows`, each bound by `bind`: as few statements as the argument limit allows
@@ -257,6 +254,19 @@ fn set_statements<D: Dialect, T>(
             statement
         })
         .collect()
+}
+
+/// Runs `sql` over `rows`, each bound by `bind`, for its effect.
+async fn execute_set<D: Dialect, T>(
+    conn: &mut D::Connection,
+    sql: SetSql,
+    rows: &[T],
+    bind: impl FnMut(&mut Statement, &T),
+) -> Result<(), StoreError> {
+    for statement in set_statements::<D, _>(sql, rows, bind) {
+        D::execute(conn, statement).await?;
+    }
+    Ok(())
 }
 
 /// Runs statements that return written rooms' `id`s; all of them.

@@ -350,4 +350,87 @@ mod tests {
             assert_eq!(stored.is_some(), n != 25, "{n}");
         }
     }
+
+    fn new_room(id: &str, player: &str) -> RoomCommit {
+        let seated = crate::game::PlayerRef {
+            id: player.to_owned(),
+            username: "someone".to_owned(),
+        };
+        let room = crate::model::Room {
+            id: id.to_owned(),
+            game: "tictactoe".into(),
+            game_version: None,
+            private: false,
+            version: 1,
+            joinable: true,
+            finished: false,
+            state: serde_json::json!({}),
+            players: vec![seated.clone()],
+            inactive_players: Vec::new(),
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        let event = crate::model::RoomEvent {
+            version: 1,
+            kind: crate::model::EventKind::Join,
+            player: Some(seated.clone()),
+            mv: None,
+            state: room.state.clone(),
+            joinable: true,
+            finished: false,
+            players: vec![seated],
+            created_at: String::new(),
+        };
+        RoomCommit {
+            room,
+            expected_version: None,
+            events: vec![event],
+            members_changed: true,
+            listing_changed: true,
+            finished_changed: false,
+            only_if_no_open_room_for: None,
+            lobby_change: None,
+        }
+    }
+
+    /// Room changes written together in one statement: one that breaks a constraint (a seat
+    /// for a player who does not exist) fails alone, named by writing the batch again one
+    /// change per statement, and every other room of the batch is written whole.
+    #[tokio::test]
+    async fn a_failing_room_change_in_a_set_statement_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("rooms.db").to_str().unwrap())
+            .await
+            .unwrap();
+        let player = Account {
+            id: "p".repeat(32),
+            username: "pat".into(),
+            token_hash: String::new(),
+            created_at: String::new(),
+        };
+        store.create_account(&player).await.unwrap();
+        let commits: Vec<RoomCommit> = (0..40)
+            .map(|n| {
+                let seated = if n == 17 {
+                    "nobody"
+                } else {
+                    player.id.as_str()
+                };
+                new_room(&format!("room-{n:02}"), seated)
+            })
+            .collect();
+        let results = join_all(commits.into_iter().map(|c| store.commit(c))).await;
+        for (n, result) in results.iter().enumerate() {
+            assert_eq!(result.is_ok(), n != 17, "{n}: {result:?}");
+            let stored = store.room(&format!("room-{n:02}")).await.unwrap();
+            let history = store.events(&format!("room-{n:02}"), 0, 10).await.unwrap();
+            assert_eq!(stored.is_some(), n != 17, "{n}");
+            assert_eq!(history.len(), usize::from(n != 17), "{n}");
+        }
+        let batches = store.writer.stats.batches.load(Ordering::Relaxed);
+        assert!(
+            batches < 40,
+            "the changes were written in batches: {batches} commits"
+        );
+    }
 }
