@@ -124,18 +124,24 @@ async fn insert_rooms<D: Dialect>(
         statement.push(room.id.as_str());
         statement.push(room.game.as_str());
         statement.push(room.private);
-        statement.push(room.version);
-        statement.push(room.joinable);
-        statement.push(room.finished);
-        statement.push(room.state.to_string());
-        statement.push(to_json(&room.players));
-        statement.push(to_json(&room.inactive_players));
+        push_changing_columns(statement, room);
         statement.push(room.created_at.as_str());
         statement.push(room.updated_at.as_str());
         statement.push(room.game_version);
         statement.push(commit.only_if_no_open_room_for.clone());
     });
     returned_ids::<D>(conn, statements).await
+}
+
+/// The columns a room change writes, in the order the room SQL lists them: version,
+/// joinable, finished, state, players, inactive players.
+fn push_changing_columns(statement: &mut Statement, room: &crate::model::Room) {
+    statement.push(room.version);
+    statement.push(room.joinable);
+    statement.push(room.finished);
+    statement.push(room.state.to_string());
+    statement.push(to_json(&room.players));
+    statement.push(to_json(&room.inactive_players));
 }
 
 /// The compare-and-set of `changes` with `sql` ([`Dialect::UPDATE_ROOMS`] or
@@ -148,12 +154,7 @@ async fn update_rooms<D: Dialect>(
     let statements = set_statements::<D, _>(sql, changes, |statement, commit| {
         let room = &commit.room;
         statement.push(room.id.as_str());
-        statement.push(room.version);
-        statement.push(room.joinable);
-        statement.push(room.finished);
-        statement.push(room.state.to_string());
-        statement.push(to_json(&room.players));
-        statement.push(to_json(&room.inactive_players));
+        push_changing_columns(statement, room);
         statement.push(room.updated_at.as_str());
         statement.push(commit.expected_version);
     });
