@@ -18,6 +18,12 @@
 //! `--rooms N` first plays N games (uncounted) so the figures are taken with N rooms stored;
 //! for millions, fill the database with `turnhouse seed-rooms` instead.
 //! With `--pid`, the server's CPU time per game and its resident memory are reported too.
+//!
+//! `--deadlines N` measures clocks under that load: it uploads `examples/timed.js`, leaves N
+//! rooms with a deadline a day ahead (pending, never due), and while the games run, 32 rooms
+//! of it each set a deadline 300–600 ms ahead, again and again, and watch their own stream:
+//! the firing lag is from the deadline to the `timeout` version reaching the stream (so it
+//! includes the commit and the delivery).
 
 #[path = "support/measure.rs"]
 mod measure;
@@ -55,7 +61,16 @@ struct Args {
     /// How many times each read is timed.
     #[arg(long, default_value_t = 200)]
     read_repeats: usize,
+    /// Rooms with a pending deadline (a day ahead) to store first; with any, the firing lag
+    /// of deadlines set during the games is measured.
+    #[arg(long, default_value_t = 0)]
+    deadlines: usize,
 }
+
+/// The game of `examples/timed.js`, when `--deadlines`.
+const TIMED_GAME: &str = "loadgen-timed";
+/// Rooms whose deadlines are timed while the games run.
+const PROBES: usize = 32;
 
 /// The hosted game's id, when `--hosted`.
 const HOSTED_GAME: &str = "loadgen-tictactoe";
@@ -106,11 +121,24 @@ async fn main() {
         }
     }
 
+    if args.deadlines > 0 {
+        api.upload(TIMED_GAME, include_str!("timed.js")).await;
+        pend_deadlines(&api, args.deadlines).await;
+    }
+
     let duration = Duration::from_secs_f64(args.seconds);
     let servers_cpu_ms = || args.pid.iter().copied().map(cpu_ms).sum::<f64>();
     let cpu_before = servers_cpu_ms();
+    let probes = (args.deadlines > 0).then(|| {
+        let api = api.clone();
+        tokio::spawn(async move { probe_deadlines(&api, duration).await })
+    });
     let games = run_games(&api, &players, duration).await;
     let cpu_after = servers_cpu_ms();
+    let lags = match probes {
+        Some(probes) => Some(probes.await.unwrap()),
+        None => None,
+    };
     let health = run_health(&api, args.in_flight, duration).await;
     let reads = time_reads(&api, &players[0].0, args.heavy_player, args.read_repeats).await;
 
@@ -135,6 +163,16 @@ async fn main() {
         "actions_per_healthz": round(actions_per_s / health_per_s),
         "reads_ms": reads,
     });
+    if let Some(mut lags) = lags {
+        lags.sort();
+        report["deadlines_pending"] = json!(args.deadlines);
+        report["deadline_lag_ms"] = json!({
+            "n": lags.len(),
+            "p50": ms(&lags, 0.5),
+            "p99": ms(&lags, 0.99),
+            "max": ms(&lags, 1.0),
+        });
+    }
     if !args.pid.is_empty() {
         report["server_cpu_ms_per_game"] =
             json!(round((cpu_after - cpu_before) / games.games.max(1) as f64));
@@ -142,6 +180,71 @@ async fn main() {
         report["server_rss_mib"] = json!(round(rss as f64 / (1 << 20) as f64));
     }
     println!("{report}");
+}
+
+/// `count` rooms of the timed game, each with a deadline a day ahead.
+async fn pend_deadlines(api: &Arc<Api>, count: usize) {
+    let owner = api.player().await;
+    let made = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..64)
+        .map(|_| {
+            let (api, owner, made) = (api.clone(), owner.clone(), made.clone());
+            tokio::spawn(async move {
+                while made.fetch_add(1, Ordering::Relaxed) < count {
+                    let room = api
+                        .send("/rooms", &owner.token, json!({"game": TIMED_GAME}))
+                        .await
+                        .expect("a timed room");
+                    let id = room["id"].as_str().unwrap();
+                    let day = json!({"arm": 86_400_000});
+                    api.send(&format!("/rooms/{id}/moves"), &owner.token, day)
+                        .await
+                        .expect("a pending deadline");
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+}
+
+/// [`PROBES`] rooms, each setting a deadline 300–600 ms ahead and waiting for its `timeout`
+/// version on the room's stream, for `duration`: every lag from deadline to arrival.
+async fn probe_deadlines(api: &Arc<Api>, duration: Duration) -> Vec<Duration> {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..PROBES)
+        .map(|probe| {
+            let api = api.clone();
+            tokio::spawn(async move {
+                let owner = api.player().await;
+                let room = api
+                    .send("/rooms", &owner.token, json!({"game": TIMED_GAME}))
+                    .await
+                    .expect("a probe room");
+                let id = room["id"].as_str().unwrap().to_owned();
+                let mut lags = Vec::new();
+                let mut n = 0;
+                while started.elapsed() < duration {
+                    n += 1;
+                    let ahead = 300 + (probe * 37 + n * 53) % 300;
+                    let path = format!("/rooms/{id}/moves");
+                    let armed = api
+                        .send(&path, &owner.token, json!({"arm": ahead}))
+                        .await
+                        .expect("a deadline");
+                    let at = armed["triggerTimeoutAt"].as_str().expect("a deadline set");
+                    let at = chrono::DateTime::parse_from_rfc3339(at).unwrap();
+                    let version = armed["version"].as_i64().unwrap();
+                    api.await_timeout(&id, version).await;
+                    let lag = chrono::Utc::now().signed_duration_since(at);
+                    lags.push(lag.to_std().unwrap_or_default());
+                }
+                lags
+            })
+        })
+        .collect();
+    joined(tasks).await
 }
 
 struct Measured {
@@ -357,14 +460,18 @@ impl Api {
         }
     }
 
-    /// Publishes `examples/tictactoe.js` as [`HOSTED_GAME`], by a new author (or, if an
-    /// earlier run published it, plays that).
+    /// Publishes `examples/tictactoe.js` as [`HOSTED_GAME`].
     async fn upload_hosted_game(&self) {
-        let source = include_str!("tictactoe.js");
+        self.upload(HOSTED_GAME, include_str!("tictactoe.js")).await;
+    }
+
+    /// Publishes `source` as `game`, by a new author (or, if an earlier run published it,
+    /// plays that).
+    async fn upload(&self, game: &str, source: &'static str) {
         let author = self.player().await;
         let response = self
             .client
-            .put(format!("{}/games/{HOSTED_GAME}", self.base()))
+            .put(format!("{}/games/{game}", self.base()))
             .bearer_auth(&author.token)
             .header("content-type", "application/javascript")
             .body(source)
@@ -374,9 +481,23 @@ impl Api {
         let status = response.status();
         assert!(
             status.is_success() || status == reqwest::StatusCode::FORBIDDEN,
-            "uploading the hosted game: {status} {}",
+            "uploading {game}: {status} {}",
             response.text().await.unwrap_or_default()
         );
+    }
+
+    /// Reads the room's stream after `version` until a `timeout` version arrives.
+    async fn await_timeout(&self, room: &str, version: i64) {
+        let url = format!("{}/rooms/{room}/stream?after={version}", self.base());
+        let mut response = self.client.get(url).send().await.expect("a stream");
+        let mut seen = String::new();
+        while let Some(chunk) = response.chunk().await.expect("the stream goes on") {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains("\"kind\":\"timeout\"") {
+                return;
+            }
+        }
+        panic!("the stream of {room} ended before its timeout");
     }
 
     /// One whole game, each action's latency recorded; an error if it does not end with X

@@ -126,7 +126,12 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
         joinable: false,
         finished: false,
         state: Value::Null,
-        room_start_context: RoomStartContext { private: false },
+        room_start_context: RoomStartContext {
+            private: false,
+            clock: None,
+        },
+        trigger_timeout_at: None,
+        now: Default::default(),
     };
     let start = native.on_room_start(&room).unwrap().validate().unwrap();
     room.state = start.state.unwrap();

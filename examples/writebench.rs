@@ -169,6 +169,7 @@ async fn player(store: &Store, name: &str) -> PlayerRef {
 
 fn event(version: i64, kind: EventKind, player: &PlayerRef, room: &Room) -> RoomEvent {
     RoomEvent {
+        trigger_timeout_at: None,
         version,
         kind,
         player: Some(player.clone()),
@@ -199,6 +200,8 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> RoomComm
 /// A public room of two seats, its first player seated: two versions, one commit.
 async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str) -> Room {
     let room = Room {
+        trigger_timeout_at: None,
+        clock: None,
         id: id.to_owned(),
         game: game.into(),
         game_version: None,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::game::{BoardGame, GameInfo, PlayerRef, RoomStartContext};
+use crate::game::{BoardGame, Clock, GameInfo, PlayerRef, RoomStartContext};
 
 /// A room: the BoardGame record of its game plus what the platform keeps around it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,6 +22,11 @@ pub struct Room {
     pub finished: bool,
     pub private: bool,
     pub state: Value,
+    /// When the game's `onTimeout` runs, if a hook set a deadline (RFC 3339, UTC).
+    pub trigger_timeout_at: Option<String>,
+    /// The clock the room was created with, if any; the same for its whole life.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -46,13 +51,15 @@ impl Room {
             finished: false,
             private,
             state: Value::Null,
+            trigger_timeout_at: None,
+            clock: None,
             created_at: now.clone(),
             updated_at: now,
         }
     }
 
-    /// The copy of the record a hook is shown.
-    pub fn board_game(&self) -> BoardGame {
+    /// The copy of the record a hook is shown, at `now`.
+    pub fn board_game(&self, now: chrono::DateTime<chrono::Utc>) -> BoardGame {
         BoardGame {
             room_id: self.id.clone(),
             players: self.players.clone(),
@@ -60,9 +67,12 @@ impl Room {
             joinable: self.joinable,
             finished: self.finished,
             state: self.state.clone(),
+            trigger_timeout_at: self.trigger_timeout_at.clone(),
             room_start_context: RoomStartContext {
                 private: self.private,
+                clock: self.clock,
             },
+            now,
         }
     }
 
@@ -82,6 +92,11 @@ pub enum EventKind {
     Join,
     Quit,
     Move,
+    /// The room's deadline passed: `onTimeout` ran.
+    Timeout,
+    /// The room's deadline passed and `onTimeout` failed: the deadline was cleared and
+    /// nothing else changed.
+    TimeoutFault,
 }
 
 impl EventKind {
@@ -92,6 +107,8 @@ impl EventKind {
             EventKind::Join => "join",
             EventKind::Quit => "quit",
             EventKind::Move => "move",
+            EventKind::Timeout => "timeout",
+            EventKind::TimeoutFault => "timeout_fault",
         }
     }
 
@@ -102,6 +119,8 @@ impl EventKind {
             Self::Join,
             Self::Quit,
             Self::Move,
+            Self::Timeout,
+            Self::TimeoutFault,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == s)
@@ -122,6 +141,7 @@ pub struct RoomEvent {
     pub finished: bool,
     /// Who was seated at this version, in seat order.
     pub players: Vec<PlayerRef>,
+    pub trigger_timeout_at: Option<String>,
     pub created_at: String,
 }
 
@@ -141,6 +161,8 @@ pub struct NewGameVersion {
     pub frontend: Option<String>,
     /// An example move, as JSON text, if the author gave one.
     pub move_example: Option<String>,
+    /// Whether the source exports `onTimeout`.
+    pub on_timeout: bool,
     pub created_at: String,
 }
 
@@ -158,6 +180,8 @@ pub struct GameVersionRecord {
     /// Whether this version ships its own page.
     pub has_frontend: bool,
     pub move_example: Option<Value>,
+    /// Whether the source exports `onTimeout`.
+    pub on_timeout: bool,
     pub owner: PlayerRef,
     /// When this version was published.
     pub published_at: String,
@@ -181,14 +205,17 @@ pub struct GameListing {
     pub has_frontend: bool,
     /// A move as the game expects it, when the game gives one.
     pub move_example: Option<Value>,
+    /// Whether the game has an `onTimeout` hook, so that its rooms may have a clock.
+    pub on_timeout: bool,
 }
 
 impl GameListing {
-    pub fn builtin(info: GameInfo, move_example: Option<Value>) -> Self {
+    pub fn builtin(info: GameInfo, move_example: Option<Value>, on_timeout: bool) -> Self {
         Self {
             info,
             has_frontend: false,
             move_example,
+            on_timeout,
             builtin: true,
             owner: None,
             version: None,
@@ -223,6 +250,7 @@ impl GameVersionRecord {
             published_at: Some(self.published_at.clone()),
             has_frontend: self.has_frontend,
             move_example: self.move_example.clone(),
+            on_timeout: self.on_timeout,
         }
     }
 }

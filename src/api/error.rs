@@ -109,6 +109,7 @@ impl ApiError {
                 EngineError::AlreadyAPlayer => (S::CONFLICT, "already_a_player"),
                 EngineError::RoomFull(_) => (S::CONFLICT, "room_full"),
                 EngineError::BotsUnsupported(_) => (S::UNPROCESSABLE_ENTITY, "bots_unsupported"),
+                EngineError::ClockUnsupported(_) => (S::UNPROCESSABLE_ENTITY, "clock_unsupported"),
                 EngineError::VersionMismatch { .. } => (S::PRECONDITION_FAILED, "version_mismatch"),
                 EngineError::VersionNotYetCommitted { .. } => (S::CONFLICT, "unknown_version"),
                 EngineError::GameRefused(_) => (S::UNPROCESSABLE_ENTITY, "game_refused"),

@@ -8,7 +8,7 @@ use super::extract::{etag, not_modified, parse_query, Actor, AnyJson, IfMatch, J
 use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::engine::{BotSeat, EngineError, Placement, RoomOptions};
-use crate::game::BotLevel;
+use crate::game::{BotLevel, Clock};
 use crate::model::{Room, RoomEvent};
 use crate::store::RoomQuery;
 
@@ -64,6 +64,21 @@ struct NewRoom {
     private: bool,
     bot: Option<BotLevel>,
     bot_plays_first: Option<bool>,
+    clock: Option<Clock>,
+}
+
+/// `clock`, if given, within its bounds.
+fn checked_clock(clock: Option<Clock>) -> Result<Option<Clock>, ApiError> {
+    match clock {
+        Some(clock) if !(1..=Clock::MAX_MOVE_SECONDS).contains(&clock.move_seconds) => {
+            Err(ApiError::InvalidBody(format!(
+                "clock.moveSeconds must be between 1 and {}; got {}",
+                Clock::MAX_MOVE_SECONDS,
+                clock.move_seconds
+            )))
+        }
+        other => Ok(other),
+    }
 }
 
 /// Creates a room of a game with the caller as its first player, and a bot if asked for.
@@ -87,6 +102,7 @@ async fn create(
     let options = RoomOptions {
         private: body.private,
         bot,
+        clock: checked_clock(body.clock)?,
     };
     let room = context
         .engine
@@ -99,6 +115,7 @@ async fn create(
 #[serde(deny_unknown_fields)]
 struct QuickPlay {
     game: String,
+    clock: Option<Clock>,
 }
 
 /// Joins the oldest open public room of the game (200), or opens one (201).
@@ -107,7 +124,8 @@ async fn quickplay(
     Actor(player): Actor,
     Json(body): Json<QuickPlay>,
 ) -> Result<HttpResponse, ApiError> {
-    let (room, placement) = context.engine.quickplay(&player, &body.game).await?;
+    let clock = checked_clock(body.clock)?;
+    let (room, placement) = context.engine.quickplay(&player, &body.game, clock).await?;
     Ok(match placement {
         Placement::Joined => room_response(StatusCode::OK, &room),
         Placement::Created => created_response(&room),

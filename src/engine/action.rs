@@ -20,6 +20,10 @@ pub enum Action {
     Move(PlayerRef, Value),
     /// Play again in a finished room: `onRoomStart`, then the player and any seated bots join.
     Reset(PlayerRef),
+    /// The room's deadline has passed: `onTimeout`.
+    Timeout,
+    /// The room's deadline passed and `onTimeout` failed: the deadline is cleared.
+    ClearFailedTimeout,
 }
 
 impl Action {
@@ -49,7 +53,7 @@ impl Action {
                 step.require_player(&player.id)?;
                 step.remove_player(&player.id);
                 if step.room.finished {
-                    step.record(EventKind::Quit, player, None);
+                    step.record(EventKind::Quit, Some(player), None);
                     Ok(())
                 } else {
                     step.run_hook(EventKind::Quit, player, None)
@@ -81,6 +85,21 @@ impl Action {
                     step.run_hook(EventKind::Join, seat, None)?;
                 }
                 Ok(())
+            }
+            Action::Timeout | Action::ClearFailedTimeout => {
+                // Not this version's deadline to fire (another server's clock ran ahead).
+                if !step.deadline_passed() {
+                    return Err(EngineError::VersionMismatch {
+                        current: step.room.version,
+                    });
+                }
+                match self {
+                    Action::Timeout => step.run_timeout(),
+                    _ => {
+                        step.clear_failed_timeout();
+                        Ok(())
+                    }
+                }
             }
         }
     }

@@ -74,7 +74,7 @@ impl Engine {
             let Ok(game) = self.game_of(&room).await else {
                 return Ok(room);
             };
-            let board = room.board_game();
+            let board = room.board_game(chrono::Utc::now());
             let seed = self.bots.seed_for(&room);
             // Searching can take a while on big boards: keep it off the async workers.
             let decision = tokio::task::spawn_blocking(move || {

@@ -195,11 +195,11 @@ impl Engine {
                  got {min_players} and {max_players}"
             )));
         }
-        let (source, format, sha256) = match (upload.source, &previous) {
+        let (source, (format, on_timeout), sha256) = match (upload.source, &previous) {
             (Some(source), _) => {
-                let format = self.check_source(&source).await?;
+                let checked = self.check_source(&source).await?;
                 let sha256 = hex(&Sha256::digest(source.as_bytes()));
-                (source, format, sha256)
+                (source, checked, sha256)
             }
             // The hooks stay as they were: only the page or the settings change.
             (None, Some(previous)) => {
@@ -208,7 +208,8 @@ impl Engine {
                     .game_source(id, previous.version)
                     .await?
                     .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
-                (source, previous.format.clone(), previous.sha256.clone())
+                let checked = (previous.format.clone(), previous.on_timeout);
+                (source, checked, previous.sha256.clone())
             }
             (None, None) => {
                 return Err(EngineError::InvalidGameSettings(
@@ -246,6 +247,7 @@ impl Engine {
             source,
             frontend,
             move_example,
+            on_timeout,
             created_at: now(),
         };
         match self.store.publish_game_version(&new).await {
@@ -265,15 +267,15 @@ impl Engine {
     }
 
     /// Checks hooks in the sandbox: they must compile, evaluate within the hook limits and
-    /// export the four hooks. Returns the module format.
-    async fn check_source(&self, source: &str) -> Result<String, EngineError> {
+    /// export the four hooks. Returns the module format and whether it exports `onTimeout`.
+    async fn check_source(&self, source: &str) -> Result<(String, bool), EngineError> {
         let pool = self.sandbox.clone();
         let source = source.to_owned();
         let checked = tokio::task::spawn_blocking(move || pool.check(&source))
             .await
             .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
         match checked {
-            Ok(checked) => Ok(checked.format.as_str().to_owned()),
+            Ok(checked) => Ok((checked.format.as_str().to_owned(), checked.on_timeout)),
             Err(CheckError::Invalid { message, line }) => {
                 Err(EngineError::InvalidGameCode { message, line })
             }
@@ -341,6 +343,7 @@ impl Engine {
             version,
             source.into(),
             self.sandbox.clone(),
+            record.on_timeout,
         ));
         self.hosted.insert((id.to_owned(), version), game.clone());
         Ok(game)
@@ -348,7 +351,7 @@ impl Engine {
 }
 
 fn builtin_listing(game: &dyn Game) -> GameListing {
-    GameListing::builtin(game.info(), game.move_example())
+    GameListing::builtin(game.info(), game.move_example(), game.handles_timeouts())
 }
 
 fn pool_unavailable(err: PoolError) -> EngineError {

@@ -36,6 +36,8 @@ pub enum EngineError {
     RoomNotFinished,
     #[error("the game `{0}` has no computer opponents")]
     BotsUnsupported(String),
+    #[error("the game `{0}` has no `onTimeout` hook, so its rooms cannot have a clock")]
+    ClockUnsupported(String),
     #[error("the room is at version {current}, not the version you pinned")]
     VersionMismatch { current: i64 },
     #[error("the room is only at version {current}; resume after a version it has")]
@@ -74,6 +76,19 @@ impl EngineError {
                 | EngineError::RoomNotFinished
                 | EngineError::GameRefused(_)
                 | EngineError::VersionMismatch { .. }
+        )
+    }
+
+    /// Whether a hook failed through the game's own code, or (`onTimeout` has no player to
+    /// refuse) refused: running it again on the same room would do the same.
+    pub fn is_game_fault(&self) -> bool {
+        matches!(
+            self,
+            EngineError::GameRefused(_)
+                | EngineError::InvalidPatch { .. }
+                | EngineError::HookCrashed { .. }
+                | EngineError::HookTimeout { .. }
+                | EngineError::HookOutOfMemory { .. }
         )
     }
 

@@ -8,6 +8,7 @@ mod action;
 mod bots;
 mod bounded_cache;
 mod catalog;
+mod deadlines;
 mod error;
 mod follow;
 mod hook_runner;
@@ -28,6 +29,7 @@ use action::Action;
 use bots::BotRoster;
 pub use catalog::{Carry, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES};
 use catalog::{HostedCache, CACHED_VERSIONS};
+use deadlines::Alarm;
 pub use error::EngineError;
 use hook_runner::run_hooks;
 pub use precondition::Precondition;
@@ -36,7 +38,7 @@ use room_locks::RoomLocks;
 use transition::Transition;
 
 use crate::domain::ids::new_id;
-use crate::game::{BotLevel, GameRegistry, PlayerRef};
+use crate::game::{BotLevel, Clock, GameRegistry, PlayerRef};
 use crate::live::{Hub, LobbyFeed, RoomFeed, RoomHeader};
 use crate::metrics::Exposition;
 use crate::model::{now, EventKind, Room, RoomEvent};
@@ -68,6 +70,8 @@ pub struct BotSeat {
 pub struct RoomOptions {
     pub private: bool,
     pub bot: Option<BotSeat>,
+    /// How long the player to move has, for games that time their players.
+    pub clock: Option<Clock>,
 }
 
 /// How quick play placed the caller.
@@ -88,6 +92,7 @@ pub struct Engine {
     hub: Arc<Hub>,
     rooms: Arc<RoomCache>,
     accounts: Arc<AccountCache>,
+    alarm: Arc<Alarm>,
 }
 
 impl Engine {
@@ -111,7 +116,9 @@ impl Engine {
             hub: Arc::default(),
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
             accounts: Arc::new(AccountCache::new(CACHED_ACCOUNTS)),
+            alarm: Arc::default(),
         };
+        tokio::spawn(deadlines::run(engine.clone()));
         if let Some(changes) = engine.store.changes().await? {
             tokio::spawn(follow::follow(
                 changes,
@@ -269,6 +276,9 @@ impl Engine {
             }
         };
         self.rooms.remember(epoch, &commit.room);
+        if let Some(at) = &commit.room.trigger_timeout_at {
+            self.alarm.armed(at);
+        }
         self.hub
             .publish(&commit.room, &commit.events, commit.lobby_change);
         Ok(commit.room)
@@ -287,18 +297,27 @@ impl Engine {
         self.let_bots_play(room).await
     }
 
-    /// Joins the oldest open public room of `game_id` the caller is not already in, or creates
-    /// one. Two callers at once end up in the same room: a room is only created if, at the
-    /// moment of writing, there is still no open room to join.
+    /// Joins the oldest open public room of `game_id` with the same clock the caller is not
+    /// already in, or creates one. Two callers at once end up in the same room: a room is only
+    /// created if, at the moment of writing, there is still no open room to join.
     #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
     pub async fn quickplay(
         &self,
         player: &PlayerRef,
         game_id: &str,
+        clock: Option<Clock>,
     ) -> Result<(Room, Placement), EngineError> {
         self.require_game(game_id).await?;
+        let options = RoomOptions {
+            clock,
+            ..RoomOptions::default()
+        };
         for _ in 0..MAX_ATTEMPTS {
-            match self.store.oldest_open_room(game_id, &player.id).await? {
+            match self
+                .store
+                .oldest_open_room(game_id, &player.id, clock)
+                .await?
+            {
                 Some(room_id) => match self.join(&room_id, player, Precondition::Any).await {
                     Ok(room) => return Ok((room, Placement::Joined)),
                     // Filled or closed since it was found: look again.
@@ -310,10 +329,7 @@ impl Engine {
                     ) => continue,
                     Err(other) => return Err(other),
                 },
-                None => match self
-                    .insert_room(player, game_id, RoomOptions::default(), true)
-                    .await
-                {
+                None => match self.insert_room(player, game_id, options, true).await {
                     Ok(room) => return Ok((room, Placement::Created)),
                     // Someone opened a room meanwhile: join it instead.
                     Err(EngineError::Store(StoreError::Conflict)) => continue,
@@ -332,6 +348,9 @@ impl Engine {
         only_if_none_open: bool,
     ) -> Result<Room, EngineError> {
         let (game, game_version) = self.game_for_new_room(game_id).await?;
+        if options.clock.is_some() && !game.handles_timeouts() {
+            return Err(EngineError::ClockUnsupported(game_id.to_owned()));
+        }
         let mut seats = vec![creator.clone()];
         if let Some(seat) = options.bot {
             if !game.info().bots {
@@ -348,13 +367,16 @@ impl Engine {
         // Nobody else can know the id yet, but its first versions must be published before
         // anything done to the room once it is found.
         let _turn = self.locks.lock(&room_id).await;
-        let room = Room::blank(
-            room_id.clone(),
-            game_id.to_owned(),
-            game_version,
-            options.private,
-            now(),
-        );
+        let room = Room {
+            clock: options.clock,
+            ..Room::blank(
+                room_id.clone(),
+                game_id.to_owned(),
+                game_version,
+                options.private,
+                now(),
+            )
+        };
         let starter = creator.clone();
         let step = run_hooks(game, move |game| {
             let mut step = Transition::new(game, room, None);

@@ -122,6 +122,8 @@ mod tests {
 
     fn room(version: i64) -> Room {
         Room {
+            trigger_timeout_at: None,
+            clock: None,
             id: "r".into(),
             game: "tictactoe".into(),
             game_version: None,

@@ -8,8 +8,10 @@ use std::sync::{Arc, Once};
 use serde_json::Value;
 
 use super::EngineError;
-use crate::game::{Game, HookError, HookResult, PlayerRef};
-use crate::model::{now, EventKind, Room, RoomEvent};
+use chrono::{DateTime, Utc};
+
+use crate::game::{deadline_text, Game, HookError, HookResult, PatchError, PlayerRef};
+use crate::model::{EventKind, Room, RoomEvent};
 use crate::store::RoomCommit;
 
 pub struct Transition {
@@ -20,8 +22,13 @@ pub struct Transition {
     members_changed: bool,
     /// What the lobby shows of the room as it was read (`None` for a new room).
     lobby_before: Option<LobbyView>,
-    now: String,
+    now: DateTime<Utc>,
+    now_text: String,
 }
+
+/// The soonest a timeout may set the next one after itself: a game that re-arms at "now" on
+/// every timeout gets one `timeout` version per room per second, not a spin.
+const TIMEOUT_SPACING: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
 
 /// The part of a room a lobby list shows: whether it is open, over, and how full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +58,15 @@ impl Transition {
             expected_version,
             events: Vec::new(),
             members_changed: expected_version.is_none(),
-            now: now(),
+            now: Utc::now(),
+            now_text: String::new(),
         }
+        .with_now_text()
+    }
+
+    fn with_now_text(mut self) -> Self {
+        self.now_text = deadline_text(self.now);
+        self
     }
 
     /// The game whose hooks this step runs.
@@ -92,6 +106,7 @@ impl Transition {
         self.room.state = Value::Null;
         self.room.joinable = true;
         self.room.finished = false;
+        self.room.trigger_timeout_at = None;
         self.members_changed = true;
     }
 
@@ -109,17 +124,50 @@ impl Transition {
         player: &PlayerRef,
         mv: Option<&Value>,
     ) -> Result<(), EngineError> {
-        let board = self.room.board_game();
+        self.run(kind, Some(player), mv)
+    }
+
+    /// Whether the room's deadline has passed.
+    pub fn deadline_passed(&self) -> bool {
+        self.room
+            .trigger_timeout_at
+            .as_ref()
+            .is_some_and(|at| *at <= self.now_text)
+    }
+
+    /// The deadline passed: it is used up, and `onTimeout` runs as a version of its own.
+    pub fn run_timeout(&mut self) -> Result<(), EngineError> {
+        self.room.trigger_timeout_at = None;
+        self.run(EventKind::Timeout, None, None)
+    }
+
+    /// The deadline passed and `onTimeout` failed: the deadline is cleared, in a version that
+    /// says so, so that a broken hook is not run again and again.
+    pub fn clear_failed_timeout(&mut self) {
+        self.room.trigger_timeout_at = None;
+        self.record(EventKind::TimeoutFault, None, None);
+    }
+
+    fn run(
+        &mut self,
+        kind: EventKind,
+        player: Option<&PlayerRef>,
+        mv: Option<&Value>,
+    ) -> Result<(), EngineError> {
+        let board = self.room.board_game(self.now);
         let game = self.game.as_ref();
         let hook = hook_name(kind);
         quiet_hook_panics();
         IN_HOOK.set(true);
         let outcome = catch_unwind(AssertUnwindSafe(|| -> HookResult {
-            match kind {
-                EventKind::RoomStart | EventKind::Reset => game.on_room_start(&board),
-                EventKind::Join => game.on_player_join(player, &board),
-                EventKind::Quit => game.on_player_quit(player, &board),
-                EventKind::Move => game.on_player_move(player, mv.unwrap_or(&Value::Null), &board),
+            match (kind, player) {
+                (EventKind::RoomStart | EventKind::Reset, Some(_)) => game.on_room_start(&board),
+                (EventKind::Join, Some(player)) => game.on_player_join(player, &board),
+                (EventKind::Quit, Some(player)) => game.on_player_quit(player, &board),
+                (EventKind::Move, Some(player)) => {
+                    game.on_player_move(player, mv.unwrap_or(&Value::Null), &board)
+                }
+                _ => game.on_timeout(&board),
             }
         }));
         IN_HOOK.set(false);
@@ -137,9 +185,8 @@ impl Transition {
                 return Err(EngineError::from_hook_fault(hook, fault));
             }
         };
-        let patch = patch
-            .validate()
-            .map_err(|error| EngineError::InvalidPatch { hook, error })?;
+        let invalid = |error| EngineError::InvalidPatch { hook, error };
+        let patch = patch.validate().map_err(invalid)?;
         if let Some(state) = patch.state {
             self.room.state = state;
         }
@@ -149,27 +196,41 @@ impl Transition {
         if let Some(finished) = patch.finished {
             self.room.finished = finished;
         }
+        if let Some(deadline) = patch.trigger_timeout_at {
+            if deadline.is_some() && !game.handles_timeouts() {
+                return Err(invalid(PatchError::NoTimeoutHook));
+            }
+            self.room.trigger_timeout_at = match deadline {
+                Some(at) if kind == EventKind::Timeout => {
+                    Some(at.max(deadline_text(self.now + TIMEOUT_SPACING)))
+                }
+                other => other,
+            };
+        }
         self.record(kind, player, mv);
         Ok(())
     }
 
-    /// Adds a version for a change the platform made without a hook.
-    pub fn record(&mut self, kind: EventKind, player: &PlayerRef, mv: Option<&Value>) {
+    /// Adds a version for a change the platform made without a hook. A finished room is
+    /// neither open nor timed.
+    pub fn record(&mut self, kind: EventKind, player: Option<&PlayerRef>, mv: Option<&Value>) {
         if self.room.finished {
             self.room.joinable = false;
+            self.room.trigger_timeout_at = None;
         }
         self.room.version += 1;
-        self.room.updated_at = self.now.clone();
+        self.room.updated_at = self.now_text.clone();
         self.events.push(RoomEvent {
             version: self.room.version,
             kind,
-            player: Some(player.clone()),
+            player: player.cloned(),
             mv: mv.cloned(),
             state: self.room.state.clone(),
             joinable: self.room.joinable,
             finished: self.room.finished,
             players: self.room.players.clone(),
-            created_at: self.now.clone(),
+            trigger_timeout_at: self.room.trigger_timeout_at.clone(),
+            created_at: self.now_text.clone(),
         });
     }
 
@@ -229,6 +290,7 @@ fn hook_name(kind: EventKind) -> &'static str {
         EventKind::Join => "onPlayerJoin",
         EventKind::Quit => "onPlayerQuit",
         EventKind::Move => "onPlayerMove",
+        EventKind::Timeout | EventKind::TimeoutFault => "onTimeout",
     }
 }
 

@@ -5,7 +5,7 @@
 mod patch;
 mod registry;
 
-pub use patch::{Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
+pub use patch::{deadline_text, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
 pub use registry::GameRegistry;
 
 use std::borrow::Cow;
@@ -20,10 +20,25 @@ pub struct PlayerRef {
     pub username: String,
 }
 
-/// What `onRoomStart` is told about the room being created.
+/// What `onRoomStart` is told about the room being created (and every other hook too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoomStartContext {
     pub private: bool,
+    /// The clock the room was created with, for a game that times its players.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
+}
+
+/// A room's clock: how long the player to move has, as games that time their players read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Clock {
+    pub move_seconds: u32,
+}
+
+impl Clock {
+    /// The longest a move may be given: one day.
+    pub const MAX_MOVE_SECONDS: u32 = 86_400;
 }
 
 /// The persisted record a hook sees: a copy, so a hook cannot change the stored room.
@@ -38,7 +53,13 @@ pub struct BoardGame {
     pub joinable: bool,
     pub finished: bool,
     pub state: Value,
+    /// When `onTimeout` runs next (RFC 3339, UTC), if a hook set it.
+    pub trigger_timeout_at: Option<String>,
     pub room_start_context: RoomStartContext,
+    /// The time of the action the hook runs for, for native games that set deadlines (a
+    /// hosted game reads its own clock); not part of what a hook is shown.
+    #[serde(skip)]
+    pub now: chrono::DateTime<chrono::Utc>,
 }
 
 /// What the lobby shows about a game. Built-in games describe themselves with constants;
@@ -145,6 +166,18 @@ pub trait Game: Send + Sync {
 
     /// Runs when a current player of an unfinished room sends `mv`, any JSON value.
     fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult;
+
+    /// Runs once when the room's `triggerTimeoutAt` has passed and nothing changed the room
+    /// since that version. The deadline is used up: the patch may set a new one.
+    fn on_timeout(&self, game: &BoardGame) -> HookResult {
+        let _ = game;
+        Ok(Patch::empty())
+    }
+
+    /// Whether the game has an `onTimeout` (a patch that sets a deadline is refused otherwise).
+    fn handles_timeouts(&self) -> bool {
+        false
+    }
 
     /// A move as the game expects it, for generic clients to suggest (a move box's
     /// placeholder); `None` when the game gives none.

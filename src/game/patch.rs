@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 /// history, so a game that grows its state without bound is stopped here, by name.
 pub const MAX_STATE_BYTES: usize = 1 << 20;
 
-/// What a hook returns: an object that may hold `state`, `joinable` and `finished`.
+/// What a hook returns: an object that may hold `state`, `joinable`, `finished` and
+/// `triggerTimeoutAt`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Patch(Map<String, Value>);
 
@@ -40,7 +41,13 @@ impl Patch {
         self
     }
 
-    /// Checks the patch against the contract: only the three known keys, each of its type.
+    pub fn trigger_timeout_at(mut self, at: Option<chrono::DateTime<chrono::Utc>>) -> Self {
+        let at = at.map_or(Value::Null, |at| Value::String(deadline_text(at)));
+        self.0.insert("triggerTimeoutAt".into(), at);
+        self
+    }
+
+    /// Checks the patch against the contract: only the four known keys, each of its type.
     pub fn validate(self) -> Result<ValidPatch, PatchError> {
         let mut valid = ValidPatch::default();
         for (key, value) in self.0 {
@@ -54,11 +61,36 @@ impl Patch {
                 }
                 "joinable" => valid.joinable = Some(as_bool(&key, value)?),
                 "finished" => valid.finished = Some(as_bool(&key, value)?),
+                "triggerTimeoutAt" => valid.trigger_timeout_at = Some(as_deadline(value)?),
                 _ => return Err(PatchError::UnknownKey(key)),
             }
         }
         Ok(valid)
     }
+}
+
+/// A deadline as rooms store it: RFC 3339 in UTC to the millisecond, a fixed width, so that
+/// the database orders deadlines as text.
+pub fn deadline_text(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// `triggerTimeoutAt`: an RFC 3339 time (any offset, stored in UTC) or `null`. Years before
+/// 1970 or after 9999 are refused, which keeps the stored text one width.
+fn as_deadline(value: Value) -> Result<Option<String>, PatchError> {
+    let text = match value {
+        Value::Null => return Ok(None),
+        Value::String(text) => text,
+        other => return Err(PatchError::NotATime(json_type(&other).to_owned())),
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(&text)
+        .map_err(|_| PatchError::NotATime(format!("the string `{text}`")))?
+        .with_timezone(&chrono::Utc);
+    use chrono::Datelike;
+    if !(1970..=9999).contains(&at.year()) {
+        return Err(PatchError::NotATime(format!("the string `{text}`")));
+    }
+    Ok(Some(deadline_text(at)))
 }
 
 fn as_bool(key: &str, value: Value) -> Result<bool, PatchError> {
@@ -102,14 +134,29 @@ pub struct ValidPatch {
     pub state: Option<Value>,
     pub joinable: Option<bool>,
     pub finished: Option<bool>,
+    /// `Some(None)` clears the deadline; `None` leaves it as it was.
+    pub trigger_timeout_at: Option<Option<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
     #[error("a patch must be a JSON object, the hook returned {0}")]
     NotAnObject(&'static str),
-    #[error("a patch may only hold `state`, `joinable` and `finished`; the hook returned `{0}`")]
+    #[error(
+        "a patch may only hold `state`, `joinable`, `finished` and `triggerTimeoutAt`; the hook \
+         returned `{0}`"
+    )]
     UnknownKey(String),
+    #[error(
+        "`triggerTimeoutAt` in a patch must be an RFC 3339 time between the years 1970 and \
+         9999, or null; the hook returned {0}"
+    )]
+    NotATime(String),
+    #[error(
+        "the patch sets `triggerTimeoutAt`, but the game has no `onTimeout` hook to run when \
+         it passes"
+    )]
+    NoTimeoutHook,
     #[error("`{key}` in a patch must be a boolean, the hook returned {found}")]
     NotABool { key: String, found: &'static str },
     #[error(
@@ -176,6 +223,30 @@ mod tests {
         );
         let fits = json!({"s": "x".repeat(MAX_STATE_BYTES - 8)});
         assert!(Patch::empty().state(fits).validate().is_ok());
+    }
+
+    #[test]
+    fn deadlines_are_stored_in_utc_to_the_millisecond_or_refused() {
+        let valid = Patch::from_json(json!({"triggerTimeoutAt": "2026-11-22T12:00:00+02:00"}))
+            .unwrap()
+            .validate()
+            .unwrap();
+        assert_eq!(
+            valid.trigger_timeout_at,
+            Some(Some("2026-11-22T10:00:00.000Z".to_owned()))
+        );
+        let cleared = Patch::from_json(json!({"triggerTimeoutAt": null}))
+            .unwrap()
+            .validate()
+            .unwrap();
+        assert_eq!(cleared.trigger_timeout_at, Some(None));
+        for bad in [json!(5), json!("tomorrow"), json!("0200-01-01T00:00:00Z")] {
+            let err = Patch::from_json(json!({"triggerTimeoutAt": bad}))
+                .unwrap()
+                .validate()
+                .unwrap_err();
+            assert!(matches!(err, PatchError::NotATime(_)), "{err}");
+        }
     }
 
     #[test]

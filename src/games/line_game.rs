@@ -1,6 +1,6 @@
 //! Rules shared by every "three in a line" game: two seats (X is `players[0]`), alternating
 //! turns, a win when a move completes a line, a draw when the board fills up, and a forfeit
-//! when a player quits mid-game. A [`Geometry`] supplies the board: its cells, its lines, how
+//! when a player quits mid-game or, in a room with a clock, runs out of time to move. A [`Geometry`] supplies the board: its cells, its lines, how
 //! moves are written and how the board looks in JSON.
 
 use std::marker::PhantomData;
@@ -172,6 +172,9 @@ struct StateJson {
     winner: Option<PlayerRef>,
     winning_line: Option<Value>,
     move_count: usize,
+    /// How a game that did not end on the board ended: `"timeout"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ended_by: Option<String>,
 }
 
 /// A decoded room state.
@@ -181,6 +184,7 @@ pub struct TurnState<G: Geometry> {
     pub plr_to_move_index: usize,
     winner: Option<PlayerRef>,
     winning_line: Option<Value>,
+    ended_by: Option<String>,
 }
 
 impl<G: Geometry> TurnState<G> {
@@ -191,6 +195,7 @@ impl<G: Geometry> TurnState<G> {
             plr_to_move_index: 0,
             winner: None,
             winning_line: None,
+            ended_by: None,
         }
     }
 
@@ -209,6 +214,7 @@ impl<G: Geometry> TurnState<G> {
             plr_to_move_index: json.plr_to_move_index,
             winner: json.winner,
             winning_line: json.winning_line,
+            ended_by: json.ended_by,
         })
     }
 
@@ -220,6 +226,7 @@ impl<G: Geometry> TurnState<G> {
             winner: self.winner.clone(),
             winning_line: self.winning_line.clone(),
             move_count: self.position.move_count,
+            ended_by: self.ended_by.clone(),
         })
         .expect("a game state always serialises")
     }
@@ -263,7 +270,10 @@ impl<G: Geometry> Game for LineGame<G> {
         }
         turn.status = Status::InGame;
         turn.plr_to_move_index = 0;
-        Ok(Patch::empty().state(turn.encode()).joinable(false))
+        Ok(with_clock(
+            Patch::empty().state(turn.encode()).joinable(false),
+            game,
+        ))
     }
 
     fn on_player_quit(&self, _player: &PlayerRef, game: &BoardGame) -> HookResult {
@@ -330,9 +340,28 @@ impl<G: Geometry> Game for LineGame<G> {
             }
             Outcome::Ongoing => {
                 turn.plr_to_move_index = (seat + 1) % SEATS;
-                Ok(Patch::empty().state(turn.encode()))
+                Ok(with_clock(Patch::empty().state(turn.encode()), game))
             }
         }
+    }
+
+    /// The player to move ran out of time: the other player wins.
+    fn on_timeout(&self, game: &BoardGame) -> HookResult {
+        let mut turn = TurnState::<G>::decode(&game.state)?;
+        if turn.status != Status::InGame {
+            return Ok(Patch::empty());
+        }
+        turn.status = Status::EndGame;
+        turn.winner = game
+            .players
+            .get((turn.plr_to_move_index + 1) % SEATS)
+            .cloned();
+        turn.ended_by = Some("timeout".to_owned());
+        Ok(Patch::empty().state(turn.encode()).finished(true))
+    }
+
+    fn handles_timeouts(&self) -> bool {
+        true
     }
 
     fn bot_move(
@@ -355,6 +384,17 @@ impl<G: Geometry> LineGame<G> {
             return None;
         }
         line_bots::choose(level, &turn.position, &mut StdRng::seed_from_u64(seed))
+    }
+}
+
+/// In a room with a clock, the player to move now has `moveSeconds` from now.
+fn with_clock(patch: Patch, game: &BoardGame) -> Patch {
+    match game.room_start_context.clock {
+        Some(clock) => {
+            let seconds = chrono::TimeDelta::seconds(i64::from(clock.move_seconds));
+            patch.trigger_timeout_at(Some(game.now + seconds))
+        }
+        None => patch,
     }
 }
 

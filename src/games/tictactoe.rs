@@ -117,7 +117,12 @@ mod tests {
             joinable: true,
             finished: false,
             state: Value::Null,
-            room_start_context: RoomStartContext { private },
+            room_start_context: RoomStartContext {
+                private,
+                clock: None,
+            },
+            trigger_timeout_at: None,
+            now: Default::default(),
         }
     }
 
@@ -136,7 +141,12 @@ mod tests {
             joinable: true,
             finished: false,
             state: start.state.unwrap(),
-            room_start_context: RoomStartContext { private: false },
+            room_start_context: RoomStartContext {
+                private: false,
+                clock: None,
+            },
+            trigger_timeout_at: None,
+            now: Default::default(),
         };
         let join = game
             .on_player_join(&player(1), &room)
@@ -185,7 +195,12 @@ mod tests {
             joinable: true,
             finished: false,
             state,
-            room_start_context: RoomStartContext { private: true },
+            room_start_context: RoomStartContext {
+                private: true,
+                clock: None,
+            },
+            trigger_timeout_at: None,
+            now: Default::default(),
         };
         let join = game
             .on_player_join(&player(0), &room)

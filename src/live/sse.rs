@@ -92,6 +92,7 @@ mod tests {
             username: "alice".into(),
         };
         let event = RoomEvent {
+            trigger_timeout_at: None,
             version: 7,
             kind: EventKind::Move,
             player: Some(alice.clone()),

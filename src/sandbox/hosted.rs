@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLine, Outcome};
+use super::quickjs::ON_TIMEOUT;
 use crate::game::{BoardGame, Game, GameError, GameInfo, HookError, HookResult, Patch, PlayerRef};
 
 pub struct HostedGame {
@@ -16,16 +17,25 @@ pub struct HostedGame {
     key: String,
     source: Arc<str>,
     pool: SandboxPool,
+    /// Whether the source exports `onTimeout` (checked when it was published).
+    on_timeout: bool,
 }
 
 impl HostedGame {
-    pub fn new(info: GameInfo, version: i64, source: Arc<str>, pool: SandboxPool) -> Self {
+    pub fn new(
+        info: GameInfo,
+        version: i64,
+        source: Arc<str>,
+        pool: SandboxPool,
+        on_timeout: bool,
+    ) -> Self {
         Self {
             key: format!("{}@{version}", info.id),
             info,
             version,
             source,
             pool,
+            on_timeout,
         }
     }
 
@@ -113,5 +123,13 @@ impl Game for HostedGame {
 
     fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult {
         self.call("onPlayerMove", arguments(&(player, mv, game)), game)
+    }
+
+    fn on_timeout(&self, game: &BoardGame) -> HookResult {
+        self.call(ON_TIMEOUT, arguments(&(game,)), game)
+    }
+
+    fn handles_timeouts(&self) -> bool {
+        self.on_timeout
     }
 }

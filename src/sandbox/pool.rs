@@ -35,6 +35,8 @@ pub enum PoolError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Checked {
     pub format: Format,
+    /// Whether the game exports `onTimeout`.
+    pub on_timeout: bool,
 }
 
 /// Why a source did not pass the upload check.
@@ -92,7 +94,7 @@ impl SandboxPool {
         };
         let limit_ms = self.shared.limits.time.as_millis();
         match lease.exchange(&request, self.compile_deadline()) {
-            Ok(Response::Checked { format }) => Ok(Checked { format }),
+            Ok(Response::Checked { format, on_timeout }) => Ok(Checked { format, on_timeout }),
             Ok(Response::Invalid { message, line }) => Err(CheckError::Invalid { message, line }),
             Ok(other) => Err(CheckError::Pool(lease.broken(&other))),
             Err(PoolError::Timeout) => Err(CheckError::Invalid {

@@ -26,7 +26,8 @@ impl Format {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
-    /// Compile and evaluate a source under the hook limits; check it exports the four hooks.
+    /// Compile and evaluate a source under the hook limits; check it exports the four hooks
+    /// (and whether it exports `onTimeout`).
     Check { source: String },
     /// Compile a source and keep it under `key` for calls.
     Load { key: String, source: String },
@@ -43,6 +44,8 @@ pub enum Request {
 pub enum Response {
     Checked {
         format: Format,
+        /// Whether the module also exports `onTimeout`.
+        on_timeout: bool,
     },
     Invalid {
         message: String,

@@ -24,6 +24,9 @@ pub const HOOKS: [&str; 4] = [
     "onPlayerMove",
 ];
 
+/// The optional fifth hook, run when a room's `triggerTimeoutAt` passes.
+pub const ON_TIMEOUT: &str = "onTimeout";
+
 /// How deep a returned patch may nest (the platform's JSON readers stop at 128).
 const MAX_PATCH_DEPTH: usize = 100;
 
@@ -189,8 +192,8 @@ impl QuickJs {
     }
 
     /// Evaluates the module in a fresh realm, under the hook limits, and checks that it
-    /// exports the four hooks as functions.
-    pub fn check(&self, compiled: &Compiled) -> Result<(), CodeError> {
+    /// exports the four hooks as functions; whether it also exports `onTimeout`.
+    pub fn check(&self, compiled: &Compiled) -> Result<bool, CodeError> {
         let limit_ms = self.limits.time.as_millis();
         self.in_realm(|ctx, helpers| {
             let hooks = match self.instantiate(ctx, helpers, compiled) {
@@ -212,12 +215,10 @@ impl QuickJs {
                     })
                 }
             };
-            let missing: Vec<&str> = HOOKS
-                .into_iter()
-                .filter(|hook| !hooks.get::<_, Value>(*hook).is_ok_and(|v| v.is_function()))
-                .collect();
+            let exports = |hook: &str| hooks.get::<_, Value>(hook).is_ok_and(|v| v.is_function());
+            let missing: Vec<&str> = HOOKS.into_iter().filter(|hook| !exports(hook)).collect();
             if missing.is_empty() {
-                Ok(())
+                Ok(exports(ON_TIMEOUT))
             } else {
                 Err(CodeError::new(format!(
                     "the module must export the four hooks as functions; missing: {}",

@@ -103,9 +103,13 @@ fn serve(limits: Limits) -> Result<(), String> {
 fn handle(js: &QuickJs, games: &mut GameCache, request: Request) -> Response {
     match request {
         Request::Check { source } => {
-            match js.compile(&source).and_then(|c| js.check(&c).map(|()| c)) {
-                Ok(compiled) => Response::Checked {
+            match js
+                .compile(&source)
+                .and_then(|c| js.check(&c).map(|on_timeout| (c, on_timeout)))
+            {
+                Ok((compiled, on_timeout)) => Response::Checked {
                     format: compiled.format,
+                    on_timeout,
                 },
                 Err(error) => Response::Invalid {
                     message: error.message,

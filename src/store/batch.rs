@@ -128,13 +128,14 @@ async fn insert_rooms<D: Dialect>(
         statement.push(room.created_at.as_str());
         statement.push(room.updated_at.as_str());
         statement.push(room.game_version);
+        statement.push(room.clock.map(|clock| i64::from(clock.move_seconds)));
         statement.push(commit.only_if_no_open_room_for.clone());
     });
     returned_ids::<D>(conn, statements).await
 }
 
 /// The columns a room change writes, in the order the room SQL lists them: version,
-/// joinable, finished, state, players, inactive players.
+/// joinable, finished, state, players, inactive players, deadline.
 fn push_changing_columns(statement: &mut Statement, room: &crate::model::Room) {
     statement.push(room.version);
     statement.push(room.joinable);
@@ -142,6 +143,7 @@ fn push_changing_columns(statement: &mut Statement, room: &crate::model::Room) {
     statement.push(room.state.to_string());
     statement.push(to_json(&room.players));
     statement.push(to_json(&room.inactive_players));
+    statement.push(room.trigger_timeout_at.clone());
 }
 
 /// The compare-and-set of `changes` with `sql` ([`Dialect::UPDATE_ROOMS`] or
@@ -233,6 +235,7 @@ async fn insert_events<D: Dialect>(
             statement.push(event.finished);
             statement.push(to_json(&event.players));
             statement.push(event.created_at.as_str());
+            statement.push(event.trigger_timeout_at.clone());
         },
     )
     .await
@@ -292,6 +295,8 @@ mod tests {
     fn commit(room: &str, game: &str, quick_play: bool) -> RoomCommit {
         RoomCommit {
             room: Room {
+                trigger_timeout_at: None,
+                clock: None,
                 id: room.into(),
                 game: game.into(),
                 game_version: None,

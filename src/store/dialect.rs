@@ -64,7 +64,7 @@ pub(super) trait Dialect: Sql {
     const NUMBERED_PLACEHOLDERS: bool;
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;
-    /// Quick play's search: the oldest room of game `$1` open to player `$2`.
+    /// Quick play's search: the oldest room of game `$1` with clock `$3` open to player `$2`.
     const OLDEST_OPEN_ROOM: &'static str;
     /// New rooms (row: [`super::batch`]'s room columns and the quick-play player), each
     /// inserted unless its id is taken or, for quick play, a room of its game is open to that
@@ -96,15 +96,20 @@ pub(super) trait Dialect: Sql {
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
-/// `<room o> is open to <player>`: public, joinable, unfinished, and the player is not in it,
-/// with the database's literals for false and true. Shaped for the partial index on public
+/// `<room o> is open to <player>`: of the game, with the same clock (`$is` is the database's
+/// null-safe equality), public, joinable, unfinished, and the player is not in it, with the
+/// database's literals for false and true. Shaped for the partial index on public
 /// rooms by game, joinable and finished, oldest first, with one primary-key probe of the
 /// memberships per candidate (never a walk of everything the player was in).
 macro_rules! open_to_player {
-    ($game:literal, $player:literal, $no:literal, $yes:literal) => {
+    ($game:literal, $player:literal, $clock:literal, $no:literal, $yes:literal, $is:literal) => {
         concat!(
             "o.game = ",
             $game,
+            " AND o.clock_move_seconds ",
+            $is,
+            " ",
+            $clock,
             " AND o.private = ",
             $no,
             " AND o.joinable = ",
@@ -121,12 +126,12 @@ macro_rules! open_to_player {
     };
 }
 
-/// Quick play's search (`$1` the game, `$2` the player).
+/// Quick play's search (`$1` the game, `$2` the player, `$3` the clock's move seconds).
 macro_rules! oldest_open_room {
-    ($no:literal, $yes:literal) => {
+    ($no:literal, $yes:literal, $is:literal) => {
         concat!(
             "SELECT o.id FROM rooms o WHERE ",
-            $crate::store::dialect::open_to_player!("$1", "$2", $no, $yes),
+            $crate::store::dialect::open_to_player!("$1", "$2", "$3", $no, $yes, $is),
             " ORDER BY o.seq LIMIT 1"
         )
     };
@@ -135,11 +140,12 @@ macro_rules! oldest_open_room {
 /// `INSERT_ROOMS`; `$json`/`$jsonb` wrap a text column written to a JSON column, e.g.
 /// `("CAST(", " AS json)")`, or `("", "")` where JSON is text.
 macro_rules! insert_rooms {
-    (($j:literal, $jc:literal), ($b:literal, $bc:literal), $no:literal, $yes:literal) => {
+    (($j:literal, $jc:literal), ($b:literal, $bc:literal), $no:literal, $yes:literal, $is:literal) => {
         $crate::store::dialect::SetSql {
             head: concat!(
                 "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
-                 players, inactive_players, created_at, updated_at, game_version) \
+                 players, inactive_players, trigger_timeout_at, created_at, updated_at, \
+                 game_version, clock_move_seconds) \
                  SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, ",
                 $j,
                 "v.column7",
@@ -152,12 +158,19 @@ macro_rules! insert_rooms {
                 $b,
                 "v.column9",
                 $bc,
-                ", v.column10, v.column11, v.column12"
+                ", v.column10, v.column11, v.column12, v.column13, v.column14"
             ),
-            width: 13,
+            width: 15,
             tail: concat!(
-                "WHERE v.column13 IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o WHERE ",
-                $crate::store::dialect::open_to_player!("v.column2", "v.column13", $no, $yes),
+                "WHERE v.column15 IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o WHERE ",
+                $crate::store::dialect::open_to_player!(
+                    "v.column2",
+                    "v.column15",
+                    "v.column14",
+                    $no,
+                    $yes,
+                    $is
+                ),
                 ") ON CONFLICT DO NOTHING RETURNING id"
             ),
         }
@@ -165,7 +178,8 @@ macro_rules! insert_rooms {
 }
 
 /// `UPDATE_ROOMS` (`$listing` empty) or `UPDATE_LISTED_ROOMS`; the row is id, version,
-/// joinable, finished, state, players, inactive players, updated at, expected version.
+/// joinable, finished, state, players, inactive players, deadline, updated at, expected
+/// version.
 macro_rules! update_rooms {
     ($listing:literal, ($j:literal, $jc:literal), ($b:literal, $bc:literal)) => {
         $crate::store::dialect::SetSql {
@@ -184,10 +198,10 @@ macro_rules! update_rooms {
                 $b,
                 "v.column7",
                 $bc,
-                ", updated_at = v.column8"
+                ", trigger_timeout_at = v.column8, updated_at = v.column9"
             ),
-            width: 9,
-            tail: "WHERE rooms.id = v.column1 AND rooms.version = v.column9 RETURNING rooms.id",
+            width: 10,
+            tail: "WHERE rooms.id = v.column1 AND rooms.version = v.column10 RETURNING rooms.id",
         }
     };
 }
@@ -198,7 +212,7 @@ macro_rules! insert_events {
         $crate::store::dialect::SetSql {
             head: concat!(
                 "INSERT INTO room_events (room_id, version, kind, player_id, move, state, \
-                 joinable, finished, players, created_at) \
+                 joinable, finished, players, created_at, trigger_timeout_at) \
                  SELECT v.column1, v.column2, v.column3, v.column4, ",
                 $j,
                 "v.column5",
@@ -211,9 +225,9 @@ macro_rules! insert_events {
                 $b,
                 "v.column9",
                 $bc,
-                ", v.column10"
+                ", v.column10, v.column11"
             ),
-            width: 10,
+            width: 11,
             tail: "",
         }
     };

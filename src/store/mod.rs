@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::game::{BotLevel, PlayerRef};
+use crate::game::{BotLevel, Clock, PlayerRef};
 use crate::model::{Account, GameVersionRecord, NewGameVersion, Room, RoomEvent};
 use postgres::PgStore;
 use sqlite::SqliteStore;
@@ -35,7 +35,7 @@ use writer::Writer;
 use writes::{Job, NewBot, RoomCopies, TokenHash, Write};
 
 pub use postgres::Change;
-pub use types::{RoomCommit, RoomQuery, StorageFault, StoreError};
+pub use types::{Deadline, RoomCommit, RoomQuery, StorageFault, StoreError};
 
 #[derive(Clone)]
 pub struct Store {
@@ -191,15 +191,29 @@ impl Store {
         }
     }
 
-    /// The oldest room quick play can put `player_id` in.
+    /// The oldest room with clock `clock` quick play can put `player_id` in.
     pub async fn oldest_open_room(
         &self,
         game: &str,
         player_id: &str,
+        clock: Option<Clock>,
     ) -> Result<Option<String>, StoreError> {
+        let seconds = clock.map(|clock| i64::from(clock.move_seconds));
         match &self.database {
-            Database::Sqlite(db) => reads::oldest_open_room(&db.read, game, player_id).await,
-            Database::Postgres(db) => reads::oldest_open_room(&db.read, game, player_id).await,
+            Database::Sqlite(db) => {
+                reads::oldest_open_room(&db.read, game, player_id, seconds).await
+            }
+            Database::Postgres(db) => {
+                reads::oldest_open_room(&db.read, game, player_id, seconds).await
+            }
+        }
+    }
+
+    /// The `limit` earliest deadlines of all rooms, due or not, earliest first.
+    pub async fn earliest_deadlines(&self, limit: i64) -> Result<Vec<Deadline>, StoreError> {
+        match &self.database {
+            Database::Sqlite(db) => reads::earliest_deadlines(&db.read, limit).await,
+            Database::Postgres(db) => reads::earliest_deadlines(&db.read, limit).await,
         }
     }
 

@@ -8,7 +8,7 @@ use sqlx::Pool;
 use super::dialect::Dialect;
 use super::rows;
 use super::sql::Statement;
-use super::types::{RoomQuery, StoreError};
+use super::types::{Deadline, RoomQuery, StoreError};
 use crate::model::{Account, GameVersionRecord, Room, RoomEvent};
 
 /// Every room column of the room aliased `r`, named as [`rows::room`] reads them.
@@ -16,7 +16,8 @@ macro_rules! room_columns {
     () => {
         "r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, \
          CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, \
-         CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at"
+         CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, \
+         r.trigger_timeout_at, r.clock_move_seconds"
     };
 }
 
@@ -27,7 +28,7 @@ pub(super) const ONE_ROOM: &str =
 pub(super) const EVENTS_PAGE: &str =
     "SELECT e.version, e.kind, e.player_id, p.username, CAST(e.move AS TEXT) AS move, \
      CAST(e.state AS TEXT) AS state, e.joinable, e.finished, CAST(e.players AS TEXT) AS players, \
-     e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
+     e.trigger_timeout_at, e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
      WHERE e.room_id = $1 AND e.version > $2 ORDER BY e.version LIMIT $3";
 
 const ACCOUNT: &str = "SELECT id, username, token_hash, created_at FROM players WHERE id = $1";
@@ -37,7 +38,7 @@ macro_rules! select_versions {
     ($tail:literal) => {
         concat!(
             "SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, \
-             v.format, v.sha256, v.frontend IS NOT NULL AS has_frontend, v.move_example, \
+             v.format, v.sha256, v.frontend IS NOT NULL AS has_frontend, v.move_example, v.on_timeout, \
              v.created_at, g.owner_id, p.username AS owner_name, \
              g.created_at AS game_created_at \
              FROM game_versions v JOIN games g ON g.id = v.game_id \
@@ -76,19 +77,43 @@ pub(super) async fn room<D: Dialect>(pool: &Pool<D>, id: &str) -> Result<Option<
     }
 }
 
-/// The oldest room quick play can put `player_id` in.
+/// The oldest room with the clock `move_seconds` quick play can put `player_id` in.
 pub(super) async fn oldest_open_room<D: Dialect>(
     pool: &Pool<D>,
     game: &str,
     player_id: &str,
+    move_seconds: Option<i64>,
 ) -> Result<Option<String>, StoreError> {
     let statement = Statement::new(D::OLDEST_OPEN_ROOM)
         .bind(game)
-        .bind(player_id);
+        .bind(player_id)
+        .bind(move_seconds);
     match D::fetch_optional(&mut *pool.acquire().await?, statement).await? {
         Some(row) => Ok(Some(D::text(&row, "id")?)),
         None => Ok(None),
     }
+}
+
+/// The `limit` earliest deadlines of all rooms, due or not, earliest first: one range of
+/// `rooms_deadlines`, whatever the number of rooms with one.
+const EARLIEST_DEADLINES: &str = "SELECT id, version, trigger_timeout_at FROM rooms \
+     WHERE trigger_timeout_at IS NOT NULL ORDER BY trigger_timeout_at LIMIT $1";
+
+pub(super) async fn earliest_deadlines<D: Dialect>(
+    pool: &Pool<D>,
+    limit: i64,
+) -> Result<Vec<Deadline>, StoreError> {
+    let statement = Statement::new(EARLIEST_DEADLINES).bind(limit);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Deadline {
+                room_id: D::text(row, "id")?,
+                version: D::int(row, "version")?,
+                at: D::text(row, "trigger_timeout_at")?,
+            })
+        })
+        .collect()
 }
 
 /// A page of rooms, newest first, each with its sequence number (for the next cursor).

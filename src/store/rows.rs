@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::sql::Sql;
 use super::types::StoreError;
-use crate::game::PlayerRef;
+use crate::game::{Clock, PlayerRef};
 use crate::model::{Account, EventKind, GameVersionRecord, Room, RoomEvent};
 
 /// A room, with `seq`: its place in creation order, which pages the lobby.
@@ -26,6 +26,10 @@ pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
             state: parse_json(&D::text(row, "state")?)?,
             players: parse_json(&D::text(row, "players")?)?,
             inactive_players: parse_json(&D::text(row, "inactive_players")?)?,
+            trigger_timeout_at: D::maybe_text(row, "trigger_timeout_at")?,
+            clock: D::maybe_int(row, "clock_move_seconds")?.map(|seconds| Clock {
+                move_seconds: seconds as u32,
+            }),
             created_at: D::text(row, "created_at")?,
             updated_at: D::text(row, "updated_at")?,
         },
@@ -55,6 +59,7 @@ pub(super) fn event<D: Sql>(row: &D::Row) -> Result<RoomEvent, StoreError> {
         joinable: D::flag(row, "joinable")?,
         finished: D::flag(row, "finished")?,
         players: parse_json(&D::text(row, "players")?)?,
+        trigger_timeout_at: D::maybe_text(row, "trigger_timeout_at")?,
         created_at: D::text(row, "created_at")?,
     })
 }
@@ -87,6 +92,7 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         format: D::text(row, "format")?,
         sha256: D::text(row, "sha256")?,
         has_frontend: D::flag(row, "has_frontend")?,
+        on_timeout: D::flag(row, "on_timeout")?,
         // Checked as JSON when it was published.
         move_example: D::maybe_text(row, "move_example")?
             .and_then(|text| serde_json::from_str(&text).ok()),

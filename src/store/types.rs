@@ -174,3 +174,12 @@ const SQLITE_READONLY: i64 = 8;
 const SQLITE_IOERR: i64 = 10;
 const SQLITE_FULL: i64 = 13;
 const SQLITE_CANTOPEN: i64 = 14;
+
+/// A room's deadline as the store lists them: the room, the version that holds it, and when
+/// it passes (RFC 3339, UTC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deadline {
+    pub room_id: String,
+    pub version: i64,
+    pub at: String,
+}

@@ -357,6 +357,8 @@ mod tests {
             username: "someone".to_owned(),
         };
         let room = crate::model::Room {
+            trigger_timeout_at: None,
+            clock: None,
             id: id.to_owned(),
             game: "tictactoe".into(),
             game_version: None,
@@ -371,6 +373,7 @@ mod tests {
             updated_at: String::new(),
         };
         let event = crate::model::RoomEvent {
+            trigger_timeout_at: None,
             version: 1,
             kind: crate::model::EventKind::Join,
             player: Some(seated.clone()),

@@ -237,8 +237,9 @@ pub(super) async fn publish<D: Dialect>(
     }
     let insert = Statement::new(
         "INSERT INTO game_versions (game_id, version, name, description, min_players, \
-         max_players, format, source, sha256, created_at, frontend, move_example) \
-         SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 \
+         max_players, format, source, sha256, created_at, frontend, move_example, on_timeout) \
+         SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+         $12 \
          FROM game_versions WHERE game_id = $1 RETURNING version",
     )
     .bind(upload.game_id.as_str())
@@ -251,7 +252,8 @@ pub(super) async fn publish<D: Dialect>(
     .bind(upload.sha256.as_str())
     .bind(upload.created_at.as_str())
     .bind(upload.frontend.clone())
-    .bind(upload.move_example.clone());
+    .bind(upload.move_example.clone())
+    .bind(upload.on_timeout);
     match D::fetch_optional(conn, insert).await? {
         Some(row) => D::int(&row, "version"),
         None => Err(StoreError::Corrupt(

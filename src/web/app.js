@@ -225,16 +225,23 @@ function gameEntry(game, message) {
     if (!result.ok) return setMessage(message, problemText(result), 'error');
     location.hash = `#/room/${result.data.id}`;
   };
+  // Games with an onTimeout hook may be played on a clock: the player to move has so long.
+  const clock = signedIn && game.onTimeout ? el('select', { class: 'clock', 'aria-label': `${game.name}: time per move` },
+    el('option', { value: '' }, 'no clock'), el('option', { value: '15' }, '15 s a move'),
+    el('option', { value: '60' }, '1 min a move'), el('option', { value: '300' }, '5 min a move')) : null;
+  const timed = (body) => clock && clock.value ? { ...body, clock: { moveSeconds: Number(clock.value) } } : body;
   const quickPlay = async () => {
-    const result = await attempt(() => api.quickPlay(game.id));
+    const options = timed({});
+    const result = await attempt(() => api.quickPlay(game.id, options.clock));
     if (!result.ok) return setMessage(message, problemText(result), 'error');
     location.hash = `#/room/${result.data.id}`;
   };
   const about = game.builtin ? 'built in' : `uploaded by ${game.owner ? game.owner.username : '?'}, version ${game.version}${game.hasFrontend ? ', with its own page' : ''}`;
   const actions = signedIn ? el('div', { class: 'row' },
     el('button', { class: 'quick-play', onclick: quickPlay }, 'Quick play'),
-    el('button', { class: 'new-room secondary', onclick: () => open({ game: game.id }) }, 'New room'),
-    el('button', { class: 'new-private secondary', onclick: () => open({ game: game.id, private: true }) }, 'Private room'),
+    el('button', { class: 'new-room secondary', onclick: () => open(timed({ game: game.id })) }, 'New room'),
+    el('button', { class: 'new-private secondary', onclick: () => open(timed({ game: game.id, private: true })) }, 'Private room'),
+    clock,
   ) : el('p', { class: 'muted', text: 'Sign up to play.' });
   let bots = null;
   if (signedIn && game.bots) {
@@ -247,7 +254,7 @@ function gameEntry(game, message) {
       el('label', { for: `bot-first-${game.id}` }, first, ' it moves first'),
       el('button', {
         class: 'play-bot secondary',
-        onclick: () => open({ game: game.id, bot: level.value, botPlaysFirst: first.checked }),
+        onclick: () => open(timed({ game: game.id, bot: level.value, botPlaysFirst: first.checked })),
       }, 'Play'));
   }
   return el('div', { class: 'game', dataset: { game: game.id } },
@@ -323,6 +330,7 @@ async function showRoom(id) {
     el('div', { class: 'grid' },
       el('section', { class: 'card', 'aria-labelledby': 'status' },
         el('p', { id: 'status', class: 'status', 'aria-live': 'polite' }),
+        el('p', { id: 'countdown', class: 'countdown', hidden: true }),
         el('ul', { id: 'players', class: 'players', 'aria-label': 'Players' }),
         el('div', { id: 'board' }),
         el('p', { id: 'room-message', class: 'message', role: 'alert' }),
@@ -377,7 +385,12 @@ function statusText(room, toMove) {
   if (room.finished) {
     const winner = winnerOf(room);
     if (!winner) return 'Game over: a draw.';
-    return mine && winner.id === mine.id ? 'You win!' : `${winner.username} wins!`;
+    const wins = mine && winner.id === mine.id ? 'You win!' : `${winner.username} wins!`;
+    if ((room.state || {}).endedBy === 'timeout') {
+      const loser = room.players.find((p) => p.id !== winner.id);
+      if (loser) return `${mine && loser.id === mine.id ? 'You' : loser.username} ran out of time. ${wins}`;
+    }
+    return wins;
   }
   if (room.joinable && room.players.length < 2) return 'Waiting for another player to join…';
   if (toMove) return mine && toMove.id === mine.id ? 'Your turn.' : `${toMove.username}'s turn.`;
@@ -408,6 +421,28 @@ function drawRoom() {
     drawGeneric(board, room, seat >= 0 && !room.finished);
   }
   drawActions(room, seat);
+  drawCountdown();
+}
+
+/** The time the player to move has left, while the room has a deadline; ticks on its own. */
+let countdownTimer = null;
+function drawCountdown() {
+  const line = document.getElementById('countdown');
+  clearTimeout(countdownTimer);
+  if (!line || !current) return;
+  const toMove = playerToMove(current);
+  const deadline = current.triggerTimeoutAt ? Date.parse(current.triggerTimeoutAt) : NaN;
+  if (current.finished || !toMove || Number.isNaN(deadline)) {
+    line.hidden = true;
+    return;
+  }
+  const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+  const mine = me();
+  const who = mine && toMove.id === mine.id ? 'You have' : `${toMove.username} has`;
+  line.hidden = false;
+  line.textContent = `${who} ${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')} left to move.`;
+  line.classList.toggle('urgent', left <= 10);
+  countdownTimer = setTimeout(drawCountdown, 250);
 }
 
 function drawActions(room, seat) {

@@ -32,6 +32,8 @@ export interface Game {
   hasFrontend: boolean;
   /** A move as the game expects it, when the game gives one. */
   moveExample: Json | null;
+  /** Whether the game exports `onTimeout`, so that its rooms may have a clock. */
+  onTimeout: boolean;
 }
 
 export interface GameUpload {
@@ -58,8 +60,17 @@ export interface Room {
   state: Json;
   players: Player[];
   inactivePlayers: Player[];
+  /** When the game's `onTimeout` runs (RFC 3339, UTC); null when no deadline is set. */
+  triggerTimeoutAt: string | null;
+  /** The clock the room was created with; absent when it has none. */
+  clock?: Clock;
   createdAt: string;
   updatedAt: string;
+}
+
+/** How long the player to move has (1 to 86,400 seconds), for games with `onTimeout`. */
+export interface Clock {
+  moveSeconds: number;
 }
 
 export interface RoomPage {
@@ -67,7 +78,14 @@ export interface RoomPage {
   nextCursor: string | null;
 }
 
-export type EventKind = "room_start" | "reset" | "join" | "quit" | "move";
+export type EventKind =
+  | "room_start"
+  | "reset"
+  | "join"
+  | "quit"
+  | "move"
+  | "timeout"
+  | "timeout_fault";
 
 export interface HistoryEntry {
   version: number;
@@ -78,6 +96,7 @@ export interface HistoryEntry {
   joinable: boolean;
   finished: boolean;
   players: Player[];
+  triggerTimeoutAt: string | null;
   createdAt: string;
 }
 
@@ -113,6 +132,7 @@ export interface NewRoom {
   private?: boolean;
   bot?: "easy" | "medium" | "hard";
   botPlaysFirst?: boolean;
+  clock?: Clock;
 }
 
 /** A refusal or failure: the RFC 9457 problem the server answered with. */
@@ -151,7 +171,7 @@ export declare class Turnhouse {
   history(id: string, options?: { after?: number; limit?: number }): Promise<HistoryPage>;
 
   createRoom(options: NewRoom): Promise<Room>;
-  quickPlay(game: string): Promise<Room>;
+  quickPlay(game: string, clock?: Clock): Promise<Room>;
   join(id: string): Promise<Room>;
   quit(id: string): Promise<Room>;
   move(id: string, move: Json, options?: { ifMatch?: number }): Promise<Room>;

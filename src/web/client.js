@@ -106,14 +106,14 @@ export class Turnhouse {
   // -------------------------------------------------------------------------------------------
   // Rooms: actions. Each resolves to the room after its hooks (and any bot's reply).
 
-  /** A new room, with the caller seated: {game, private?, bot?, botPlaysFirst?}. */
+  /** A new room, with the caller seated: {game, private?, bot?, botPlaysFirst?, clock?}. */
   async createRoom(options) {
     return this.#call('POST', '/rooms', { body: options });
   }
 
-  /** Joins the oldest open public room of `game`, or opens one. */
-  async quickPlay(game) {
-    return this.#call('POST', '/rooms/quickplay', { body: { game } });
+  /** Joins the oldest open public room of `game` (with the same `clock`, if given), or opens one. */
+  async quickPlay(game, clock) {
+    return this.#call('POST', '/rooms/quickplay', { body: clock ? { game, clock } : { game } });
   }
 
   async join(id) {

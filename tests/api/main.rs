@@ -2,6 +2,7 @@
 
 mod bots;
 mod browser;
+mod clocks;
 mod concurrency;
 mod cube;
 mod databases;

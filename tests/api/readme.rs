@@ -50,6 +50,10 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         "\"status\": \"endGame\"",
         "\"username\": \"alice\"",
         "\"code\": \"game_refused\"",
+        // A clock that ran out.
+        r#"{"clock":{"moveSeconds":1},"armed":true}"#,
+        r#"{"finished":true,"winner":"alice","endedBy":"timeout","triggerTimeoutAt":null}"#,
+        r#"{"version":5,"kind":"timeout","player":null}"#,
         // The hosted Connect Four game: uploaded, refused out of turn, won by Alice.
         r#"{"id":"connect-four","name":"Connect Four","version":1,"format":"module","owner":"alice"}"#,
         r#""reason":"not_your_turn""#,

@@ -58,12 +58,14 @@ impl Dialect for Postgres {
     const BEGIN: &'static str = "BEGIN";
     const NUMBERED_PLACEHOLDERS: bool = true;
     const FALSE: &'static str = "false";
-    const OLDEST_OPEN_ROOM: &'static str = oldest_open_room!("false", "true");
+    const OLDEST_OPEN_ROOM: &'static str =
+        oldest_open_room!("false", "true", "IS NOT DISTINCT FROM");
     const INSERT_ROOMS: SetSql = insert_rooms!(
         ("CAST(", " AS json)"),
         ("CAST(", " AS jsonb)"),
         "false",
-        "true"
+        "true",
+        "IS NOT DISTINCT FROM"
     );
     const UPDATE_ROOMS: SetSql = update_rooms!("", ("CAST(", " AS json)"), ("CAST(", " AS jsonb)"));
     const UPDATE_LISTED_ROOMS: SetSql = update_rooms!(
@@ -75,9 +77,11 @@ impl Dialect for Postgres {
     const GAME_OWNER: &'static str = "SELECT owner_id FROM games WHERE id = $1 FOR UPDATE";
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
-         inactive_players, created_at, updated_at, game_version) \
+         inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
+         clock_move_seconds) \
          SELECT replace(gen_random_uuid()::text, '-', ''), game, private, version, joinable, \
-         finished, state, players, inactive_players, created_at, updated_at, game_version \
+         finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
+         clock_move_seconds \
          FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n";
 
     /// Held until the transaction ends: a quick play on another server that is about to open

@@ -35,8 +35,8 @@ impl Dialect for Sqlite {
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
     const NUMBERED_PLACEHOLDERS: bool = false;
     const FALSE: &'static str = "0";
-    const OLDEST_OPEN_ROOM: &'static str = oldest_open_room!("0", "1");
-    const INSERT_ROOMS: SetSql = insert_rooms!(("", ""), ("", ""), "0", "1");
+    const OLDEST_OPEN_ROOM: &'static str = oldest_open_room!("0", "1", "IS");
+    const INSERT_ROOMS: SetSql = insert_rooms!(("", ""), ("", ""), "0", "1", "IS");
     const UPDATE_ROOMS: SetSql = update_rooms!("", ("", ""), ("", ""));
     const UPDATE_LISTED_ROOMS: SetSql = update_rooms!(
         "joinable = v.column3, finished = v.column4, ",
@@ -48,9 +48,11 @@ impl Dialect for Sqlite {
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
          INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
-         inactive_players, created_at, updated_at, game_version) \
+         inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
+         clock_move_seconds) \
          SELECT lower(hex(randomblob(16))), game, private, version, joinable, finished, state, \
-         players, inactive_players, created_at, updated_at, game_version \
+         players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
+         clock_move_seconds \
          FROM n, rooms WHERE id = $1 ORDER BY i";
 
     async fn lock_quick_play(
