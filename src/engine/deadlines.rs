@@ -48,10 +48,12 @@ pub(super) struct Alarm {
 }
 
 impl Alarm {
-    /// A commit set `at`: wake the scheduler if that is before its next look.
+    /// A commit set `at`: wake the scheduler if that is before its next look, or if it is
+    /// looking now (what it read may be from before this commit; the wake-up is kept for
+    /// when it next waits).
     pub(super) fn armed(&self, at: &str) {
         let next = self.next_look.lock().expect("never poisoned");
-        if next.as_deref().is_some_and(|next| at < next) {
+        if next.as_deref().is_none_or(|next| at < next) {
             self.wake.notify_one();
         }
     }

@@ -373,3 +373,68 @@ async fn markup_in_names_states_and_refusals_is_shown_as_text_and_never_runs() {
     assert_eq!(injected, json!({"imgs": 0, "pwned": null}));
     browser.close().await;
 }
+
+/// A room created with a clock from the lobby; on a clocked room's page the player to move
+/// sees their time run down, and then who ran out of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
+    let app = TestApp::spawn().await;
+    let driver = Driver::start().await;
+    let alice = driver.browser("clock-alice").await;
+    let watcher = driver.browser("clock-watcher").await;
+    sign_up(&alice, &app, "alice").await;
+    let card = "[data-game=\"tictactoe\"]";
+    alice
+        .eval(
+            "document.querySelector(arguments[0] + ' .clock').value = '60';",
+            json!([card]),
+        )
+        .await;
+    alice.click(&format!("{card} .new-room")).await;
+    let room = room_in_view(&alice).await;
+    assert_eq!(app.room(&room).await["clock"], json!({"moveSeconds": 60}));
+
+    // A game on a two-second clock, Alice (X) to move once Bob has joined.
+    let token = alice
+        .eval(
+            "return JSON.parse(localStorage.getItem('turnhouse.player')).token;",
+            json!([]),
+        )
+        .await;
+    let body = json!({"game": "tictactoe", "clock": {"moveSeconds": 2}});
+    let response = app
+        .post("/rooms", Some(token.as_str().unwrap()), Some(&body))
+        .await;
+    let timed: Value = response.json().await.unwrap();
+    let timed = timed["id"].as_str().unwrap().to_owned();
+    alice.goto(&format!("{}/#/room/{timed}", app.address)).await;
+    watcher
+        .goto(&format!("{}/#/room/{timed}", app.address))
+        .await;
+    let bob = app.register(&unique("bob")).await;
+    app.join(&bob, &timed).await;
+    alice.wait_for_text("#countdown", "You have 0:0").await;
+    watcher.wait_for_text("#countdown", "left to move").await;
+    alice.screenshot("clock-countdown").await;
+
+    alice.wait_for_text("#status", "You ran out of time.").await;
+    let status = alice.text("#status").await;
+    assert_eq!(
+        status,
+        format!("You ran out of time. {} wins!", bob.username)
+    );
+    watcher.wait_for_text("#status", "ran out of time").await;
+    let seen = watcher.text("#status").await;
+    assert!(seen.contains(&format!("{} wins!", bob.username)), "{seen}");
+    let hidden = alice
+        .eval(
+            "return document.getElementById('countdown').hidden;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(hidden, true, "no countdown once the game is over");
+    alice.screenshot("clock-ran-out").await;
+    for browser in [alice, watcher] {
+        browser.close().await;
+    }
+}
