@@ -17,3 +17,4 @@ pub mod seed;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod views;

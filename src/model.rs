@@ -5,15 +5,14 @@ use serde_json::Value;
 
 use crate::game::{BoardGame, Clock, GameInfo, PlayerRef, RoomStartContext};
 
-/// A room: the BoardGame record of its game plus what the platform keeps around it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A room: the BoardGame record of its game plus what the platform keeps around it. Not
+/// serialisable: what a client receives of it is a [`crate::views::RoomView`].
+#[derive(Debug, Clone, PartialEq)]
 pub struct Room {
     pub id: String,
     pub game: String,
     /// The version of an uploaded game this room plays, for its whole life; built-in games
     /// have none.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub game_version: Option<i64>,
     pub players: Vec<PlayerRef>,
     pub inactive_players: Vec<PlayerRef>,
@@ -25,7 +24,6 @@ pub struct Room {
     /// When the game's `onTimeout` runs, if a hook set a deadline (RFC 3339, UTC).
     pub trigger_timeout_at: Option<String>,
     /// The clock the room was created with, if any; the same for its whole life.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub clock: Option<Clock>,
     pub created_at: String,
     pub updated_at: String,
@@ -82,8 +80,7 @@ impl Room {
 }
 
 /// What made a new version of a room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
     /// `onRoomStart` ran for a new room.
     RoomStart,
@@ -127,14 +124,13 @@ impl EventKind {
     }
 }
 
-/// One version of a room's history: what happened and the record it resulted in.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One version of a room's history: what happened and the record it resulted in. Not
+/// serialisable: what a client receives of it is a [`crate::views::EventView`].
+#[derive(Debug, Clone, PartialEq)]
 pub struct RoomEvent {
     pub version: i64,
     pub kind: EventKind,
     pub player: Option<PlayerRef>,
-    #[serde(rename = "move")]
     pub mv: Option<Value>,
     pub state: Value,
     pub joinable: bool,

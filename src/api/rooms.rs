@@ -8,9 +8,11 @@ use super::extract::{etag, not_modified, parse_query, Actor, AnyJson, IfMatch, J
 use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::engine::{BotSeat, EngineError, Placement, RoomOptions};
+use crate::game::PlayerRef;
 use crate::game::{BotLevel, Clock};
-use crate::model::{Room, RoomEvent};
+use crate::model::Room;
 use crate::store::RoomQuery;
+use crate::views::{EventView, RoomView};
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
@@ -40,20 +42,33 @@ pub(super) fn room_id(path: web::Path<String>) -> Result<String, ApiError> {
 }
 
 /// A room as JSON, tagged with its version.
-fn room_response(status: StatusCode, room: &Room) -> HttpResponse {
-    HttpResponse::build(status)
+/// The room as `viewer` sees it. What a room looks like depends on who asks, so caches are
+/// told so (`Vary: Authorization`).
+async fn room_response(
+    context: &AppContext,
+    status: StatusCode,
+    room: &Room,
+    viewer: Option<&PlayerRef>,
+) -> Result<HttpResponse, ApiError> {
+    let view = context.engine.view_room(room, viewer).await?;
+    Ok(HttpResponse::build(status)
         .insert_header((header::ETAG, etag(room.version)))
-        .json(room)
+        .insert_header((header::VARY, "Authorization"))
+        .json(view))
 }
 
 /// A room as JSON, with `Location` (for a room just created).
-fn created_response(room: &Room) -> HttpResponse {
-    let mut response = room_response(StatusCode::CREATED, room);
+async fn created_response(
+    context: &AppContext,
+    room: &Room,
+    viewer: &PlayerRef,
+) -> Result<HttpResponse, ApiError> {
+    let mut response = room_response(context, StatusCode::CREATED, room, Some(viewer)).await?;
     response.headers_mut().insert(
         header::LOCATION,
         header::HeaderValue::from_str(&format!("/rooms/{}", room.id)).expect("ids are header-safe"),
     );
-    response
+    Ok(response)
 }
 
 #[derive(Debug, Deserialize)]
@@ -108,7 +123,7 @@ async fn create(
         .engine
         .create_room(&player, &body.game, options)
         .await?;
-    Ok(created_response(&room))
+    created_response(&context, &room, &player).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,10 +141,10 @@ async fn quickplay(
 ) -> Result<HttpResponse, ApiError> {
     let clock = checked_clock(body.clock)?;
     let (room, placement) = context.engine.quickplay(&player, &body.game, clock).await?;
-    Ok(match placement {
-        Placement::Joined => room_response(StatusCode::OK, &room),
-        Placement::Created => created_response(&room),
-    })
+    match placement {
+        Placement::Joined => room_response(&context, StatusCode::OK, &room, Some(&player)).await,
+        Placement::Created => created_response(&context, &room, &player).await,
+    }
 }
 
 const DEFAULT_PAGE: i64 = 20;
@@ -148,8 +163,8 @@ struct ListParams {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct RoomPage {
-    rooms: Vec<Room>,
+struct RoomPage<'a> {
+    rooms: Vec<RoomView<'a>>,
     next_cursor: Option<String>,
 }
 
@@ -202,10 +217,13 @@ async fn list(
     } else {
         None
     };
-    Ok(HttpResponse::Ok().json(RoomPage {
-        rooms: rows.into_iter().map(|(_, room)| room).collect(),
-        next_cursor,
-    }))
+    let mut rooms = Vec::with_capacity(rows.len());
+    for (_, room) in &rows {
+        rooms.push(context.engine.view_room(room, caller.as_ref()).await?);
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header((header::VARY, "Authorization"))
+        .json(RoomPage { rooms, next_cursor }))
 }
 
 /// The room, with `ETag: "<version>"`; `If-None-Match` with that tag answers 304.
@@ -213,14 +231,18 @@ async fn show(
     req: HttpRequest,
     context: web::Data<AppContext>,
     path: web::Path<String>,
+    MaybeCaller(caller): MaybeCaller,
 ) -> Result<HttpResponse, ApiError> {
     let room = context.engine.room(&room_id(path)?).await?;
+    // One viewer's copy of a version never changes, and another viewer's request carries
+    // another token: the version is the tag, and `Vary: Authorization` keeps them apart.
     if not_modified(&req, room.version) {
         return Ok(HttpResponse::NotModified()
             .insert_header((header::ETAG, etag(room.version)))
+            .insert_header((header::VARY, "Authorization"))
             .finish());
     }
-    Ok(room_response(StatusCode::OK, &room))
+    room_response(&context, StatusCode::OK, &room, caller.as_ref()).await
 }
 
 /// The actions that are a bodiless POST on a room: join, quit, play again.
@@ -242,7 +264,7 @@ fn action_route(path: &'static str, action: Action) -> RouteDef {
             Action::Quit => engine.quit(&id, &player, pinned).await?,
             Action::Reset => engine.reset(&id, &player, pinned).await?,
         };
-        Ok::<_, ApiError>(room_response(StatusCode::OK, &room))
+        room_response(&context, StatusCode::OK, &room, Some(&player)).await
     };
     route(Method::POST, path, handler)
 }
@@ -259,7 +281,7 @@ async fn play(
         .engine
         .play(&room_id(path)?, &player, &mv, pinned)
         .await?;
-    Ok(room_response(StatusCode::OK, &room))
+    room_response(&context, StatusCode::OK, &room, Some(&player)).await
 }
 
 const DEFAULT_EVENTS: i64 = 100;
@@ -274,8 +296,8 @@ struct EventParams {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct EventPage {
-    events: Vec<RoomEvent>,
+struct EventPage<'a> {
+    events: Vec<EventView<'a>>,
     /// Pass as `after` for the next page; `null` when this page reaches the latest version.
     next_after: Option<i64>,
 }
@@ -285,6 +307,7 @@ async fn events(
     req: HttpRequest,
     context: web::Data<AppContext>,
     path: web::Path<String>,
+    MaybeCaller(caller): MaybeCaller,
 ) -> Result<HttpResponse, ApiError> {
     let params: EventParams = parse_query(&req)?;
     let after = params.after.unwrap_or(0);
@@ -294,7 +317,7 @@ async fn events(
             "after must be a version (0 or more) and limit from 1 to {MAX_EVENTS}"
         )));
     }
-    let mut events = context
+    let (room, mut events) = context
         .engine
         .events(&room_id(path)?, after, limit + 1)
         .await?;
@@ -304,5 +327,11 @@ async fn events(
     } else {
         None
     };
-    Ok(HttpResponse::Ok().json(EventPage { events, next_after }))
+    let events = context
+        .engine
+        .view_events(&room, &events, caller.as_ref())
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::VARY, "Authorization"))
+        .json(EventPage { events, next_after }))
 }

@@ -16,6 +16,7 @@ mod precondition;
 mod room_cache;
 mod room_locks;
 mod transition;
+mod viewing;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,11 +40,12 @@ use transition::Transition;
 
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, Clock, GameRegistry, PlayerRef};
-use crate::live::{Hub, LobbyFeed, RoomFeed, RoomHeader};
+use crate::live::{Hub, LobbyFeed, RoomFeed};
 use crate::metrics::Exposition;
 use crate::model::{now, EventKind, Room, RoomEvent};
 use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store, StoreError};
+use crate::views::RoomHeader;
 
 /// No room holds more players than this, whatever its game says.
 pub const MAX_PLAYERS: usize = 50;
@@ -210,15 +212,15 @@ impl Engine {
         Ok(self.store.rooms(query).await?)
     }
 
-    /// A page of a room's history after version `after`.
+    /// A page of a room's history after version `after`, with the room.
     pub async fn events(
         &self,
         room_id: &str,
         after: i64,
         limit: i64,
-    ) -> Result<Vec<RoomEvent>, EngineError> {
-        self.room(room_id).await?;
-        Ok(self.store.events(room_id, after, limit).await?)
+    ) -> Result<(Room, Vec<RoomEvent>), EngineError> {
+        let room = self.room(room_id).await?;
+        Ok((room, self.store.events(room_id, after, limit).await?))
     }
 
     /// Every version of the room after `after`, then each new one as it is committed; by

@@ -8,8 +8,9 @@ use bytes::Bytes;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::hub::{LobbyUpdate, RoomSubscription};
-use super::sse::{self, RoomHeader};
+use super::sse;
 use crate::store::{Store, StoreError};
+use crate::views::{version_frame, EventView, RoomHeader};
 
 /// Versions read from the history at a time while catching up.
 const REPLAY_PAGE: i64 = 256;
@@ -70,7 +71,7 @@ impl Feed for RoomFeed {
                 for event in &events {
                     self.sent = event.version;
                     self.pending
-                        .push_back(sse::version_frame(&self.header, event));
+                        .push_back(version_frame(&self.header, &EventView::whole(event)));
                 }
                 continue;
             }

@@ -1,13 +1,15 @@
 //! The broadcast hub: one channel per watched room, one for the lobby.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use tokio::sync::broadcast;
 
-use super::sse::{self, RoomHeader};
+use super::sse;
 use crate::model::{Room, RoomEvent};
+use crate::views::{lobby_frame, version_frame, EventView, RoomHeader, RoomView};
 
 /// How many versions a room's channel holds for a reader that has not caught up; one further
 /// behind is told it lagged and re-reads the history instead.
@@ -56,7 +58,7 @@ impl Hub {
             for event in events {
                 let update = RoomUpdate {
                     version: event.version,
-                    frame: Some(sse::version_frame(&header, event)),
+                    frame: Some(version_frame(&header, &EventView::whole(event))),
                 };
                 // An error only means every reader left meanwhile.
                 let _ = sender.send(Arc::new(update));
@@ -72,7 +74,7 @@ impl Hub {
         if !room.private && self.lobby_watched() {
             let update = LobbyUpdate {
                 game: room.game.clone(),
-                frame: sse::lobby_frame(change, room),
+                frame: lobby_frame(change, &RoomView::new(room, Cow::Borrowed(&room.state))),
             };
             let _ = self.lobby.send(Arc::new(update));
         }

@@ -14,5 +14,4 @@ mod sse;
 
 pub use feed::{Feed, LobbyFeed, RoomFeed};
 pub use hub::{Hub, LobbyUpdate, RoomSubscription, RoomUpdate};
-pub use sse::RoomHeader;
 pub use sse::{comment_frame, retry_frame};
