@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::game::{BoardGame, Clock, GameInfo, PlayerRef, RoomStartContext};
+use crate::game::{BoardGame, Clock, GameInfo, OptionalHooks, PlayerRef, RoomStartContext};
 
 /// A room: the BoardGame record of its game plus what the platform keeps around it. Not
 /// serialisable: what a client receives of it is a [`crate::views::RoomView`].
@@ -157,8 +157,8 @@ pub struct NewGameVersion {
     pub frontend: Option<String>,
     /// An example move, as JSON text, if the author gave one.
     pub move_example: Option<String>,
-    /// Whether the source exports `onTimeout`.
-    pub on_timeout: bool,
+    /// The optional hooks the source exports.
+    pub hooks: OptionalHooks,
     pub created_at: String,
 }
 
@@ -176,8 +176,8 @@ pub struct GameVersionRecord {
     /// Whether this version ships its own page.
     pub has_frontend: bool,
     pub move_example: Option<Value>,
-    /// Whether the source exports `onTimeout`.
-    pub on_timeout: bool,
+    /// The optional hooks the source exports.
+    pub hooks: OptionalHooks,
     pub owner: PlayerRef,
     /// When this version was published.
     pub published_at: String,
@@ -203,15 +203,18 @@ pub struct GameListing {
     pub move_example: Option<Value>,
     /// Whether the game has an `onTimeout` hook, so that its rooms may have a clock.
     pub on_timeout: bool,
+    /// Whether the game has an `onPlayerView` hook: what its rooms show depends on who looks.
+    pub on_player_view: bool,
 }
 
 impl GameListing {
-    pub fn builtin(info: GameInfo, move_example: Option<Value>, on_timeout: bool) -> Self {
+    pub fn builtin(info: GameInfo, move_example: Option<Value>, hooks: OptionalHooks) -> Self {
         Self {
             info,
             has_frontend: false,
             move_example,
-            on_timeout,
+            on_timeout: hooks.on_timeout,
+            on_player_view: hooks.on_player_view,
             builtin: true,
             owner: None,
             version: None,
@@ -246,7 +249,8 @@ impl GameVersionRecord {
             published_at: Some(self.published_at.clone()),
             has_frontend: self.has_frontend,
             move_example: self.move_example.clone(),
-            on_timeout: self.on_timeout,
+            on_timeout: self.hooks.on_timeout,
+            on_player_view: self.hooks.on_player_view,
         }
     }
 }

@@ -7,7 +7,7 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{EngineError, RegisterError};
+use crate::engine::{EngineError, RegisterError, VIEW_HOOK};
 use crate::store::StorageFault;
 
 #[derive(Debug, thiserror::Error)]
@@ -187,6 +187,15 @@ impl ApiError {
             },
             ApiError::Engine(EngineError::SandboxUnavailable(_)) => {
                 "uploaded games cannot be run right now; try again later".into()
+            }
+            ApiError::Engine(
+                err @ (EngineError::HookCrashed { .. }
+                | EngineError::HookTimeout { .. }
+                | EngineError::HookOutOfMemory { .. }
+                | EngineError::InvalidPatch { .. }),
+            ) if err.hook() == Some(VIEW_HOOK) => {
+                // The view is made after any action was committed: the action stands.
+                format!("{err}; the room cannot be shown, and no state is sent in its place")
             }
             ApiError::Engine(
                 err @ (EngineError::HookCrashed { .. }

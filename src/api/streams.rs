@@ -11,7 +11,7 @@ use serde::Deserialize;
 use tokio::sync::watch;
 use tokio::time::{interval_at, Instant, Interval};
 
-use super::extract::parse_query;
+use super::extract::{parse_query, MaybeCaller};
 use super::rooms::room_id;
 use super::{ApiError, AppContext};
 use crate::live::{comment_frame, retry_frame, Feed};
@@ -29,6 +29,9 @@ pub type StreamsShutdown = watch::Receiver<bool>;
 #[serde(deny_unknown_fields)]
 struct RoomStreamParams {
     after: Option<i64>,
+    /// The viewer's token, for clients that cannot set headers (a browser's `EventSource`):
+    /// RFC 6750 §2.3. Only the stream routes take it; the request log never records queries.
+    access_token: Option<String>,
 }
 
 /// `GET /rooms/{id}/stream`: the current version (or every version after `Last-Event-ID`, or
@@ -37,8 +40,20 @@ pub async fn room(
     req: HttpRequest,
     context: web::Data<AppContext>,
     path: web::Path<String>,
+    MaybeCaller(caller): MaybeCaller,
 ) -> Result<HttpResponse, ApiError> {
     let params: RoomStreamParams = parse_query(&req)?;
+    let viewer = match (caller, params.access_token) {
+        (Some(caller), _) => Some(caller),
+        (None, Some(token)) => Some(
+            context
+                .engine
+                .authenticate(&token)
+                .await?
+                .ok_or(ApiError::InvalidToken)?,
+        ),
+        (None, None) => None,
+    };
     // A reconnecting browser sends Last-Event-ID on the URL it first opened, so the header
     // says more recently than the query where the client has read up to.
     if params.after.is_some_and(|after| after < 0) {
@@ -50,7 +65,10 @@ pub async fn room(
         Some(value) => Some(last_event_id(value)?),
         None => params.after,
     };
-    let feed = context.engine.room_feed(&room_id(path)?, after).await?;
+    let feed = context
+        .engine
+        .room_feed(&room_id(path)?, after, viewer)
+        .await?;
     Ok(event_stream_response(feed, &context))
 }
 

@@ -10,7 +10,7 @@ use super::bounded_cache::BoundedCache;
 use super::{Engine, EngineError, MAX_PLAYERS};
 use crate::domain::game_id::GameId;
 use crate::domain::ids::hex;
-use crate::game::{Game, PlayerRef};
+use crate::game::{Game, OptionalHooks, PlayerRef};
 use crate::model::{now, GameListing, GameVersionRecord, NewGameVersion, Room};
 use crate::sandbox::{CheckError, HostedGame, PoolError};
 use crate::store::StoreError;
@@ -195,7 +195,7 @@ impl Engine {
                  got {min_players} and {max_players}"
             )));
         }
-        let (source, (format, on_timeout), sha256) = match (upload.source, &previous) {
+        let (source, (format, hooks), sha256) = match (upload.source, &previous) {
             (Some(source), _) => {
                 let checked = self.check_source(&source).await?;
                 let sha256 = hex(&Sha256::digest(source.as_bytes()));
@@ -208,7 +208,7 @@ impl Engine {
                     .game_source(id, previous.version)
                     .await?
                     .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
-                let checked = (previous.format.clone(), previous.on_timeout);
+                let checked = (previous.format.clone(), previous.hooks);
                 (source, checked, previous.sha256.clone())
             }
             (None, None) => {
@@ -247,7 +247,7 @@ impl Engine {
             source,
             frontend,
             move_example,
-            on_timeout,
+            hooks,
             created_at: now(),
         };
         match self.store.publish_game_version(&new).await {
@@ -267,15 +267,15 @@ impl Engine {
     }
 
     /// Checks hooks in the sandbox: they must compile, evaluate within the hook limits and
-    /// export the four hooks. Returns the module format and whether it exports `onTimeout`.
-    async fn check_source(&self, source: &str) -> Result<(String, bool), EngineError> {
+    /// export the four hooks. Returns the module format and the optional hooks it exports.
+    async fn check_source(&self, source: &str) -> Result<(String, OptionalHooks), EngineError> {
         let pool = self.sandbox.clone();
         let source = source.to_owned();
         let checked = tokio::task::spawn_blocking(move || pool.check(&source))
             .await
             .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
         match checked {
-            Ok(checked) => Ok((checked.format.as_str().to_owned(), checked.on_timeout)),
+            Ok(checked) => Ok((checked.format.as_str().to_owned(), checked.hooks)),
             Err(CheckError::Invalid { message, line }) => {
                 Err(EngineError::InvalidGameCode { message, line })
             }
@@ -343,7 +343,7 @@ impl Engine {
             version,
             source.into(),
             self.sandbox.clone(),
-            record.on_timeout,
+            record.hooks,
         ));
         self.hosted.insert((id.to_owned(), version), game.clone());
         Ok(game)
@@ -351,7 +351,11 @@ impl Engine {
 }
 
 fn builtin_listing(game: &dyn Game) -> GameListing {
-    GameListing::builtin(game.info(), game.move_example(), game.handles_timeouts())
+    let hooks = OptionalHooks {
+        on_timeout: game.handles_timeouts(),
+        on_player_view: game.has_player_view(),
+    };
+    GameListing::builtin(game.info(), game.move_example(), hooks)
 }
 
 fn pool_unavailable(err: PoolError) -> EngineError {

@@ -92,6 +92,17 @@ impl EngineError {
         )
     }
 
+    /// The hook a game fault came from, if this is one.
+    pub fn hook(&self) -> Option<&'static str> {
+        match self {
+            EngineError::InvalidPatch { hook, .. }
+            | EngineError::HookCrashed { hook, .. }
+            | EngineError::HookTimeout { hook, .. }
+            | EngineError::HookOutOfMemory { hook, .. } => Some(hook),
+            _ => None,
+        }
+    }
+
     /// The error for a hook that failed through a fault of the game's code.
     pub fn from_hook_fault(hook: &'static str, fault: HookError) -> Self {
         match fault {

@@ -17,6 +17,7 @@ mod room_cache;
 mod room_locks;
 mod transition;
 mod viewing;
+pub use viewing::VIEW_HOOK;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,6 +96,7 @@ pub struct Engine {
     rooms: Arc<RoomCache>,
     accounts: Arc<AccountCache>,
     alarm: Arc<Alarm>,
+    views: Arc<viewing::ViewCache>,
 }
 
 impl Engine {
@@ -119,6 +121,7 @@ impl Engine {
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
             accounts: Arc::new(AccountCache::new(CACHED_ACCOUNTS)),
             alarm: Arc::default(),
+            views: Arc::new(viewing::ViewCache::new(viewing::CACHED_VIEWS)),
         };
         tokio::spawn(deadlines::run(engine.clone()));
         if let Some(changes) = engine.store.changes().await? {
@@ -224,11 +227,12 @@ impl Engine {
     }
 
     /// Every version of the room after `after`, then each new one as it is committed; by
-    /// default (`None`) from the current version.
+    /// default (`None`) from the current version. Each as `viewer` may see it.
     pub async fn room_feed(
         &self,
         room_id: &str,
         after: Option<i64>,
+        viewer: Option<PlayerRef>,
     ) -> Result<RoomFeed, EngineError> {
         // Subscribe before reading, so a version committed in between is not missed.
         let subscription = self.hub.subscribe(room_id);
@@ -242,11 +246,13 @@ impl Engine {
             }
             Some(after) => after,
         };
+        let framer = self.framer(&room, viewer).await?;
         Ok(RoomFeed::new(
             self.store.clone(),
             RoomHeader::from(&room),
             subscription,
             after,
+            framer,
         ))
     }
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::EngineError;
 use chrono::{DateTime, Utc};
 
-use crate::game::{deadline_text, Game, HookError, HookResult, PatchError, PlayerRef};
+use crate::game::{deadline_text, Game, HookError, PatchError, PlayerRef};
 use crate::model::{EventKind, Room, RoomEvent};
 use crate::store::RoomCommit;
 
@@ -157,25 +157,14 @@ impl Transition {
         let board = self.room.board_game(self.now);
         let game = self.game.as_ref();
         let hook = hook_name(kind);
-        quiet_hook_panics();
-        IN_HOOK.set(true);
-        let outcome = catch_unwind(AssertUnwindSafe(|| -> HookResult {
-            match (kind, player) {
-                (EventKind::RoomStart | EventKind::Reset, Some(_)) => game.on_room_start(&board),
-                (EventKind::Join, Some(player)) => game.on_player_join(player, &board),
-                (EventKind::Quit, Some(player)) => game.on_player_quit(player, &board),
-                (EventKind::Move, Some(player)) => {
-                    game.on_player_move(player, mv.unwrap_or(&Value::Null), &board)
-                }
-                _ => game.on_timeout(&board),
+        let result = guarded(|| match (kind, player) {
+            (EventKind::RoomStart | EventKind::Reset, Some(_)) => game.on_room_start(&board),
+            (EventKind::Join, Some(player)) => game.on_player_join(player, &board),
+            (EventKind::Quit, Some(player)) => game.on_player_quit(player, &board),
+            (EventKind::Move, Some(player)) => {
+                game.on_player_move(player, mv.unwrap_or(&Value::Null), &board)
             }
-        }));
-        IN_HOOK.set(false);
-        let result = outcome.unwrap_or_else(|panic| {
-            Err(HookError::Crashed(format!(
-                "panicked: {}",
-                panic_message(panic.as_ref())
-            )))
+            _ => game.on_timeout(&board),
         });
         let patch = match result {
             Ok(patch) => patch,
@@ -268,6 +257,20 @@ impl Transition {
 
 thread_local! {
     static IN_HOOK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs a game's hook, a panic in it becoming [`HookError::Crashed`] (and not printed).
+pub(super) fn guarded<T>(hook: impl FnOnce() -> Result<T, HookError>) -> Result<T, HookError> {
+    quiet_hook_panics();
+    IN_HOOK.set(true);
+    let outcome = catch_unwind(AssertUnwindSafe(hook));
+    IN_HOOK.set(false);
+    outcome.unwrap_or_else(|panic| {
+        Err(HookError::Crashed(format!(
+            "panicked: {}",
+            panic_message(panic.as_ref())
+        )))
+    })
 }
 
 /// A panic inside a game hook is caught and logged by [`Transition::run_hook`]; this keeps the

@@ -1,12 +1,37 @@
 //! The one decision of what a viewer may see of a room: every route and stream asks here, and
 //! builds what it sends from the views this returns ([`crate::views`]).
+//!
+//! A game without `onPlayerView` shows everyone everything, at no cost. A game with one shows
+//! each viewer what the hook makes of the state for them: a player seated now or before sees
+//! their own view, anyone else the view for `null`. The hook's answer is never stored; it is
+//! kept in memory per room, version and viewer, so a version watched by many people costs one
+//! call per distinct viewer (the players, and one for all watchers), not one per watcher. A
+//! hook that fails answers the request with its fault, never with the unfiltered state.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::bounded_cache::BoundedCache;
+use super::hook_runner::run_hooks;
+use super::transition::guarded;
 use super::{Engine, EngineError};
-use crate::game::PlayerRef;
+use crate::game::{BoardGame, Game, HookError, PlayerRef, RoomStartContext};
+use crate::live::Framer;
 use crate::model::{Room, RoomEvent};
-use crate::views::{EventView, RoomView};
+use crate::views::{version_frame, EventView, RoomHeader, RoomView};
+
+/// The view hook's name, in faults and logs.
+pub const VIEW_HOOK: &str = "onPlayerView";
+
+/// Views kept in memory.
+pub(super) const CACHED_VIEWS: usize = 4096;
+
+/// Views by room, version and viewer (`""` for anyone not seated).
+pub(super) type ViewCache = BoundedCache<(String, i64, String), Arc<Value>>;
 
 impl Engine {
     /// `room` as `viewer` (a player, or `None` for anyone else) may see it.
@@ -15,18 +40,161 @@ impl Engine {
         room: &'a Room,
         viewer: Option<&PlayerRef>,
     ) -> Result<RoomView<'a>, EngineError> {
-        let _ = viewer;
-        Ok(RoomView::new(room, Cow::Borrowed(&room.state)))
+        let game = self.game_of(room).await?;
+        if !game.has_player_view() {
+            return Ok(RoomView::new(room, Cow::Borrowed(&room.state)));
+        }
+        let board = room.board_game(chrono::Utc::now());
+        let state = self.viewed(game, board, member(room, viewer)).await?;
+        Ok(RoomView::new(room, Cow::Owned(state.as_ref().clone())))
     }
 
-    /// `events` of `room` as `viewer` may see them, each at its own version.
+    /// `events` of `room` as `viewer` may see them, each at its own version. In a game with a
+    /// view hook, another player's move is hidden until the room is finished (a game that
+    /// wants moves seen keeps them in its state).
     pub async fn view_events<'a>(
         &self,
         room: &Room,
         events: &'a [RoomEvent],
         viewer: Option<&PlayerRef>,
     ) -> Result<Vec<EventView<'a>>, EngineError> {
-        let _ = (room, viewer);
-        Ok(events.iter().map(EventView::whole).collect())
+        let game = self.game_of(room).await?;
+        if !game.has_player_view() {
+            return Ok(events.iter().map(EventView::whole).collect());
+        }
+        let viewer = member(room, viewer);
+        let mut views = Vec::with_capacity(events.len());
+        for event in events {
+            let board = event_board(room, event);
+            let state = self.viewed(game.clone(), board, viewer.clone()).await?;
+            let own = event.player.as_ref().map(|p| &p.id) == viewer.as_ref().map(|v| &v.id);
+            let mv = (room.finished || own)
+                .then_some(event.mv.as_ref().map(Cow::Borrowed))
+                .flatten();
+            views.push(EventView::new(
+                event,
+                Cow::Owned(state.as_ref().clone()),
+                mv,
+            ));
+        }
+        Ok(views)
+    }
+
+    /// What the view hook makes of `board` for `viewer`, from memory when it was asked before.
+    async fn viewed(
+        &self,
+        game: Arc<dyn Game>,
+        board: BoardGame,
+        viewer: Option<PlayerRef>,
+    ) -> Result<Arc<Value>, EngineError> {
+        let key = (
+            board.room_id.clone(),
+            board.version,
+            viewer.as_ref().map_or_else(String::new, |v| v.id.clone()),
+        );
+        if let Some(view) = self.views.get(&key) {
+            return Ok(view);
+        }
+        let view = run_hooks(game, move |game| {
+            guarded(|| game.on_player_view(viewer.as_ref(), &board)).map_err(view_fault)
+        })
+        .await?;
+        let view = Arc::new(view);
+        self.views.insert(key, view.clone());
+        Ok(view)
+    }
+}
+
+/// Frames one room's versions for one stream's viewer.
+struct ViewerFramer {
+    engine: Engine,
+    /// The room as the stream found it: who was seated, and what never changes.
+    room: Room,
+    viewer: Option<PlayerRef>,
+    header: RoomHeader,
+}
+
+impl Framer for ViewerFramer {
+    fn frame<'a>(&'a self, event: &'a RoomEvent) -> BoxFuture<'a, Option<Bytes>> {
+        Box::pin(async move {
+            // Whoever is seated at this version counts as a player too; a move is shown to
+            // others once the room is finished at this version.
+            let mut room = self.room.clone();
+            room.inactive_players.extend(event.players.iter().cloned());
+            room.finished = event.finished;
+            let viewer = self.viewer.as_ref();
+            match self
+                .engine
+                .view_events(&room, std::slice::from_ref(event), viewer)
+                .await
+            {
+                Ok(views) => Some(version_frame(&self.header, &views[0])),
+                Err(err) => {
+                    tracing::warn!(room = %room.id, error = %err, "a version could not be viewed; closing the stream");
+                    None
+                }
+            }
+        })
+    }
+}
+
+impl Engine {
+    /// For a game with a view hook, what frames `room`'s versions for `viewer`; `None` when
+    /// every watcher sees the same.
+    pub(super) async fn framer(
+        &self,
+        room: &Room,
+        viewer: Option<PlayerRef>,
+    ) -> Result<Option<Arc<dyn Framer>>, EngineError> {
+        if !self.game_of(room).await?.has_player_view() {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(ViewerFramer {
+            engine: self.clone(),
+            room: room.clone(),
+            viewer,
+            header: RoomHeader::from(room),
+        })))
+    }
+}
+
+/// A view hook that fails, throws included (there is no action to refuse), is the game's
+/// fault.
+fn view_fault(fault: HookError) -> EngineError {
+    let fault = match fault {
+        HookError::Refused(refusal) => HookError::Crashed(format!("threw: {refusal}")),
+        other => other,
+    };
+    tracing::error!(hook = VIEW_HOOK, error = %fault, "a game's view hook failed");
+    EngineError::from_hook_fault(VIEW_HOOK, fault)
+}
+
+/// `viewer`, if they are or were seated in `room`; anyone else sees what a watcher does.
+fn member(room: &Room, viewer: Option<&PlayerRef>) -> Option<PlayerRef> {
+    viewer
+        .filter(|v| {
+            room.players
+                .iter()
+                .chain(&room.inactive_players)
+                .any(|p| p.id == v.id)
+        })
+        .cloned()
+}
+
+/// The record as it was at `event`'s version.
+fn event_board(room: &Room, event: &RoomEvent) -> BoardGame {
+    BoardGame {
+        room_id: room.id.clone(),
+        players: event.players.clone(),
+        version: event.version,
+        joinable: event.joinable,
+        finished: event.finished,
+        state: event.state.clone(),
+        trigger_timeout_at: event.trigger_timeout_at.clone(),
+        room_start_context: RoomStartContext {
+            private: room.private,
+            clock: room.clock,
+        },
+        now: chrono::Utc::now(),
     }
 }

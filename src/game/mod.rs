@@ -76,6 +76,15 @@ pub struct GameInfo {
     pub description: Cow<'static, str>,
 }
 
+/// Which of the optional hooks a game has (an uploaded game: which it exports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OptionalHooks {
+    /// `onTimeout`: the game may set deadlines, and its rooms may have a clock.
+    pub on_timeout: bool,
+    /// `onPlayerView`: what a room shows depends on who looks.
+    pub on_player_view: bool,
+}
+
 /// How well a computer opponent plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -176,6 +185,23 @@ pub trait Game: Send + Sync {
 
     /// Whether the game has an `onTimeout` (a patch that sets a deadline is refused otherwise).
     fn handles_timeouts(&self) -> bool {
+        false
+    }
+
+    /// What `viewer` (a player seated in the room now or before, or `None` for anyone else)
+    /// may see of `game.state`. Never stored: every response, history entry and stream event
+    /// about the room shows this instead of the state. By default, all of it.
+    fn on_player_view(
+        &self,
+        viewer: Option<&PlayerRef>,
+        game: &BoardGame,
+    ) -> Result<Value, HookError> {
+        let _ = viewer;
+        Ok(game.state.clone())
+    }
+
+    /// Whether the game has an `onPlayerView`: whether what a room shows depends on who looks.
+    fn has_player_view(&self) -> bool {
         false
     }
 

@@ -1,5 +1,6 @@
 //! The games that ship with the server.
 
+pub mod battleship;
 pub mod line_bots;
 pub mod line_game;
 pub mod tictactoe;
@@ -14,4 +15,5 @@ pub fn builtin() -> GameRegistry {
     GameRegistry::new()
         .register(Arc::new(tictactoe::TicTacToe::default()))
         .register(Arc::new(tictactoe3d::TicTacToe3d::default()))
+        .register(Arc::new(battleship::Battleship))
 }

@@ -5,15 +5,24 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::hub::{LobbyUpdate, RoomSubscription};
 use super::sse;
+use crate::model::RoomEvent;
 use crate::store::{Store, StoreError};
 use crate::views::{version_frame, EventView, RoomHeader};
 
 /// Versions read from the history at a time while catching up.
 const REPLAY_PAGE: i64 = 256;
+
+/// Frames a room's versions for one viewer, where what a version shows depends on who looks.
+pub trait Framer: Send + Sync {
+    /// `event` as this stream's viewer may see it; `None` when it cannot be shown (the
+    /// game's view hook failed), which ends the stream rather than show more than it should.
+    fn frame<'a>(&'a self, event: &'a RoomEvent) -> BoxFuture<'a, Option<Bytes>>;
+}
 
 /// A source of stream frames.
 pub trait Feed {
@@ -27,6 +36,9 @@ pub trait Feed {
 pub struct RoomFeed {
     store: Store,
     header: RoomHeader,
+    /// For games with a view hook: each version is framed for this stream's viewer, and the
+    /// frame shared by every watcher is never sent.
+    framer: Option<Arc<dyn Framer>>,
     subscription: RoomSubscription,
     /// The last version handed out; nothing at or below it is handed out again.
     sent: i64,
@@ -43,10 +55,12 @@ impl RoomFeed {
         header: RoomHeader,
         subscription: RoomSubscription,
         after: i64,
+        framer: Option<Arc<dyn Framer>>,
     ) -> Self {
         Self {
             store,
             header,
+            framer,
             subscription,
             sent: after,
             pending: VecDeque::new(),
@@ -69,17 +83,30 @@ impl Feed for RoomFeed {
                     .await?;
                 self.catching_up = events.len() as i64 == REPLAY_PAGE;
                 for event in &events {
+                    let Some(frame) = self.frame(event).await else {
+                        return Ok(None);
+                    };
                     self.sent = event.version;
-                    self.pending
-                        .push_back(version_frame(&self.header, &EventView::whole(event)));
+                    self.pending.push_back(frame);
                 }
                 continue;
             }
             match self.subscription.recv().await {
                 Ok(update) if update.version <= self.sent => {}
-                Ok(update) if update.version == self.sent + 1 && update.frame.is_some() => {
+                Ok(update) if update.version == self.sent + 1 && self.framer.is_none() => {
+                    match &update.frame {
+                        Some(frame) => {
+                            self.sent = update.version;
+                            return Ok(Some(frame.clone()));
+                        }
+                        None => self.catching_up = true,
+                    }
+                }
+                Ok(update) if update.version == self.sent + 1 && update.event.is_some() => {
+                    let event = update.event.as_ref().expect("checked");
+                    let frame = self.frame(event).await;
                     self.sent = update.version;
-                    return Ok(update.frame.clone());
+                    return Ok(frame);
                 }
                 // Versions were skipped (this reader lagged and the channel dropped some, or
                 // they were written by another process), or another server says there are
@@ -91,6 +118,16 @@ impl Feed for RoomFeed {
                 }
                 Err(RecvError::Closed) => return Ok(None),
             }
+        }
+    }
+}
+
+impl RoomFeed {
+    /// `event` as this stream shows it.
+    async fn frame(&self, event: &RoomEvent) -> Option<Bytes> {
+        match &self.framer {
+            None => Some(version_frame(&self.header, &EventView::whole(event))),
+            Some(framer) => framer.frame(event).await,
         }
     }
 }

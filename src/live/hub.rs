@@ -23,6 +23,8 @@ const LOBBY_BACKLOG: usize = 1024;
 pub struct RoomUpdate {
     pub version: i64,
     pub frame: Option<Bytes>,
+    /// The version itself, for streams that show each viewer their own view of it.
+    pub event: Option<Arc<RoomEvent>>,
 }
 
 /// A public room that opened, filled, emptied or finished.
@@ -59,6 +61,7 @@ impl Hub {
                 let update = RoomUpdate {
                     version: event.version,
                     frame: Some(version_frame(&header, &EventView::whole(event))),
+                    event: Some(Arc::new(event.clone())),
                 };
                 // An error only means every reader left meanwhile.
                 let _ = sender.send(Arc::new(update));
@@ -92,6 +95,7 @@ impl Hub {
             let _ = sender.send(Arc::new(RoomUpdate {
                 version,
                 frame: None,
+                event: None,
             }));
         }
     }
@@ -110,6 +114,7 @@ impl Hub {
             let _ = sender.send(Arc::new(RoomUpdate {
                 version: i64::MAX,
                 frame: None,
+                event: None,
             }));
         }
         if self.lobby_watched() {

@@ -7,8 +7,10 @@ use serde_json::Value;
 
 use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLine, Outcome};
-use super::quickjs::ON_TIMEOUT;
-use crate::game::{BoardGame, Game, GameError, GameInfo, HookError, HookResult, Patch, PlayerRef};
+use super::quickjs::{ON_PLAYER_VIEW, ON_TIMEOUT};
+use crate::game::{
+    BoardGame, Game, GameError, GameInfo, HookError, HookResult, OptionalHooks, Patch, PlayerRef,
+};
 
 pub struct HostedGame {
     info: GameInfo,
@@ -17,8 +19,8 @@ pub struct HostedGame {
     key: String,
     source: Arc<str>,
     pool: SandboxPool,
-    /// Whether the source exports `onTimeout` (checked when it was published).
-    on_timeout: bool,
+    /// The optional hooks the source exports (checked when it was published).
+    hooks: OptionalHooks,
 }
 
 impl HostedGame {
@@ -27,7 +29,7 @@ impl HostedGame {
         version: i64,
         source: Arc<str>,
         pool: SandboxPool,
-        on_timeout: bool,
+        hooks: OptionalHooks,
     ) -> Self {
         Self {
             key: format!("{}@{version}", info.id),
@@ -35,12 +37,19 @@ impl HostedGame {
             version,
             source,
             pool,
-            on_timeout,
+            hooks,
         }
     }
 
-    /// Runs `hook` with `args`, the JSON array of its arguments (the room's record last).
+    /// Runs `hook` with `args`, the JSON array of its arguments (the room's record last): its
+    /// patch.
     fn call(&self, hook: &str, args: String, game: &BoardGame) -> HookResult {
+        let value = self.call_raw(hook, args, game)?;
+        Patch::from_json(value).map_err(|err| HookError::InvalidResult(err.to_string()))
+    }
+
+    /// Runs `hook`: the JSON value it returned, whatever it is.
+    fn call_raw(&self, hook: &str, args: String, game: &BoardGame) -> Result<Value, HookError> {
         let (outcome, logs) = self
             .pool
             .call(&self.key, &self.source, hook, args)
@@ -48,9 +57,7 @@ impl HostedGame {
         self.log(hook, game, logs);
         let limits = self.pool.limits();
         match outcome {
-            Outcome::Patch { patch } => {
-                Patch::from_json(patch).map_err(|err| HookError::InvalidResult(err.to_string()))
-            }
+            Outcome::Patch { patch } => Ok(patch),
             Outcome::Refused { reason, message } => Err(GameError::new(reason, message).into()),
             Outcome::Timeout => Err(HookError::Timeout {
                 limit_ms: limits.time.as_millis() as u64,
@@ -130,6 +137,18 @@ impl Game for HostedGame {
     }
 
     fn handles_timeouts(&self) -> bool {
-        self.on_timeout
+        self.hooks.on_timeout
+    }
+
+    fn on_player_view(
+        &self,
+        viewer: Option<&PlayerRef>,
+        game: &BoardGame,
+    ) -> Result<Value, HookError> {
+        self.call_raw(ON_PLAYER_VIEW, arguments(&(viewer, game)), game)
+    }
+
+    fn has_player_view(&self) -> bool {
+        self.hooks.on_player_view
     }
 }

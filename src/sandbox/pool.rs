@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{Format, LogLine, Outcome, Request, Response};
 use super::quickjs::Limits;
+use crate::game::OptionalHooks;
 
 /// The largest response read from a worker; a patch is at most about 1 MiB.
 const MAX_RESPONSE_BYTES: usize = 8 << 20;
@@ -35,8 +36,8 @@ pub enum PoolError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Checked {
     pub format: Format,
-    /// Whether the game exports `onTimeout`.
-    pub on_timeout: bool,
+    /// Which optional hooks the game exports.
+    pub hooks: OptionalHooks,
 }
 
 /// Why a source did not pass the upload check.
@@ -94,7 +95,7 @@ impl SandboxPool {
         };
         let limit_ms = self.shared.limits.time.as_millis();
         match lease.exchange(&request, self.compile_deadline()) {
-            Ok(Response::Checked { format, on_timeout }) => Ok(Checked { format, on_timeout }),
+            Ok(Response::Checked { format, hooks }) => Ok(Checked { format, hooks }),
             Ok(Response::Invalid { message, line }) => Err(CheckError::Invalid { message, line }),
             Ok(other) => Err(CheckError::Pool(lease.broken(&other))),
             Err(PoolError::Timeout) => Err(CheckError::Invalid {

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::game::OptionalHooks;
+
 /// How a game's source is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -27,7 +29,7 @@ impl Format {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// Compile and evaluate a source under the hook limits; check it exports the four hooks
-    /// (and whether it exports `onTimeout`).
+    /// (and which optional ones it exports).
     Check { source: String },
     /// Compile a source and keep it under `key` for calls.
     Load { key: String, source: String },
@@ -44,8 +46,8 @@ pub enum Request {
 pub enum Response {
     Checked {
         format: Format,
-        /// Whether the module also exports `onTimeout`.
-        on_timeout: bool,
+        /// Which optional hooks the module also exports.
+        hooks: OptionalHooks,
     },
     Invalid {
         message: String,

@@ -14,7 +14,7 @@ use rquickjs::{qjs, Context, Ctx, Function, Module, Object, Runtime, Value};
 use serde::{Deserialize, Serialize};
 
 use super::protocol::{Fault, Format, LogLine, Outcome};
-use crate::game::MAX_STATE_BYTES;
+use crate::game::{OptionalHooks, MAX_STATE_BYTES};
 
 /// The four hooks every game exports.
 pub const HOOKS: [&str; 4] = [
@@ -26,6 +26,8 @@ pub const HOOKS: [&str; 4] = [
 
 /// The optional fifth hook, run when a room's `triggerTimeoutAt` passes.
 pub const ON_TIMEOUT: &str = "onTimeout";
+/// The optional view hook: what a viewer may see of the state.
+pub const ON_PLAYER_VIEW: &str = "onPlayerView";
 
 /// How deep a returned patch may nest (the platform's JSON readers stop at 128).
 const MAX_PATCH_DEPTH: usize = 100;
@@ -192,8 +194,8 @@ impl QuickJs {
     }
 
     /// Evaluates the module in a fresh realm, under the hook limits, and checks that it
-    /// exports the four hooks as functions; whether it also exports `onTimeout`.
-    pub fn check(&self, compiled: &Compiled) -> Result<bool, CodeError> {
+    /// exports the four hooks as functions; which optional hooks it also exports.
+    pub fn check(&self, compiled: &Compiled) -> Result<OptionalHooks, CodeError> {
         let limit_ms = self.limits.time.as_millis();
         self.in_realm(|ctx, helpers| {
             let hooks = match self.instantiate(ctx, helpers, compiled) {
@@ -218,7 +220,10 @@ impl QuickJs {
             let exports = |hook: &str| hooks.get::<_, Value>(hook).is_ok_and(|v| v.is_function());
             let missing: Vec<&str> = HOOKS.into_iter().filter(|hook| !exports(hook)).collect();
             if missing.is_empty() {
-                Ok(exports(ON_TIMEOUT))
+                Ok(OptionalHooks {
+                    on_timeout: exports(ON_TIMEOUT),
+                    on_player_view: exports(ON_PLAYER_VIEW),
+                })
             } else {
                 Err(CodeError::new(format!(
                     "the module must export the four hooks as functions; missing: {}",

@@ -105,11 +105,11 @@ fn handle(js: &QuickJs, games: &mut GameCache, request: Request) -> Response {
         Request::Check { source } => {
             match js
                 .compile(&source)
-                .and_then(|c| js.check(&c).map(|on_timeout| (c, on_timeout)))
+                .and_then(|c| js.check(&c).map(|hooks| (c, hooks)))
             {
-                Ok((compiled, on_timeout)) => Response::Checked {
+                Ok((compiled, hooks)) => Response::Checked {
                     format: compiled.format,
-                    on_timeout,
+                    hooks,
                 },
                 Err(error) => Response::Invalid {
                     message: error.message,

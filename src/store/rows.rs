@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::sql::Sql;
 use super::types::StoreError;
-use crate::game::{Clock, PlayerRef};
+use crate::game::{Clock, OptionalHooks, PlayerRef};
 use crate::model::{Account, EventKind, GameVersionRecord, Room, RoomEvent};
 
 /// A room, with `seq`: its place in creation order, which pages the lobby.
@@ -92,7 +92,10 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         format: D::text(row, "format")?,
         sha256: D::text(row, "sha256")?,
         has_frontend: D::flag(row, "has_frontend")?,
-        on_timeout: D::flag(row, "on_timeout")?,
+        hooks: OptionalHooks {
+            on_timeout: D::flag(row, "on_timeout")?,
+            on_player_view: D::flag(row, "on_player_view")?,
+        },
         // Checked as JSON when it was published.
         move_example: D::maybe_text(row, "move_example")?
             .and_then(|text| serde_json::from_str(&text).ok()),

@@ -301,6 +301,7 @@ function uploadCard() {
 const views = {
   tictactoe: { draw: drawGrid, moveOf: (cell) => ({ x: cell[0], y: cell[1] }) },
   tictactoe3d: { draw: drawCube, moveOf: (index) => ({ index }) },
+  battleship: { draw: drawBattleship, moveOf: ([row, col]) => ({ row, col }) },
 };
 
 let current = null; // { id, game, version, players, state, joinable, finished, private }
@@ -394,6 +395,7 @@ function statusText(room, toMove) {
   }
   if (room.joinable && room.players.length < 2) return 'Waiting for another player to join…';
   if (toMove) return mine && toMove.id === mine.id ? 'Your turn.' : `${toMove.username}'s turn.`;
+  if ((room.state || {}).status === 'placing') return 'The fleets are being placed.';
   return 'In play.';
 }
 
@@ -402,7 +404,7 @@ function drawRoom() {
   const mine = me();
   const seat = mine ? seatOf(room, mine.id) : -1;
   const toMove = playerToMove(room);
-  const marks = views[room.game] ? ['X', 'O'] : [];
+  const marks = ['tictactoe', 'tictactoe3d'].includes(room.game) ? ['X', 'O'] : [];
   let status = statusText(room, toMove);
   if (seat < 0) status = `${status} (You are watching.)`;
   document.getElementById('status').textContent = status;
@@ -581,6 +583,71 @@ function drawGrid(room, canMove, play) {
     }
   }
   return grid;
+}
+
+/**
+ * Battleship: two 10x10 grids. The server shows each viewer only what they may see: your own
+ * fleet, and of the other only the ships already sunk (a watcher: no ship until it sinks).
+ * While placing, your fleet is placed at random here and sent as one move.
+ */
+const FLEET = [5, 4, 3, 3, 2];
+function drawBattleship(room, canMove, play) {
+  const state = room.state || {};
+  const mine = me();
+  const seat = mine ? seatOf(room, mine.id) : -1;
+  const fleets = state.fleets || [null, null];
+  const shots = state.shots || [[], []];
+  const wrap = el('div', { class: 'fleets' });
+  // Seen from a seat: your waters first; a watcher sees the first player's waters first.
+  const own = seat >= 0 ? seat : 0;
+  for (const side of [own, 1 - own]) {
+    const player = room.players[side];
+    const shipCells = new Set((fleets[side] || []).flatMap((ship) => ship.cells.map(([r, c]) => `${r},${c}`)));
+    const incoming = new Map((shots[1 - side] || []).map((shot) => [`${shot.row},${shot.col}`, shot]));
+    const target = seat >= 0 && side !== seat;
+    const grid = el('div', { class: 'sea', role: 'group', 'aria-label': `${player ? player.username : 'empty seat'}'s waters` });
+    for (let r = 0; r < 10; r += 1) {
+      for (let c = 0; c < 10; c += 1) {
+        const key = `${r},${c}`;
+        const shot = incoming.get(key);
+        const ship = shipCells.has(key);
+        const mark = shot ? (shot.hit ? '✕' : '•') : '';
+        grid.append(el('button', {
+          class: `spot${ship ? ' ship' : ''}${shot && shot.hit ? ' hit' : ''}`,
+          'aria-label': `row ${r + 1}, column ${c + 1}: ${shot ? (shot.hit ? 'hit' : 'miss') : ship ? 'ship' : 'water'}`,
+          disabled: !(target && canMove && state.status === 'inGame' && !shot),
+          dataset: { cell: key, side: String(side) },
+          onclick: () => play([r, c]),
+        }, mark));
+      }
+    }
+    const title = side === seat ? 'Your fleet' : `${player ? player.username : 'Waiting for a player'}${seat >= 0 ? ': fire here' : ''}`;
+    wrap.append(el('div', { class: 'waters' }, el('h3', { text: title }), grid));
+  }
+  const placed = state.placed || fleets.map(Boolean);
+  if (state.status === 'placing' && seat >= 0 && !placed[seat]) {
+    wrap.append(el('div', { class: 'row' },
+      el('button', { id: 'place-fleet', onclick: () => send({ fleet: randomFleet() }) }, 'Place my fleet at random')));
+  }
+  return wrap;
+}
+
+/** A random fleet that fits: one ship per size, none overlapping. */
+function randomFleet() {
+  for (;;) {
+    const taken = new Set();
+    const fleet = [];
+    for (const size of FLEET) {
+      const across = Math.random() < 0.5;
+      const row = Math.floor(Math.random() * (across ? 10 : 11 - size));
+      const col = Math.floor(Math.random() * (across ? 11 - size : 10));
+      const cells = Array.from({ length: size }, (_, i) => (across ? `${row},${col + i}` : `${row + i},${col}`));
+      if (cells.some((cell) => taken.has(cell))) break;
+      cells.forEach((cell) => taken.add(cell));
+      fleet.push({ row, col, across });
+    }
+    if (fleet.length === FLEET.length) return fleet;
+  }
 }
 
 /** 3D tic-tac-toe: 27 cells, index `x + 3y + 9z`, drawn as three layers (z). */

@@ -34,6 +34,8 @@ export interface Game {
   moveExample: Json | null;
   /** Whether the game exports `onTimeout`, so that its rooms may have a clock. */
   onTimeout: boolean;
+  /** Whether the game exports `onPlayerView`: each viewer sees their own view of a room. */
+  onPlayerView: boolean;
 }
 
 export interface GameUpload {

@@ -145,7 +145,9 @@ export class Turnhouse {
    */
   watch(id, onVersion, { after } = {}) {
     let last = after === undefined || after === null ? null : Number(after);
-    const path = () => `/rooms/${encodeURIComponent(id)}/stream${query({ after: last })}`;
+    // EventSource cannot send headers: a signed-in client signs the stream with its token in
+    // the query (RFC 6750 §2.3), so a game with hidden information shows it its own view.
+    const path = () => `/rooms/${encodeURIComponent(id)}/stream${query({ after: last, access_token: this.token })}`;
     return this.#stream(path, (source, reopen) => {
       source.addEventListener('version', (event) => {
         const version = JSON.parse(event.data);

@@ -438,3 +438,70 @@ async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
         browser.close().await;
     }
 }
+
+/// Battleship against the medium bot, from the lobby to the end: the fleet placed at random,
+/// then a shot at each cell of the bot's waters in turn until one side has no ship left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_battleship_game_against_the_medium_bot() {
+    let app = TestApp::spawn().await;
+    let driver = Driver::start().await;
+    let player = driver.browser("battleship-vs-medium-bot").await;
+    sign_up(&player, &app, "admiral").await;
+    let card = "[data-game=\"battleship\"]";
+    player
+        .eval(
+            "document.querySelector(arguments[0] + ' .bot-level').value = 'medium';",
+            json!([card]),
+        )
+        .await;
+    player.click(&format!("{card} .play-bot")).await;
+    let room = room_in_view(&player).await;
+    player
+        .wait_for_text("#status", "The fleets are being placed.")
+        .await;
+    assert_eq!(
+        count(&player, ".spot.ship").await,
+        0,
+        "the bot's fleet is not shown"
+    );
+    player.click("#place-fleet").await;
+    player.wait_for_text("#status", "Your turn").await;
+    assert_eq!(count(&player, ".spot.ship").await, 17, "your own fleet is");
+    player.screenshot("battleship-start").await;
+    let mut shots = 0;
+    loop {
+        let status = player
+            .wait_for(
+                "the player's turn or the end",
+                "const s = document.getElementById('status').textContent; \
+                 return s.includes('Your turn') || s.includes('win') ? s : null;",
+                json!([]),
+            )
+            .await;
+        if !status.as_str().unwrap().contains("Your turn") {
+            break;
+        }
+        let before = count(&player, ".spot[data-side=\"1\"]:disabled").await;
+        player.click(".spot[data-side=\"1\"]:not(:disabled)").await;
+        player
+            .wait_for(
+                "the shot to land",
+                "return document.querySelectorAll('.spot[data-side=\"1\"]:disabled').length > arguments[0];",
+                json!([before]),
+            )
+            .await;
+        shots += 1;
+        assert!(shots <= 100, "a board has 100 cells");
+    }
+    player.screenshot("battleship-end").await;
+    let stored: Value = app.room(&room).await;
+    assert_eq!(stored["finished"], true);
+    let status = player.text("#status").await;
+    match stored["state"]["winner"]["username"].as_str() {
+        Some("medium bot") => assert_eq!(status, "medium bot wins!"),
+        _ => assert_eq!(status, "You win!"),
+    }
+    // At the end everything shows: both fleets.
+    assert_eq!(count(&player, ".spot.ship").await, 34);
+    player.close().await;
+}

@@ -27,4 +27,5 @@ mod sse_client;
 mod streams;
 mod test_games;
 mod tictactoe;
+mod views;
 mod webdriver;
