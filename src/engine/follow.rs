@@ -3,20 +3,13 @@
 //! versions from the history) and, for a public room whose lobby entry changed, tells this
 //! server's lobby streams.
 
-use std::sync::Arc;
-
 use tokio::sync::mpsc;
 
-use super::room_cache::RoomCache;
-use crate::live::Hub;
-use crate::store::{Change, Store};
+use super::Engine;
+use crate::store::Change;
 
-pub(super) async fn follow(
-    mut changes: mpsc::Receiver<Change>,
-    rooms: Arc<RoomCache>,
-    hub: Arc<Hub>,
-    store: Store,
-) {
+pub(super) async fn follow(mut changes: mpsc::Receiver<Change>, engine: Engine) {
+    let (rooms, hub) = (&engine.rooms, &engine.hub);
     while let Some(change) = changes.recv().await {
         match change {
             Change::Room {
@@ -29,10 +22,10 @@ pub(super) async fn follow(
                 if let Some(change) = lobby.filter(|_| hub.lobby_watched()) {
                     // The lobby shows the room as it is; reading it must not hold up the
                     // changes behind this one.
-                    let (hub, store) = (hub.clone(), store.clone());
+                    let engine = engine.clone();
                     tokio::spawn(async move {
-                        match store.room(&room).await {
-                            Ok(Some(room)) => hub.publish_lobby(&room, &change),
+                        match engine.store.room(&room).await {
+                            Ok(Some(room)) => engine.tell_lobby(&room, &change).await,
                             Ok(None) => {}
                             Err(err) => {
                                 tracing::warn!(error = %err, room, "could not read a room another server changed")

@@ -125,12 +125,7 @@ impl Engine {
         };
         tokio::spawn(deadlines::run(engine.clone()));
         if let Some(changes) = engine.store.changes().await? {
-            tokio::spawn(follow::follow(
-                changes,
-                engine.rooms.clone(),
-                engine.hub.clone(),
-                engine.store.clone(),
-            ));
+            tokio::spawn(follow::follow(changes, engine.clone()));
         }
         Ok(engine)
     }
@@ -287,9 +282,25 @@ impl Engine {
         if let Some(at) = &commit.room.trigger_timeout_at {
             self.alarm.armed(at);
         }
-        self.hub
-            .publish(&commit.room, &commit.events, commit.lobby_change);
+        self.hub.publish(&commit.room, &commit.events);
+        if let Some(change) = commit.lobby_change {
+            self.tell_lobby(&commit.room, change).await;
+        }
         Ok(commit.room)
+    }
+
+    /// Tells the lobby's streams that a public room was `created` or `updated`, showing what
+    /// anyone may see of it. A room that cannot be viewed (its view hook failed) is left out.
+    async fn tell_lobby(&self, room: &Room, change: &str) {
+        if room.private || !self.hub.lobby_watched() {
+            return;
+        }
+        match self.view_room(room, None).await {
+            Ok(view) => self.hub.publish_lobby(&room.game, change, &view),
+            Err(err) => {
+                tracing::warn!(room = %room.id, error = %err, "a room could not be shown to the lobby")
+            }
+        }
     }
 
     /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before

@@ -1,6 +1,5 @@
 //! The broadcast hub: one channel per watched room, one for the lobby.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -51,9 +50,9 @@ impl Default for Hub {
 }
 
 impl Hub {
-    /// Sends the new versions of `room` to its watchers, and tells the lobby when the change
-    /// matters there. Called after the commit is durable, in version order.
-    pub fn publish(&self, room: &Room, events: &[RoomEvent], lobby_change: Option<&str>) {
+    /// Sends the new versions of `room` to its watchers. Called after the commit is durable,
+    /// in version order.
+    pub fn publish(&self, room: &Room, events: &[RoomEvent]) {
         let sender = self.rooms.lock().expect("hub lock").get(&room.id).cloned();
         if let Some(sender) = sender {
             let header = RoomHeader::from(room);
@@ -67,17 +66,15 @@ impl Hub {
                 let _ = sender.send(Arc::new(update));
             }
         }
-        if let Some(change) = lobby_change {
-            self.publish_lobby(room, change);
-        }
     }
 
-    /// Tells the lobby that a public room was `created` or `updated`.
-    pub fn publish_lobby(&self, room: &Room, change: &str) {
-        if !room.private && self.lobby_watched() {
+    /// Tells the lobby that a public room of `game` was `created` or `updated`; `room` is
+    /// what anyone may see of it.
+    pub fn publish_lobby(&self, game: &str, change: &str, room: &RoomView) {
+        if self.lobby_watched() {
             let update = LobbyUpdate {
-                game: room.game.clone(),
-                frame: lobby_frame(change, &RoomView::new(room, Cow::Borrowed(&room.state))),
+                game: game.to_owned(),
+                frame: lobby_frame(change, room),
             };
             let _ = self.lobby.send(Arc::new(update));
         }

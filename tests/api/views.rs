@@ -63,9 +63,16 @@ async fn no_way_out_shows_another_players_secret_before_the_end() {
     assert_eq!(listing["onPlayerView"], true);
     let alice = app.register(&unique("alice")).await;
     let bob = app.register(&unique("bob")).await;
+    let lobby_url = format!("{}/rooms/stream?game={game}", app.address);
+    let mut lobby = EventStream::open(&app.client, &lobby_url, None).await;
     let room = app.create_room(&alice, json!({"game": game})).await;
     let id = room["id"].as_str().unwrap().to_owned();
     let joined: Value = app.join(&bob, &id).await.json().await.unwrap();
+    // The lobby's stream shows what a watcher sees: its two changes, created and filled.
+    let mut lobby_seen = String::new();
+    for _ in 0..2 {
+        lobby_seen.push_str(lobby.event().await.data.as_deref().unwrap());
+    }
     let said = app.play_ok(&alice, &id, json!({"say": "hello"})).await;
     let version = said["version"].as_i64().unwrap();
 
@@ -84,6 +91,13 @@ async fn no_way_out_shows_another_players_secret_before_the_end() {
         "alice's move answer"
     );
 
+    assert!(lobby_seen.contains("\"hidden\""), "{lobby_seen}");
+    for secret in [&alice_word, &bob_word] {
+        assert!(
+            !lobby_seen.contains(secret.as_str()),
+            "the lobby showed {secret}"
+        );
+    }
     let watcher = app.register(&unique("watcher")).await;
     for (viewer, secrets) in [
         (Some(&alice), vec![&bob_word]),
