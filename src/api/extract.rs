@@ -10,6 +10,7 @@ use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ApiError, AppContext};
@@ -87,6 +88,21 @@ fn bearer_token(req: &HttpRequest) -> Result<String, ApiError> {
         }
         _ => Err(ApiError::InvalidToken),
     }
+}
+
+/// A count, written as JSON Schema's `integer` allows: `13` or `13.0`, not `13.5` or `-1`.
+pub(super) fn whole_number<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<usize>, D::Error> {
+    let Some(number) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if number.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&number) {
+        return Err(serde::de::Error::custom(format!(
+            "expected a whole number, got {number}"
+        )));
+    }
+    Ok(Some(number as usize))
 }
 
 /// A JSON object as the request body, as `T`. Content type is not checked, so `curl -d` works

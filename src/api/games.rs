@@ -128,23 +128,10 @@ async fn frontend(
 struct GameSettings {
     name: Option<String>,
     description: Option<String>,
-    #[serde(default, deserialize_with = "whole_number")]
+    #[serde(default, deserialize_with = "super::extract::whole_number")]
     min_players: Option<usize>,
-    #[serde(default, deserialize_with = "whole_number")]
+    #[serde(default, deserialize_with = "super::extract::whole_number")]
     max_players: Option<usize>,
-}
-
-/// A count, written as JSON Schema's `integer` allows: `13` or `13.0`, not `13.5` or `-1`.
-fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    let Some(number) = Option::<f64>::deserialize(d)? else {
-        return Ok(None);
-    };
-    if number.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&number) {
-        return Err(serde::de::Error::custom(format!(
-            "expected a whole number of players, got {number}"
-        )));
-    }
-    Ok(Some(number as usize))
 }
 
 #[derive(Debug, Deserialize)]

@@ -79,20 +79,33 @@ struct NewRoom {
     private: bool,
     bot: Option<BotLevel>,
     bot_plays_first: Option<bool>,
-    clock: Option<Clock>,
+    clock: Option<ClockBody>,
 }
 
-/// `clock`, if given, within its bounds.
-fn checked_clock(clock: Option<Clock>) -> Result<Option<Clock>, ApiError> {
-    match clock {
-        Some(clock) if !(1..=Clock::MAX_MOVE_SECONDS).contains(&clock.move_seconds) => {
-            Err(ApiError::InvalidBody(format!(
-                "clock.moveSeconds must be between 1 and {}; got {}",
-                Clock::MAX_MOVE_SECONDS,
-                clock.move_seconds
-            )))
-        }
-        other => Ok(other),
+/// `{"moveSeconds": N}` as a client writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ClockBody {
+    #[serde(default, deserialize_with = "super::extract::whole_number")]
+    move_seconds: Option<usize>,
+}
+
+/// `clock`, if given (and not null), within its bounds.
+fn checked_clock(clock: Option<ClockBody>) -> Result<Option<Clock>, ApiError> {
+    let Some(clock) = clock else {
+        return Ok(None);
+    };
+    let max = Clock::MAX_MOVE_SECONDS as usize;
+    match clock.move_seconds {
+        Some(seconds) if (1..=max).contains(&seconds) => Ok(Some(Clock {
+            move_seconds: seconds as u32,
+        })),
+        Some(seconds) => Err(ApiError::InvalidBody(format!(
+            "clock.moveSeconds must be between 1 and {max}; got {seconds}"
+        ))),
+        None => Err(ApiError::InvalidBody(
+            "a clock is {\"moveSeconds\": N}, N from 1 to 86400".into(),
+        )),
     }
 }
 
@@ -130,7 +143,7 @@ async fn create(
 #[serde(deny_unknown_fields)]
 struct QuickPlay {
     game: String,
-    clock: Option<Clock>,
+    clock: Option<ClockBody>,
 }
 
 /// Joins the oldest open public room of the game (200), or opens one (201).

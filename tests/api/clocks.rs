@@ -8,7 +8,7 @@ use futures::future::join_all;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::databases::on_postgres;
+use crate::databases::{database_rows, on_postgres};
 use crate::helpers::{assert_problem, example, unique, TestApp, TestPlayer};
 use crate::real_server::{post, register, Server};
 
@@ -405,29 +405,38 @@ async fn armed_rooms(
     (ids, at)
 }
 
-/// Each room's count of `timeout` versions, once every room has one (or after 30 s).
-async fn timeouts_per_room(client: &reqwest::Client, base: &str, rooms: &[String]) -> Vec<usize> {
-    let count = |room: String| async move {
-        let events =
-            crate::real_server::get_json(client, format!("{base}/rooms/{room}/events?limit=1000"))
-                .await;
-        events["events"]
-            .as_array()
-            .unwrap()
+/// Each room's count of `timeout` versions, read from the database, once every room has one
+/// (or after 90 s).
+async fn timeouts_per_room(database: &str, rooms: &[String]) -> Vec<i64> {
+    let counts = || async {
+        let rows: Vec<(String, i64)> = database_rows(
+            database,
+            "SELECT room_id, count(*) FROM room_events WHERE kind = 'timeout' GROUP BY room_id",
+        )
+        .await;
+        let by_room: std::collections::HashMap<String, i64> = rows.into_iter().collect();
+        rooms
             .iter()
-            .filter(|e| e["kind"] == "timeout")
-            .count()
+            .map(|room| by_room.get(room).copied().unwrap_or(0))
+            .collect::<Vec<i64>>()
     };
-    for _ in 0..60 {
-        let counts = join_all(rooms.iter().cloned().map(count)).await;
-        if counts.iter().all(|&c| c >= 1) {
+    for _ in 0..180 {
+        if counts().await.iter().all(|&c| c >= 1) {
             // Any second firing would come within the rescan interval.
             tokio::time::sleep(Duration::from_millis(1500)).await;
-            return join_all(rooms.iter().cloned().map(count)).await;
+            return counts().await;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    join_all(rooms.iter().cloned().map(count)).await
+    counts().await
+}
+
+/// Rooms whose count is not exactly one: how many have none, and how many more than one.
+fn not_once(counts: &[i64]) -> (usize, usize) {
+    (
+        counts.iter().filter(|&&c| c == 0).count(),
+        counts.iter().filter(|&&c| c > 1).count(),
+    )
 }
 
 async fn publish_to(client: &reqwest::Client, base: &str, game: &str) {
@@ -467,11 +476,11 @@ async fn deadlines_fire_exactly_once_through_a_kill() {
     tokio::time::sleep((at - Utc::now()).to_std().unwrap_or_default()).await;
     server.kill();
     let server = Server::start(&database);
-    let counts = timeouts_per_room(&client, &server.address, &rooms).await;
-    let wrong: Vec<_> = counts.iter().enumerate().filter(|(_, &c)| c != 1).collect();
-    assert!(
-        wrong.is_empty(),
-        "rooms without exactly one timeout: {wrong:?}"
+    let counts = timeouts_per_room(&database, &rooms).await;
+    assert_eq!(
+        not_once(&counts),
+        (0, 0),
+        "rooms with no timeout, and with more than one"
     );
     server.kill();
 }
@@ -488,10 +497,10 @@ async fn deadlines_fire_exactly_once_across_servers() {
         others.push(first.spawn_beside(turnhouse::games::builtin()).await);
     }
     let (rooms, _) = armed_rooms(&first.client, &first.address, game, 1000, 1000).await;
-    let counts = timeouts_per_room(&first.client, &others[0].address, &rooms).await;
-    let wrong: Vec<_> = counts.iter().enumerate().filter(|(_, &c)| c != 1).collect();
-    assert!(
-        wrong.is_empty(),
-        "rooms without exactly one timeout: {wrong:?}"
+    let counts = timeouts_per_room(&first.database, &rooms).await;
+    assert_eq!(
+        not_once(&counts),
+        (0, 0),
+        "rooms with no timeout, and with more than one"
     );
 }
