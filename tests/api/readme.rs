@@ -54,6 +54,10 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         r#"{"clock":{"moveSeconds":1},"armed":true}"#,
         r#"{"finished":true,"winner":"alice","endedBy":"timeout","triggerTimeoutAt":null}"#,
         r#"{"version":5,"kind":"timeout","player":null}"#,
+        // Battleship: your fleet, none of theirs; a watcher sees no ship.
+        r#"{"status":"inGame","mine":5,"theirs":0}"#,
+        r#"{"shots":[1,1]}"#,
+        r#"{"watcher_sees":[0,0]}"#,
         // The hosted Connect Four game: uploaded, refused out of turn, won by Alice.
         r#"{"id":"connect-four","name":"Connect Four","version":1,"format":"module","owner":"alice"}"#,
         r#""reason":"not_your_turn""#,

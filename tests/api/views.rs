@@ -249,3 +249,195 @@ async fn battleship_hides_each_fleet_until_it_sinks() {
         "everything at the end"
     );
 }
+
+/// Random games with a fixed seed (a small budget: the full-strength run is the same test with
+/// `VIEW_GAMES` raised): after every action, on every route and stream, as each player, a
+/// watcher and someone not signed in, no secret of another player shows before the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_games_never_show_another_players_secret() {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    let games: usize = std::env::var("VIEW_GAMES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    let mut rng = StdRng::seed_from_u64(2026);
+    let app = TestApp::spawn().await;
+    let game = "secret-words";
+    app.publish(game, &example("secret-words.js")).await;
+    let watcher = app.register(&unique("watcher")).await;
+
+    // Secret words: up to three players join, say things and sometimes quit.
+    for _ in 0..games {
+        let players: Vec<TestPlayer> = join_all_players(&app, 3).await;
+        let room = app.create_room(&players[0], json!({"game": game})).await;
+        let id = room["id"].as_str().unwrap().to_owned();
+        let mut seated = vec![players[0].clone()];
+        for _ in 0..8 {
+            let version = match rng.random_range(0..4) {
+                0 if seated.len() < players.len() => {
+                    let next = players[seated.len()].clone();
+                    let response = app.join(&next, &id).await;
+                    assert_eq!(response.status(), StatusCode::OK);
+                    seated.push(next);
+                    response.json::<Value>().await.unwrap()["version"]
+                        .as_i64()
+                        .unwrap()
+                }
+                _ => {
+                    let who = &seated[rng.random_range(0..seated.len())];
+                    let said = format!("words-{}", rng.random::<u32>());
+                    app.play_ok(who, &id, json!({"say": said})).await["version"]
+                        .as_i64()
+                        .unwrap()
+                }
+            };
+            let mut words = Vec::new();
+            for player in &seated {
+                words.push((player.id.clone(), word_of(&app, &id, player).await));
+            }
+            let viewers: Vec<Option<&TestPlayer>> = seated
+                .iter()
+                .map(Some)
+                .chain([Some(&watcher), None])
+                .collect();
+            for viewer in viewers {
+                let seen = everything_seen(&app, &id, game, version, viewer).await;
+                for (owner, word) in &words {
+                    if viewer.is_some_and(|v| &v.id == owner) {
+                        continue;
+                    }
+                    assert!(!seen.contains(word.as_str()), "a viewer saw {owner}'s word");
+                }
+            }
+        }
+    }
+
+    // Battleship between two people placing at random and shooting at random.
+    for _ in 0..games {
+        let players = join_all_players(&app, 2).await;
+        let room = app
+            .create_room(&players[0], json!({"game": "battleship"}))
+            .await;
+        let id = room["id"].as_str().unwrap().to_owned();
+        assert_eq!(app.join(&players[1], &id).await.status(), StatusCode::OK);
+        for player in &players {
+            let fleet = random_fleet(&mut rng);
+            app.play_ok(player, &id, json!({"fleet": fleet})).await;
+        }
+        let mut turn = 0;
+        for _ in 0..40 {
+            let mv = json!({"row": rng.random_range(0..10), "col": rng.random_range(0..10)});
+            let response = app.play(&players[turn], &id, mv).await;
+            if response.status() != StatusCode::OK {
+                continue; // a cell already shot: the same player tries again
+            }
+            let room: Value = response.json().await.unwrap();
+            if room["finished"] == true {
+                break;
+            }
+            turn = 1 - turn;
+            let version = room["version"].as_i64().unwrap();
+            for (seat, viewer) in [
+                (Some(0), Some(&players[0])),
+                (Some(1), Some(&players[1])),
+                (None, Some(&watcher)),
+                (None, None),
+            ] {
+                let seen = everything_seen(&app, &id, "battleship", version, viewer).await;
+                assert_only_sunk_ships_shown(&seen, seat);
+            }
+        }
+    }
+}
+
+/// `count` new players.
+async fn join_all_players(app: &TestApp, count: usize) -> Vec<TestPlayer> {
+    let mut players = Vec::new();
+    for _ in 0..count {
+        players.push(app.register(&unique("p")).await);
+    }
+    players
+}
+
+/// A legal fleet, placed at random.
+fn random_fleet(rng: &mut impl rand::Rng) -> Value {
+    loop {
+        let mut taken = std::collections::HashSet::new();
+        let mut fleet = Vec::new();
+        for size in [5, 4, 3, 3, 2] {
+            let across = rng.random_bool(0.5);
+            let (row, col) = match across {
+                true => (rng.random_range(0..10), rng.random_range(0..=10 - size)),
+                false => (rng.random_range(0..=10 - size), rng.random_range(0..10)),
+            };
+            let cells: Vec<(i64, i64)> = (0..size)
+                .map(|i| {
+                    if across {
+                        (row, col + i)
+                    } else {
+                        (row + i, col)
+                    }
+                })
+                .collect();
+            if cells.iter().any(|c| taken.contains(c)) {
+                break;
+            }
+            taken.extend(cells);
+            fleet.push(json!({"row": row, "col": col, "across": across}));
+        }
+        if fleet.len() == 5 {
+            return Value::Array(fleet);
+        }
+    }
+}
+
+/// Every Battleship state in `seen` (room bodies, history entries, stream events) shows of
+/// each fleet other than `seat`'s only the ships its opponent's shots sank.
+fn assert_only_sunk_ships_shown(seen: &str, seat: Option<usize>) {
+    let mut states = Vec::new();
+    collect_states(
+        &serde_json::Deserializer::from_str(seen)
+            .into_iter::<Value>()
+            .filter_map(Result::ok)
+            .collect::<Vec<_>>(),
+        &mut states,
+    );
+    assert!(!states.is_empty());
+    for state in states {
+        for side in 0..2 {
+            if Some(side) == seat || state["fleets"][side].is_null() {
+                continue;
+            }
+            let shown = state["fleets"][side].as_array().unwrap();
+            let sunk: Vec<&Value> = state["shots"][1 - side]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|shot| shot.get("sunk").filter(|s| !s.is_null()))
+                .collect();
+            assert_eq!(
+                shown.len(),
+                sunk.len(),
+                "side {side} shows unsunk ships: {state}"
+            );
+        }
+    }
+}
+
+/// Every Battleship state inside `values`.
+fn collect_states(values: &[Value], states: &mut Vec<Value>) {
+    for value in values {
+        match value {
+            Value::Object(map) => {
+                if map.contains_key("fleets") && map.contains_key("shots") {
+                    states.push(value.clone());
+                }
+                collect_states(&map.values().cloned().collect::<Vec<_>>(), states);
+            }
+            Value::Array(items) => collect_states(items, states),
+            _ => {}
+        }
+    }
+}
