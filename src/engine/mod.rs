@@ -19,6 +19,7 @@ mod transition;
 mod viewing;
 pub use viewing::VIEW_HOOK;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -97,6 +98,8 @@ pub struct Engine {
     accounts: Arc<AccountCache>,
     alarm: Arc<Alarm>,
     views: Arc<viewing::ViewCache>,
+    /// View hook calls made (for `GET /metrics`).
+    views_made: Arc<AtomicU64>,
 }
 
 impl Engine {
@@ -122,6 +125,7 @@ impl Engine {
             accounts: Arc::new(AccountCache::new(CACHED_ACCOUNTS)),
             alarm: Arc::default(),
             views: Arc::new(viewing::ViewCache::new(viewing::CACHED_VIEWS)),
+            views_made: Arc::default(),
         };
         tokio::spawn(deadlines::run(engine.clone()));
         if let Some(changes) = engine.store.changes().await? {
@@ -197,6 +201,12 @@ impl Engine {
             "gauge",
             "Accounts held in memory for checking tokens.",
             self.accounts.len(),
+        );
+        out.single(
+            "turnhouse_view_hook_calls_total",
+            "counter",
+            "Calls of games' view hooks (onPlayerView); each room version, viewer pair once.",
+            self.views_made.load(std::sync::atomic::Ordering::Relaxed),
         );
         out.single(
             "turnhouse_rooms_watched",

@@ -9,11 +9,13 @@
 //! hook that fails answers the request with its fault, never with the unfiltered state.
 
 use std::borrow::Cow;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use tokio::sync::OnceCell;
 
 use super::bounded_cache::BoundedCache;
 use super::hook_runner::run_hooks;
@@ -30,8 +32,10 @@ pub const VIEW_HOOK: &str = "onPlayerView";
 /// Views kept in memory.
 pub(super) const CACHED_VIEWS: usize = 4096;
 
-/// Views by room, version and viewer (`""` for anyone not seated).
-pub(super) type ViewCache = BoundedCache<(String, i64, String), Arc<Value>>;
+/// Views by room, version and viewer (`""` for anyone not seated). Each entry is made once:
+/// streams that ask for the same view at the same moment (every watcher of a version that
+/// was just committed) wait for one call rather than each making their own.
+pub(super) type ViewCache = BoundedCache<(String, i64, String), Arc<OnceCell<Arc<Value>>>>;
 
 impl Engine {
     /// `room` as `viewer` (a player, or `None` for anyone else) may see it.
@@ -92,16 +96,20 @@ impl Engine {
             board.version,
             viewer.as_ref().map_or_else(String::new, |v| v.id.clone()),
         );
-        if let Some(view) = self.views.get(&key) {
-            return Ok(view);
-        }
-        let view = run_hooks(game, move |game| {
-            guarded(|| game.on_player_view(viewer.as_ref(), &board)).map_err(view_fault)
-        })
-        .await?;
-        let view = Arc::new(view);
-        self.views.insert(key, view.clone());
-        Ok(view)
+        self.views
+            .insert_unless(key.clone(), Arc::default, |_| true);
+        let cell = self.views.get(&key).unwrap_or_default();
+        let view = cell
+            .get_or_try_init(|| async {
+                self.views_made.fetch_add(1, Ordering::Relaxed);
+                let view = run_hooks(game, move |game| {
+                    guarded(|| game.on_player_view(viewer.as_ref(), &board)).map_err(view_fault)
+                })
+                .await?;
+                Ok::<_, EngineError>(Arc::new(view))
+            })
+            .await?;
+        Ok(view.clone())
     }
 }
 
