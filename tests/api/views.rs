@@ -121,6 +121,24 @@ async fn no_way_out_shows_another_players_secret_before_the_end() {
             assert!(seen.contains(own.as_str()), "a player sees their own word");
         }
     }
+    // What a room looks like depends on who asks, and caches are told so; a viewer's tag is
+    // the version, so their If-None-Match stays right while the room does not change.
+    let path = format!("/rooms/{id}");
+    let response = app
+        .request(reqwest::Method::GET, &path, Some(&bob.token), None)
+        .await;
+    assert_eq!(response.headers()["vary"], "Authorization");
+    let tag = response.headers()["etag"].to_str().unwrap().to_owned();
+    let again = app
+        .client
+        .get(format!("{}{path}", app.address))
+        .bearer_auth(&bob.token)
+        .header("if-none-match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(again.headers()["vary"], "Authorization");
     // Another player's move is hidden in the history until the end.
     let bobs_history = app
         .request(
