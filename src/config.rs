@@ -80,6 +80,13 @@ pub enum Command {
         #[arg(long)]
         count: u64,
     },
+    /// Copies the SQLite database to DEST, a new file, while servers keep using it: one
+    /// consistent snapshot (every commit up to a moment, none after), writers never held up.
+    /// Start a server on the copy to restore it. For PostgreSQL use pg_dump.
+    Backup {
+        /// The file to write; it must not exist.
+        dest: std::path::PathBuf,
+    },
 }
 
 /// How fast one client may sign up, act and upload (see `api::limits`).

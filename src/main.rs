@@ -11,6 +11,7 @@ fn main() -> ExitCode {
         // A sandbox process: no runtime, no logging, nothing but the JS engine.
         Some(Command::SandboxWorker(limits)) => sandbox::worker::run(limits.limits()),
         Some(Command::SeedRooms { count }) => seed_rooms(config, count),
+        Some(Command::Backup { ref dest }) => backup(&config, dest),
         None => serve(config),
     }
 }
@@ -38,6 +39,28 @@ async fn serve(config: Config) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!(error = %err, "the server stopped with an error");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[tokio::main]
+async fn backup(config: &Config, dest: &std::path::Path) -> ExitCode {
+    telemetry::init("info");
+    let started = std::time::Instant::now();
+    match turnhouse::store::Store::backup(&config.database_url, dest).await {
+        Ok(bytes) => {
+            tracing::info!(
+                bytes,
+                seconds = started.elapsed().as_secs_f64(),
+                dest = %dest.display(),
+                database = %config.database_for_logs(),
+                "backed up"
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            tracing::error!(error = %err, "could not back up");
             ExitCode::FAILURE
         }
     }

@@ -74,6 +74,24 @@ impl Store {
         Ok(Self { writer, database })
     }
 
+    /// Copies the SQLite database at `url` to the new file `dest` while servers keep writing to
+    /// it (see `sqlite::backup`); its size. PostgreSQL has `pg_dump` for this.
+    pub async fn backup(url: &str, dest: &std::path::Path) -> Result<u64, StoreError> {
+        if postgres::is_postgres_url(url) {
+            return Err(StoreError::BadUrl(
+                "this is a PostgreSQL database: back it up with pg_dump (docs/operations.md)"
+                    .into(),
+            ));
+        }
+        if dest.exists() {
+            return Err(StoreError::BadUrl(format!(
+                "{} already exists; a backup is written to a new file",
+                dest.display()
+            )));
+        }
+        sqlite::backup(url, dest).await
+    }
+
     /// Whether this store is sure to be the only one writing its database: a SQLite file no
     /// other server has open. Only then is what this process last wrote sure to be current.
     /// Never on PostgreSQL, which is there to be shared.

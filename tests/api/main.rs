@@ -1,5 +1,6 @@
 //! Black-box tests: the real server over HTTP, a fresh SQLite file each.
 
+mod backup;
 mod bots;
 mod browser;
 mod clocks;

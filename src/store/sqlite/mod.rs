@@ -79,19 +79,12 @@ impl SqliteStore {
         url: &str,
         busy_timeout: Duration,
     ) -> Result<(Self, SqlitePool), StoreError> {
-        let url = if url.starts_with("sqlite:") {
-            url.to_owned()
-        } else {
-            format!("sqlite://{url}")
-        };
-        let options = SqliteConnectOptions::from_str(&url)
-            .map_err(|e| StoreError::BadUrl(e.to_string()))?
+        let options = connect_options(url, busy_timeout)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             // FULL: an acknowledged write survives a power cut, not only a process kill.
             .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
-            .busy_timeout(busy_timeout);
+            .foreign_keys(true);
         if let Some(dir) = Path::new(options.get_filename()).parent() {
             if !dir.as_os_str().is_empty() {
                 std::fs::create_dir_all(dir)?;
@@ -124,6 +117,38 @@ impl SqliteStore {
     pub(super) fn alone(&self) -> bool {
         self.presence.as_ref().is_none_or(|p| p.alone())
     }
+}
+
+/// How to reach the database at `url` (a `sqlite:` URL or a plain file path), waiting up to
+/// `busy_timeout` for a lock held elsewhere.
+fn connect_options(url: &str, busy_timeout: Duration) -> Result<SqliteConnectOptions, StoreError> {
+    let url = match url.starts_with("sqlite:") {
+        true => url.to_owned(),
+        false => format!("sqlite://{url}"),
+    };
+    Ok(SqliteConnectOptions::from_str(&url)
+        .map_err(|e| StoreError::BadUrl(e.to_string()))?
+        .busy_timeout(busy_timeout))
+}
+
+/// Copies the database at `url` to `dest` (a new file) while servers keep writing to it:
+/// `VACUUM INTO` reads one snapshot, as a read transaction does, so the copy is every commit
+/// up to one moment and none after, and writers are never held up (in WAL mode a reader does
+/// not block them). Returns the copy's size in bytes.
+pub(super) async fn backup(url: &str, dest: &Path) -> Result<u64, StoreError> {
+    let options = connect_options(url, Duration::from_secs(5))?;
+    if !Path::new(options.get_filename()).exists() {
+        return Err(StoreError::BadUrl(format!(
+            "no database at {}",
+            options.get_filename().display()
+        )));
+    }
+    let mut conn = sqlx::ConnectOptions::connect(&options.read_only(true)).await?;
+    sqlx::query("VACUUM INTO ?")
+        .bind(dest.display().to_string())
+        .execute(&mut conn)
+        .await?;
+    Ok(std::fs::metadata(dest)?.len())
 }
 
 /// A database at `path` with only the first `migrations` applied, as an older release left it.
