@@ -1,29 +1,43 @@
-//! The README's walk-through and SQL queries, run as written against a live server.
+//! The README's walk-through and every docs page's shell blocks and SQL queries, run as
+//! written against a live server; and the settings table against `turnhouse --help`.
 
 use std::process::Command;
 
 use crate::databases::on_postgres;
 use crate::helpers::TestApp;
 
-const README: &str = include_str!("../../README.md");
+/// The README and the docs pages, in the order their shell blocks run: each page's examples
+/// continue the README's walk-through.
+const PAGES: [(&str, &str); 5] = [
+    ("README.md", include_str!("../../README.md")),
+    ("docs/api.md", include_str!("../../docs/api.md")),
+    ("docs/hosting.md", include_str!("../../docs/hosting.md")),
+    (
+        "docs/operations.md",
+        include_str!("../../docs/operations.md"),
+    ),
+    ("docs/internals.md", include_str!("../../docs/internals.md")),
+];
 
-/// The fenced blocks of `language` in the README, in order.
+/// The fenced blocks of `language` in every page, in order.
 pub fn blocks(language: &str) -> Vec<String> {
     let fence = format!("```{language}");
     let mut found = Vec::new();
-    let mut current: Option<String> = None;
-    for line in README.lines() {
-        match &mut current {
-            None if line.trim_end() == fence => current = Some(String::new()),
-            Some(block) if line.trim_end() == "```" => {
-                found.push(std::mem::take(block));
-                current = None;
+    for (_, page) in PAGES {
+        let mut current: Option<String> = None;
+        for line in page.lines() {
+            match &mut current {
+                None if line.trim_end() == fence => current = Some(String::new()),
+                Some(block) if line.trim_end() == "```" => {
+                    found.push(std::mem::take(block));
+                    current = None;
+                }
+                Some(block) => {
+                    block.push_str(line);
+                    block.push('\n');
+                }
+                None => {}
             }
-            Some(block) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            None => {}
         }
     }
     found
@@ -129,4 +143,68 @@ async fn run(command: &mut Command) -> std::process::Output {
     tokio::task::spawn_blocking(move || command.output().expect("the command runs"))
         .await
         .unwrap()
+}
+
+/// The settings table in docs/operations.md says what `turnhouse --help` says: the same
+/// flags, each with its environment variable and default.
+#[test]
+fn the_settings_table_matches_turnhouse_help() {
+    let help = Command::new(env!("CARGO_BIN_EXE_turnhouse"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    // `--flag <VALUE>` lines, each followed by a description with `[env: NAME=]` and maybe
+    // `[default: X]`.
+    let mut from_help = std::collections::BTreeMap::new();
+    let lines: Vec<&str> = help.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let line = line.trim();
+        let Some(flag) = line
+            .strip_prefix("--")
+            .and_then(|rest| rest.split(' ').next())
+        else {
+            continue;
+        };
+        if !line.contains('<') {
+            continue; // --help, --version
+        }
+        let description = lines[i + 1];
+        let between = |open: &str| {
+            description
+                .split_once(open)
+                .and_then(|(_, rest)| rest.split_once(']'))
+                .map(|(value, _)| value.trim_end_matches('=').to_owned())
+        };
+        from_help.insert(
+            format!("--{flag}"),
+            (between("[env: ").unwrap(), between("[default: ")),
+        );
+    }
+    let operations = PAGES[3].1;
+    let mut from_docs = std::collections::BTreeMap::new();
+    for row in operations.lines().filter(|l| l.starts_with("| `--")) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let flag = cells[0]
+            .trim_start_matches("| ")
+            .trim_matches('`')
+            .to_owned();
+        let env = cells[1].trim_matches('`').to_owned();
+        from_docs.insert(flag, (env, cells[2].to_owned()));
+    }
+    assert_eq!(
+        from_help.keys().collect::<Vec<_>>(),
+        from_docs.keys().collect::<Vec<_>>(),
+        "the same flags"
+    );
+    for (flag, (env, default)) in &from_help {
+        let (doc_env, doc_default) = &from_docs[flag];
+        assert_eq!(env, doc_env, "{flag}'s environment variable");
+        if let Some(default) = default {
+            assert!(
+                doc_default.starts_with(&format!("`{default}`")),
+                "{flag}: --help says the default is {default}, the table says {doc_default}"
+            );
+        }
+    }
 }
