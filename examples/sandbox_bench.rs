@@ -13,13 +13,15 @@
 
 #[path = "support/measure.rs"]
 mod measure;
+#[path = "support/sandbox_worker.rs"]
+mod sandbox_worker;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use serde_json::{json, Value};
-use turnhouse::config::{Command, Config};
+use turnhouse::config::Config;
 use turnhouse::game::{BoardGame, Game, PlayerRef, RoomStartContext};
 use turnhouse::sandbox::SandboxPool;
 use turnhouse::startup::Application;
@@ -35,12 +37,8 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    // The server starts this program as `sandbox_bench sandbox-worker …`.
-    if std::env::args().nth(1).as_deref() == Some("sandbox-worker") {
-        let config = Config::parse();
-        if let Some(Command::SandboxWorker(limits)) = config.command {
-            return turnhouse::sandbox::worker::run(limits.limits());
-        }
+    if let Some(code) = sandbox_worker::run_if_asked() {
+        return code;
     }
     let args = Args::parse();
     tokio::runtime::Runtime::new()

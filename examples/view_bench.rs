@@ -11,6 +11,8 @@
 
 #[path = "support/measure.rs"]
 mod measure;
+#[path = "support/sandbox_worker.rs"]
+mod sandbox_worker;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use futures::future::join_all;
 use serde_json::{json, Value};
-use turnhouse::config::{Command, Config};
+use turnhouse::config::Config;
 use turnhouse::startup::{raise_open_files_limit, Application};
 
 #[derive(Parser)]
@@ -32,12 +34,8 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    // The server starts this program as `view_bench sandbox-worker …`.
-    if std::env::args().nth(1).as_deref() == Some("sandbox-worker") {
-        let config = Config::parse();
-        if let Some(Command::SandboxWorker(limits)) = config.command {
-            return turnhouse::sandbox::worker::run(limits.limits());
-        }
+    if let Some(code) = sandbox_worker::run_if_asked() {
+        return code;
     }
     let args = Args::parse();
     tokio::runtime::Runtime::new()

@@ -420,12 +420,7 @@ pub fn choose_shot(level: BotLevel, shots: &[Shot], rng: &mut impl Rng) -> Optio
 mod tests {
     use super::*;
 
-    fn player(n: usize) -> PlayerRef {
-        PlayerRef {
-            id: format!("p{n}"),
-            username: format!("player{n}"),
-        }
-    }
+    use crate::games::test_player as player;
 
     fn room(state: Value, finished: bool) -> BoardGame {
         BoardGame {

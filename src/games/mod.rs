@@ -10,6 +10,15 @@ use std::sync::Arc;
 
 use crate::game::GameRegistry;
 
+/// Player `n`, for the games' unit tests.
+#[cfg(test)]
+pub(crate) fn test_player(n: usize) -> crate::game::PlayerRef {
+    crate::game::PlayerRef {
+        id: format!("p{n}"),
+        username: format!("player{n}"),
+    }
+}
+
 /// The registry of built-in games.
 pub fn builtin() -> GameRegistry {
     GameRegistry::new()

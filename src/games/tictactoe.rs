@@ -90,15 +90,10 @@ impl Geometry for Square {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{BoardGame, Game, HookError, PlayerRef, RoomStartContext};
+    use crate::game::{BoardGame, Game, HookError, RoomStartContext};
     use crate::games::line_game::{Mark, Outcome, Position};
 
-    fn player(n: usize) -> PlayerRef {
-        PlayerRef {
-            id: format!("p{n}"),
-            username: format!("player{n}"),
-        }
-    }
+    use crate::games::test_player as player;
 
     /// The game's name for why it refused.
     fn refusal_reason(err: HookError) -> String {
