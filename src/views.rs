@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::game::{Clock, PlayerRef};
-use crate::model::{EventKind, Room, RoomEvent};
+use crate::model::{Room, RoomEvent};
 
 /// A room as one viewer receives it.
 #[derive(Debug, Serialize)]
@@ -102,10 +102,6 @@ impl<'a> EventView<'a> {
             event.mv.as_ref().map(Cow::Borrowed),
         )
     }
-
-    pub fn kind(&self) -> Option<EventKind> {
-        EventKind::parse(self.kind)
-    }
 }
 
 /// Which room a stream's version frames belong to.
@@ -169,6 +165,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::model::EventKind;
 
     #[test]
     fn a_version_frame_is_one_event_with_everything_to_draw_it() {
