@@ -128,4 +128,13 @@ function onPlayerMove(player, move, room) {
   return { state: next };
 }
 
-module.exports = { onRoomStart, onPlayerJoin, onPlayerQuit, onPlayerMove };
+// The moves `player` can make now (every empty cell, on their turn), so that the platform can
+// seat computer opponents in rooms of this game.
+function enumerateMoves(room, player) {
+  const { players, state } = room;
+  const toMove = players[state.plrToMoveIndex];
+  if (room.finished || state.status !== 'inGame' || !toMove || toMove.id !== player.id) return [];
+  return cells(state).flatMap((mark, cell) => (mark === null ? [{ x: Math.floor(cell / 3), y: cell % 3 }] : []));
+}
+
+module.exports = { onRoomStart, onPlayerJoin, onPlayerQuit, onPlayerMove, enumerateMoves };

@@ -40,6 +40,7 @@ const MAX_LOG_LINE: usize = 2000;
 const COMPILE_TIME: Duration = Duration::from_secs(2);
 
 const PRELUDE: &str = include_str!("prelude.js");
+const SEARCH: &str = include_str!("search.js");
 
 /// The limits every hook call runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +79,8 @@ pub struct QuickJs {
     interrupted: Rc<Cell<bool>>,
     logs: Rc<RefCell<LogBuffer>>,
     prelude: Vec<u8>,
+    /// `search.js`, compiled once.
+    search: Vec<u8>,
 }
 
 impl QuickJs {
@@ -102,8 +105,10 @@ impl QuickJs {
             interrupted,
             logs: Rc::new(RefCell::new(LogBuffer::default())),
             prelude: Vec::new(),
+            search: Vec::new(),
         };
         js.prelude = js.compile_text(PRELUDE, false, "prelude.js")?;
+        js.search = js.compile_text(SEARCH, false, "search.js")?;
         Ok(js)
     }
 
@@ -197,7 +202,7 @@ impl QuickJs {
     /// exports the four hooks as functions; which optional hooks it also exports.
     pub fn check(&self, compiled: &Compiled) -> Result<OptionalHooks, CodeError> {
         let limit_ms = self.limits.time.as_millis();
-        self.in_realm(|ctx, helpers| {
+        self.in_realm(self.limits.time, |ctx, helpers| {
             let hooks = match self.instantiate(ctx, helpers, compiled) {
                 Ok(hooks) => hooks,
                 Err(thrown) => {
@@ -242,8 +247,42 @@ impl QuickJs {
         hook: &str,
         args_json: &str,
     ) -> (Outcome, Vec<LogLine>) {
+        self.with_hooks(compiled, self.limits.time, |_ctx, helpers, hooks| {
+            let invoke: Function = helpers.get("invoke")?;
+            invoke.call::<_, Value>((hooks, hook, args_json))
+        })
+    }
+
+    /// Chooses a bot's move in a fresh realm holding the game's hooks, with the search that
+    /// ships with the server (`search.js`), under `time` rather than the hook time limit.
+    /// `room_json` is the room's record, `options_json` the search's options; the outcome's
+    /// value is the move, or `null` when the bot has none to make.
+    pub fn search(
+        &self,
+        compiled: &Compiled,
+        room_json: &str,
+        bot_id: &str,
+        options_json: &str,
+        time: Duration,
+    ) -> (Outcome, Vec<LogLine>) {
+        self.with_hooks(compiled, time, |ctx, _helpers, hooks| {
+            let search: Function = run_bytecode(ctx, &self.search)?.get()?;
+            let room: Value = ctx.json_parse(room_json)?;
+            let options: Value = ctx.json_parse(options_json)?;
+            search.call::<_, Value>((hooks, room, bot_id, options))
+        })
+    }
+
+    /// Runs `work` on the game's hooks in a fresh realm under `time`, and reads what it
+    /// returned (waiting for a promise to settle) as JSON within the platform's limits.
+    fn with_hooks(
+        &self,
+        compiled: &Compiled,
+        time: Duration,
+        work: impl for<'js> FnOnce(&Ctx<'js>, &Object<'js>, Object<'js>) -> rquickjs::Result<Value<'js>>,
+    ) -> (Outcome, Vec<LogLine>) {
         let outcome = self
-            .in_realm(|ctx, helpers| {
+            .in_realm(time, |ctx, helpers| {
                 let hooks = match self.instantiate(ctx, helpers, compiled) {
                     Ok(hooks) => hooks,
                     Err(thrown) => {
@@ -256,12 +295,7 @@ impl QuickJs {
                         );
                     }
                 };
-                let invoke: Function = match helpers.get("invoke") {
-                    Ok(invoke) => invoke,
-                    Err(_) => return crashed("the sandbox's helpers are missing"),
-                };
-                let returned = invoke.call::<_, Value>((hooks, hook, args_json));
-                let value = match returned {
+                let value = match work(ctx, helpers, hooks) {
                     Ok(value) => value,
                     Err(_) => return self.thrown(ctx, helpers),
                 };
@@ -306,11 +340,12 @@ impl QuickJs {
     /// and everything in it are gone afterwards. `Err` when the realm could not be made.
     fn in_realm<R>(
         &self,
+        time: Duration,
         work: impl for<'js> FnOnce(&Ctx<'js>, &Object<'js>) -> R,
     ) -> Result<R, String> {
         self.interrupted.set(false);
         self.logs.borrow_mut().take();
-        self.deadline.set(Instant::now() + self.limits.time);
+        self.deadline.set(Instant::now() + time);
         let context = Context::full(&self.runtime)
             .map_err(|e| format!("could not make a realm for the hook: {e}"));
         let result = context.and_then(|context| {
@@ -591,6 +626,128 @@ mod tests {
     fn call(js: &QuickJs, compiled: &Compiled, action: &str) -> Outcome {
         let args = serde_json::json!([{"id": "p"}, {"do": action}, {"state": {"n": 1}}]);
         js.call(compiled, "onPlayerMove", &args.to_string()).0
+    }
+
+    /// A tic-tac-toe room of `examples/tictactoe.js` with `board` (rows of "X", "O" or
+    /// null), X (`x`) against O (`o`), `to_move` the seat to move.
+    fn tictactoe_room(board: serde_json::Value, to_move: usize) -> String {
+        let marks = board
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r.as_array().unwrap().clone());
+        let count = marks.filter(|m| !m.is_null()).count();
+        serde_json::json!({
+            "players": [{"id": "x", "username": "x"}, {"id": "o", "username": "o"}],
+            "version": 3 + count, "joinable": false, "finished": false,
+            "state": {"status": "inGame", "board": board, "plrToMoveIndex": to_move,
+                      "winner": null, "winningLine": null, "moveCount": count},
+            "roomStartContext": {"private": false},
+        })
+        .to_string()
+    }
+
+    fn search(js: &QuickJs, room: &str, bot: &str, level: &str, seed: u64) -> serde_json::Value {
+        let source = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/tictactoe.js"
+        ))
+        .unwrap();
+        let compiled = js.compile(&source).unwrap();
+        let options =
+            serde_json::json!({"seed": seed, "level": level, "playouts": 2000, "depth": 50});
+        match js
+            .search(
+                &compiled,
+                room,
+                bot,
+                &options.to_string(),
+                Duration::from_secs(5),
+            )
+            .0
+        {
+            Outcome::Patch { patch } => patch,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_search_takes_a_win_blocks_a_loss_and_plays_only_legal_moves() {
+        let js = js();
+        // X to move can win along the top row.
+        let win = tictactoe_room(
+            serde_json::json!([["X", "X", null], ["O", "O", null], [null, null, null]]),
+            0,
+        );
+        for seed in 0..5 {
+            assert_eq!(
+                search(&js, &win, "x", "hard", seed),
+                serde_json::json!({"x": 0, "y": 2})
+            );
+        }
+        // O to move must block the top row.
+        let block = tictactoe_room(
+            serde_json::json!([["X", "X", null], ["O", null, null], [null, null, null]]),
+            1,
+        );
+        for seed in 0..5 {
+            assert_eq!(
+                search(&js, &block, "o", "hard", seed),
+                serde_json::json!({"x": 0, "y": 2})
+            );
+        }
+        // Easy plays some empty cell; nobody moves out of turn.
+        let open = tictactoe_room(
+            serde_json::json!([["X", null, null], [null, null, null], [null, null, null]]),
+            1,
+        );
+        let mv = search(&js, &open, "o", "easy", 7);
+        assert!(
+            mv != serde_json::json!({"x": 0, "y": 0}) && mv["x"].is_i64(),
+            "{mv}"
+        );
+        assert_eq!(search(&js, &open, "x", "hard", 7), serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_search_over_hostile_exports_ends_in_a_fault() {
+        let js = js();
+        let room = tictactoe_room(
+            serde_json::json!([[null, null, null], [null, null, null], [null, null, null]]),
+            0,
+        );
+        let options = serde_json::json!({"seed": 1, "level": "hard", "playouts": 100, "depth": 20})
+            .to_string();
+        let looping = js
+            .compile(&game("{}").replace(
+                "onPlayerMove(p",
+                "enumerateMoves() { for (;;) {} }, onPlayerMove(p",
+            ))
+            .unwrap();
+        let (outcome, _) = js.search(&looping, &room, "x", &options, Duration::from_millis(100));
+        assert_eq!(outcome, Outcome::Timeout);
+        let flood = js
+            .compile(&game("{}").replace(
+                "onPlayerMove(p",
+                "enumerateMoves() { return new Array(1e6).fill(1); }, onPlayerMove(p",
+            ))
+            .unwrap();
+        let (outcome, _) = js.search(&flood, &room, "x", &options, Duration::from_secs(2));
+        assert!(
+            matches!(
+                outcome,
+                Outcome::Refused { .. } | Outcome::Crashed { .. } | Outcome::OutOfMemory { .. }
+            ),
+            "{outcome:?}"
+        );
+        let refusing = js
+            .compile(&game("{}").replace(
+                "onPlayerMove(p",
+                "enumerateMoves() { return [1, 2]; }, onPlayerMove(p",
+            ))
+            .unwrap();
+        let (outcome, _) = js.search(&refusing, &room, "x", &options, Duration::from_secs(2));
+        assert!(!matches!(outcome, Outcome::Patch { .. }), "{outcome:?}");
     }
 
     #[test]

@@ -160,12 +160,7 @@ async fn a_whole_cube_game_against_the_hard_bot() {
     let player = driver.browser("cube-vs-hard-bot").await;
     sign_up(&player, &app, "cuber").await;
     let card = "[data-game=\"tictactoe3d\"]";
-    player
-        .eval(
-            "document.querySelector(arguments[0] + ' .bot-level').value = 'hard';",
-            json!([card]),
-        )
-        .await;
+    player.select(&format!("{card} .bot-level"), "hard").await;
     player.click(&format!("{card} .bot-first")).await;
     player.click(&format!("{card} .play-bot")).await;
     let room = room_in_view(&player).await;
@@ -384,24 +379,19 @@ async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
     let watcher = driver.browser("clock-watcher").await;
     sign_up(&alice, &app, "alice").await;
     let card = "[data-game=\"tictactoe\"]";
-    alice
-        .eval(
-            "document.querySelector(arguments[0] + ' .clock').value = '60';",
-            json!([card]),
-        )
-        .await;
+    alice.select(&format!("{card} .clock"), "60").await;
     alice.click(&format!("{card} .new-room")).await;
     let room = room_in_view(&alice).await;
     assert_eq!(app.room(&room).await["clock"], json!({"moveSeconds": 60}));
 
-    // A game on a two-second clock, Alice (X) to move once Bob has joined.
+    // A game on a four-second clock, Alice (X) to move once Bob has joined.
     let token = alice
         .eval(
             "return JSON.parse(localStorage.getItem('turnhouse.player')).token;",
             json!([]),
         )
         .await;
-    let body = json!({"game": "tictactoe", "clock": {"moveSeconds": 2}});
+    let body = json!({"game": "tictactoe", "clock": {"moveSeconds": 4}});
     let response = app
         .post("/rooms", Some(token.as_str().unwrap()), Some(&body))
         .await;
@@ -448,12 +438,7 @@ async fn a_whole_battleship_game_against_the_medium_bot() {
     let player = driver.browser("battleship-vs-medium-bot").await;
     sign_up(&player, &app, "admiral").await;
     let card = "[data-game=\"battleship\"]";
-    player
-        .eval(
-            "document.querySelector(arguments[0] + ' .bot-level').value = 'medium';",
-            json!([card]),
-        )
-        .await;
+    player.select(&format!("{card} .bot-level"), "medium").await;
     player.click(&format!("{card} .play-bot")).await;
     let room = room_in_view(&player).await;
     player

@@ -25,9 +25,17 @@ fn untimed() -> String {
     format!("{}{}", &source[..start], &source[end..])
 }
 
+/// Hooks may take a second here: a test that races the clock must not lose a timeout to a
+/// machine busy with other tests (the limits themselves are tested in sandbox.rs).
+const HOOK_TIME_MS: u64 = 1000;
+
+fn patient(config: &mut turnhouse::config::Config) {
+    config.hook_limits.time_ms = HOOK_TIME_MS;
+}
+
 /// A server with the timed game published; returns the game's id.
 async fn timed_app() -> (TestApp, String) {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), patient).await;
     let id = unique("timed").replace('_', "-");
     app.publish(&id, &timed()).await;
     (app, id)
@@ -467,7 +475,8 @@ async fn deadlines_fire_exactly_once_through_a_kill() {
         dir.path().join("clocks.db").display().to_string()
     };
     let client = reqwest::Client::new();
-    let server = Server::start(&database);
+    let patient = ["--hook-time-limit-ms", "1000"];
+    let server = Server::start_with(&database, &patient);
     let game = "timed-kill";
     publish_to(&client, &server.address, game).await;
     // A second ahead: arming the thousand takes about that long, so some fire before the kill
@@ -475,7 +484,7 @@ async fn deadlines_fire_exactly_once_through_a_kill() {
     let (rooms, at) = armed_rooms(&client, &server.address, game, 1000, 1000).await;
     tokio::time::sleep((at - Utc::now()).to_std().unwrap_or_default()).await;
     server.kill();
-    let server = Server::start(&database);
+    let server = Server::start_with(&database, &patient);
     let counts = timeouts_per_room(&database, &rooms).await;
     assert_eq!(
         not_once(&counts),
@@ -489,12 +498,20 @@ async fn deadlines_fire_exactly_once_through_a_kill() {
 /// them run: each fires exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deadlines_fire_exactly_once_across_servers() {
-    let first = TestApp::spawn().await;
+    let first = TestApp::spawn_configured(turnhouse::games::builtin(), patient).await;
     let game = "timed-servers";
     first.publish(game, &timed()).await;
-    let mut others = vec![first.spawn_beside(turnhouse::games::builtin()).await];
+    let mut others = vec![
+        first
+            .spawn_beside_configured(turnhouse::games::builtin(), patient)
+            .await,
+    ];
     if on_postgres() {
-        others.push(first.spawn_beside(turnhouse::games::builtin()).await);
+        others.push(
+            first
+                .spawn_beside_configured(turnhouse::games::builtin(), patient)
+                .await,
+        );
     }
     let (rooms, _) = armed_rooms(&first.client, &first.address, game, 1000, 1000).await;
     let counts = timeouts_per_room(&first.database, &rooms).await;

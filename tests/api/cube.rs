@@ -46,7 +46,7 @@ async fn the_games_list_both_boards_with_bots() {
         .iter()
         .map(|g| g["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["tictactoe", "tictactoe3d"]);
+    assert_eq!(ids, ["battleship", "tictactoe", "tictactoe3d"]);
     for game in games["games"].as_array().unwrap() {
         assert_eq!(game["bots"], true);
         assert_eq!(

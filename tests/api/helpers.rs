@@ -57,6 +57,15 @@ impl TestApp {
         Self::spawn_on(self.database.clone(), games, |_| {}).await
     }
 
+    /// The same, with its settings changed by `adjust` first.
+    pub async fn spawn_beside_configured(
+        &self,
+        games: GameRegistry,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Self {
+        Self::spawn_on(self.database.clone(), games, adjust).await
+    }
+
     async fn spawn_on(
         database: String,
         games: GameRegistry,

@@ -55,7 +55,7 @@ async fn the_first_upload_creates_the_game_and_later_ones_publish_versions() {
         .iter()
         .map(|g| g["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["tictactoe", "tictactoe3d", "counter"]);
+    assert_eq!(ids, ["battleship", "tictactoe", "tictactoe3d", "counter"]);
     assert_eq!(listed["games"][0]["builtin"], true);
     assert_eq!(listed["games"][0]["owner"], Value::Null);
 }

@@ -209,6 +209,17 @@ impl Browser {
         found[ELEMENT_KEY].as_str().unwrap().to_owned()
     }
 
+    /// Chooses `value` in the select `css`, once it is there (the lobby draws its games after
+    /// they load).
+    pub async fn select(&self, css: &str, value: &str) {
+        self.find(css).await;
+        self.eval(
+            "document.querySelector(arguments[0]).value = arguments[1];",
+            json!([css, value]),
+        )
+        .await;
+    }
+
     /// Clicks the element, as a person would (so it must be visible and enabled).
     pub async fn click(&self, css: &str) {
         self.act_on(css, "click", json!({})).await;
