@@ -50,6 +50,9 @@ pub struct Config {
     #[command(flatten)]
     pub abuse_limits: AbuseLimits,
 
+    #[command(flatten)]
+    pub bot_search: BotSearch,
+
     /// Sandbox processes that run uploaded games' hooks, at most (each runs one call at a time).
     #[arg(long, env = "SANDBOX_WORKERS", default_value_t = 4)]
     pub sandbox_workers: usize,
@@ -87,6 +90,33 @@ pub enum Command {
         /// The file to write; it must not exist.
         dest: std::path::PathBuf,
     },
+}
+
+/// How hard the computer opponents of uploaded games search (their moves are chosen by a
+/// search over the game's own hooks, in the sandbox, one call per decision).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct BotSearch {
+    /// Time one bot decision may take, in milliseconds (its own limit, not the hook's).
+    #[arg(long, env = "BOT_SEARCH_MS", default_value_t = 1000)]
+    pub bot_search_ms: u64,
+
+    /// Playouts a medium bot's search runs per move.
+    #[arg(long, env = "BOT_MEDIUM_PLAYOUTS", default_value_t = 200)]
+    pub bot_medium_playouts: u32,
+
+    /// Playouts a hard bot's search runs per move.
+    #[arg(long, env = "BOT_HARD_PLAYOUTS", default_value_t = 2000)]
+    pub bot_hard_playouts: u32,
+}
+
+impl Default for BotSearch {
+    fn default() -> Self {
+        Self {
+            bot_search_ms: 1000,
+            bot_medium_playouts: 200,
+            bot_hard_playouts: 2000,
+        }
+    }
 }
 
 /// How fast one client may sign up, act and upload (see `api::limits`).
@@ -212,6 +242,7 @@ impl Config {
             bot_seed: None,
             cors_origins: CorsOrigins::Any,
             hook_limits: HookLimits::default(),
+            bot_search: BotSearch::default(),
             abuse_limits: AbuseLimits::default(),
             sandbox_workers: 4,
             sandbox_program: None,

@@ -233,7 +233,7 @@ impl GameVersionRecord {
             name: self.name.clone().into(),
             min_players: self.min_players,
             max_players: self.max_players,
-            bots: false,
+            bots: self.hooks.enumerate_moves,
             description: self.description.clone().into(),
         }
     }

@@ -60,7 +60,8 @@ pub async fn engine(config: &Config, games: GameRegistry) -> Result<Engine, Star
         Some(program) => program.clone(),
         None => std::env::current_exe().map_err(StartupError::Sandbox)?,
     };
-    let sandbox = SandboxPool::new(program, config.hook_limits.limits(), config.sandbox_workers);
+    let sandbox = SandboxPool::new(program, config.hook_limits.limits(), config.sandbox_workers)
+        .with_bot_search(config.bot_search);
     let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
     Ok(Engine::start(store, games, sandbox, bot_seed).await?)
 }

@@ -354,6 +354,7 @@ fn builtin_listing(game: &dyn Game) -> GameListing {
     let hooks = OptionalHooks {
         on_timeout: game.handles_timeouts(),
         on_player_view: game.has_player_view(),
+        enumerate_moves: game.info().bots,
     };
     GameListing::builtin(game.info(), game.move_example(), hooks)
 }

@@ -83,6 +83,9 @@ pub struct OptionalHooks {
     pub on_timeout: bool,
     /// `onPlayerView`: what a room shows depends on who looks.
     pub on_player_view: bool,
+    /// `enumerateMoves`: the platform can seat computer opponents, searching the game's own
+    /// hooks.
+    pub enumerate_moves: bool,
 }
 
 /// How well a computer opponent plays.

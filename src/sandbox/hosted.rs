@@ -9,8 +9,12 @@ use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLine, Outcome};
 use super::quickjs::{ON_PLAYER_VIEW, ON_TIMEOUT};
 use crate::game::{
-    BoardGame, Game, GameError, GameInfo, HookError, HookResult, OptionalHooks, Patch, PlayerRef,
+    BoardGame, BotLevel, Game, GameError, GameInfo, HookError, HookResult, OptionalHooks, Patch,
+    PlayerRef,
 };
+
+/// A playout that reaches this many moves without the game finishing counts as a draw.
+const SEARCH_DEPTH: u32 = 200;
 
 pub struct HostedGame {
     info: GameInfo,
@@ -150,5 +154,56 @@ impl Game for HostedGame {
 
     fn has_player_view(&self) -> bool {
         self.hooks.on_player_view
+    }
+
+    /// The move a search over the game's own hooks chooses, in the sandbox (one call per
+    /// decision, under the bot search's own time limit); `None` when the bot has no move, or
+    /// when the search failed (logged: the room stays as it is, and nothing retries).
+    fn bot_move(
+        &self,
+        level: BotLevel,
+        bot: &PlayerRef,
+        game: &BoardGame,
+        seed: u64,
+    ) -> Option<Value> {
+        if !self.hooks.enumerate_moves {
+            return None;
+        }
+        let budget = self.pool.bot_search();
+        let playouts = match level {
+            BotLevel::Easy => 0,
+            BotLevel::Medium => budget.bot_medium_playouts,
+            BotLevel::Hard => budget.bot_hard_playouts,
+        };
+        let options = serde_json::json!({
+            "seed": seed & 0xffff_ffff,
+            "level": level.as_str(),
+            "playouts": playouts,
+            "depth": SEARCH_DEPTH,
+        });
+        let time = std::time::Duration::from_millis(budget.bot_search_ms);
+        let outcome = self.pool.search(
+            &self.key,
+            &self.source,
+            arguments(game),
+            &bot.id,
+            options.to_string(),
+            time,
+        );
+        match outcome {
+            Ok((Outcome::Patch { patch }, logs)) => {
+                self.log("search", game, logs);
+                (!patch.is_null()).then_some(patch)
+            }
+            Ok((other, logs)) => {
+                self.log("search", game, logs);
+                tracing::error!(game = %self.info.id, version = self.version, room = %game.room_id, level = level.as_str(), outcome = ?other, "a bot's search failed");
+                None
+            }
+            Err(err) => {
+                tracing::error!(game = %self.info.id, room = %game.room_id, error = %err, "a bot's search could not run");
+                None
+            }
+        }
     }
 }

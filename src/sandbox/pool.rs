@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{Format, LogLine, Outcome, Request, Response};
 use super::quickjs::Limits;
+use crate::config::BotSearch;
 use crate::game::OptionalHooks;
 
 /// The largest response read from a worker; a patch is at most about 1 MiB.
@@ -58,6 +59,7 @@ struct Shared {
     program: PathBuf,
     limits: Limits,
     size: usize,
+    bot_search: BotSearch,
     state: Mutex<PoolState>,
     freed: Condvar,
 }
@@ -77,6 +79,7 @@ impl SandboxPool {
                 program,
                 limits,
                 size: size.max(1),
+                bot_search: BotSearch::default(),
                 state: Mutex::new(PoolState::default()),
                 freed: Condvar::new(),
             }),
@@ -85,6 +88,18 @@ impl SandboxPool {
 
     pub fn limits(&self) -> Limits {
         self.shared.limits
+    }
+
+    /// The same pool (before it is shared), its bots searching within `budget`.
+    pub fn with_bot_search(mut self, budget: BotSearch) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.bot_search = budget;
+        }
+        self
+    }
+
+    pub fn bot_search(&self) -> BotSearch {
+        self.shared.bot_search
     }
 
     /// Compiles and evaluates `source` under the hook limits and checks its exports.
@@ -120,15 +135,49 @@ impl SandboxPool {
         hook: &str,
         args: String,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
-        let mut lease = self.lease()?;
         let call = Request::Call {
             key: key.to_owned(),
             hook: hook.to_owned(),
             args,
         };
+        self.run(key, source, &call, self.shared.limits.time)
+    }
+
+    /// Chooses the move of the bot `bot` in `room` (the room's record as JSON) with the search
+    /// that ships with the server, inside the game's realm, stopped after `time` (the
+    /// watchdog allows half as much again, as for a hook).
+    pub fn search(
+        &self,
+        key: &str,
+        source: &str,
+        room: String,
+        bot: &str,
+        options: String,
+        time: Duration,
+    ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
+        let search = Request::Search {
+            key: key.to_owned(),
+            room,
+            bot: bot.to_owned(),
+            options,
+            time_ms: time.as_millis() as u64,
+        };
+        self.run(key, source, &search, time)
+    }
+
+    /// Sends `request` about the game `key`, loading its `source` first if the worker does not
+    /// hold it; the worker stops the work after `time`.
+    fn run(
+        &self,
+        key: &str,
+        source: &str,
+        request: &Request,
+        time: Duration,
+    ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
+        let mut lease = self.lease()?;
         let mut loaded = false;
         loop {
-            match lease.exchange(&call, self.call_deadline())? {
+            match lease.exchange(request, Instant::now() + time * 3 / 2)? {
                 Response::Done { outcome, logs } => return Ok((outcome, logs)),
                 Response::Missing if !loaded => {
                     let load = Request::Load {

@@ -39,6 +39,15 @@ pub enum Request {
         hook: String,
         args: String,
     },
+    /// Choose the move of bot `bot` in `room` (JSON) with the server's search, under
+    /// `time_ms`; `options` (JSON) are the search's.
+    Search {
+        key: String,
+        room: String,
+        bot: String,
+        options: String,
+        time_ms: u64,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]

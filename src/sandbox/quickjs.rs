@@ -28,6 +28,8 @@ pub const HOOKS: [&str; 4] = [
 pub const ON_TIMEOUT: &str = "onTimeout";
 /// The optional view hook: what a viewer may see of the state.
 pub const ON_PLAYER_VIEW: &str = "onPlayerView";
+/// The optional export bots search with: the legal moves of a player now.
+pub const ENUMERATE_MOVES: &str = "enumerateMoves";
 
 /// How deep a returned patch may nest (the platform's JSON readers stop at 128).
 const MAX_PATCH_DEPTH: usize = 100;
@@ -228,6 +230,7 @@ impl QuickJs {
                 Ok(OptionalHooks {
                     on_timeout: exports(ON_TIMEOUT),
                     on_player_view: exports(ON_PLAYER_VIEW),
+                    enumerate_moves: exports(ENUMERATE_MOVES),
                 })
             } else {
                 Err(CodeError::new(format!(

@@ -134,6 +134,20 @@ fn handle(js: &QuickJs, games: &mut GameCache, request: Request) -> Response {
             }
             None => Response::Missing,
         },
+        Request::Search {
+            key,
+            room,
+            bot,
+            options,
+            time_ms,
+        } => match games.get(&key) {
+            Some(compiled) => {
+                let time = std::time::Duration::from_millis(time_ms);
+                let (outcome, logs) = js.search(&compiled, &room, &bot, &options, time);
+                Response::Done { outcome, logs }
+            }
+            None => Response::Missing,
+        },
     }
 }
 

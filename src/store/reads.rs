@@ -39,7 +39,7 @@ macro_rules! select_versions {
         concat!(
             "SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, \
              v.format, v.sha256, v.frontend IS NOT NULL AS has_frontend, v.move_example, v.on_timeout, \
-             v.on_player_view, \
+             v.on_player_view, v.enumerate_moves, \
              v.created_at, g.owner_id, p.username AS owner_name, \
              g.created_at AS game_created_at \
              FROM game_versions v JOIN games g ON g.id = v.game_id \

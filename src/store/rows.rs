@@ -95,6 +95,7 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         hooks: OptionalHooks {
             on_timeout: D::flag(row, "on_timeout")?,
             on_player_view: D::flag(row, "on_player_view")?,
+            enumerate_moves: D::flag(row, "enumerate_moves")?,
         },
         // Checked as JSON when it was published.
         move_example: D::maybe_text(row, "move_example")?

@@ -238,9 +238,9 @@ pub(super) async fn publish<D: Dialect>(
     let insert = Statement::new(
         "INSERT INTO game_versions (game_id, version, name, description, min_players, \
          max_players, format, source, sha256, created_at, frontend, move_example, on_timeout, \
-         on_player_view) \
+         on_player_view, enumerate_moves) \
          SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-         $12, $13 \
+         $12, $13, $14 \
          FROM game_versions WHERE game_id = $1 RETURNING version",
     )
     .bind(upload.game_id.as_str())
@@ -255,7 +255,8 @@ pub(super) async fn publish<D: Dialect>(
     .bind(upload.frontend.clone())
     .bind(upload.move_example.clone())
     .bind(upload.hooks.on_timeout)
-    .bind(upload.hooks.on_player_view);
+    .bind(upload.hooks.on_player_view)
+    .bind(upload.hooks.enumerate_moves);
     match D::fetch_optional(conn, insert).await? {
         Some(row) => D::int(&row, "version"),
         None => Err(StoreError::Corrupt(

@@ -309,11 +309,21 @@ async fn hosted_rooms_have_quick_play_private_rooms_if_match_and_history() {
         .iter()
         .any(|r| r["id"] == private["id"]));
 
+    // This game exports enumerateMoves, so it has bots; a game without it has none.
     let bot = app
         .post(
             "/rooms",
             Some(&a.token),
             Some(&json!({"game": game, "bot": "easy"})),
+        )
+        .await;
+    assert_eq!(bot.status(), StatusCode::CREATED);
+    let four = app.publish_example("connect-four.js", "connect-four").await;
+    let bot = app
+        .post(
+            "/rooms",
+            Some(&a.token),
+            Some(&json!({"game": four, "bot": "easy"})),
         )
         .await;
     assert_problem(bot, StatusCode::UNPROCESSABLE_ENTITY, "bots_unsupported").await;

@@ -15,6 +15,7 @@ mod hardening;
 mod helpers;
 mod hooks;
 mod hosted;
+mod hosted_bots;
 mod lobby;
 mod metrics;
 mod openapi;
