@@ -241,8 +241,9 @@ function gameEntry(game, message) {
     el('button', { class: 'quick-play', onclick: quickPlay }, 'Quick play'),
     el('button', { class: 'new-room secondary', onclick: () => open(timed({ game: game.id })) }, 'New room'),
     el('button', { class: 'new-private secondary', onclick: () => open(timed({ game: game.id, private: true })) }, 'Private room'),
-    clock,
   ) : el('p', { class: 'muted', text: 'Sign up to play.' });
+  // The clock applies to every way of starting a game above and below, so it gets a row of its own.
+  const clockRow = clock ? el('div', { class: 'row' }, el('span', {}, 'Time per move:'), clock) : null;
   let bots = null;
   if (signedIn && game.bots) {
     const level = el('select', { class: 'bot-level', 'aria-label': `${game.name}: computer level` },
@@ -260,7 +261,7 @@ function gameEntry(game, message) {
   return el('div', { class: 'game', dataset: { game: game.id } },
     el('div', {}, el('strong', { text: game.name }), ' ', el('span', { class: 'badge', text: about })),
     el('div', { class: 'muted', text: game.description }),
-    actions, bots);
+    actions, clockRow, bots);
 }
 
 function uploadCard() {
