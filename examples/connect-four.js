@@ -96,4 +96,14 @@ export default {
     }
     return { state: { ...state, board, moves, turn: 1 - seat } };
   },
+
+  // The columns `player` can drop a disc into now: none unless it is their turn. With this
+  // export the room can seat bots (`"bot": "easy" | "medium" | "hard"`); `state.winner` tells
+  // them who won.
+  enumerateMoves(room, player) {
+    const { players, state } = room;
+    if (room.finished || state.status !== 'playing' || players[state.turn]?.id !== player.id) return [];
+    const top = state.board[ROWS - 1];
+    return top.flatMap((cell, column) => (cell === null ? [{ column }] : []));
+  },
 };

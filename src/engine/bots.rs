@@ -2,14 +2,18 @@
 //! when it is their turn. A bot's move is an ordinary `onPlayerMove`, pinned to the version the
 //! bot looked at, so it can never land on a room that changed under it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
 use super::{Action, Engine, EngineError, Precondition};
+use crate::api::ApiError;
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, PlayerRef};
+use crate::metrics::Exposition;
 use crate::model::{now, Room};
+use crate::sandbox::SEARCH;
 use crate::store::Store;
 
 /// More bot moves in a row than any game here needs; a guard against two bots playing forever.
@@ -18,6 +22,8 @@ const MAX_BOT_MOVES: usize = 64;
 pub struct BotRoster {
     accounts: HashMap<BotLevel, PlayerRef>,
     seed: u64,
+    /// Bot moves that failed through the game's code, by game and problem code.
+    faults: Mutex<BTreeMap<(String, &'static str), u64>>,
 }
 
 impl BotRoster {
@@ -31,7 +37,34 @@ impl BotRoster {
                 .await?;
             accounts.insert(level, account);
         }
-        Ok(Self { accounts, seed })
+        Ok(Self {
+            accounts,
+            seed,
+            faults: Mutex::default(),
+        })
+    }
+
+    /// Logs a bot move that failed, once, and counts it. The code is the one a client would
+    /// be given for the same fault of a hook.
+    fn fault(&self, room: &Room, bot: &PlayerRef, error: EngineError) {
+        tracing::error!(room = %room.id, game = %room.game, version = room.version, bot = %bot.username, error = %error, "a bot could not move; the room is left as it was until someone else acts");
+        let code = ApiError::Engine(error).code();
+        let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        *faults.entry((room.game.clone(), code)).or_default() += 1;
+    }
+
+    pub fn render_metrics(&self, out: &mut Exposition) {
+        const NAME: &str = "turnhouse_bot_faults_total";
+        out.family(
+            NAME,
+            "counter",
+            "Bot moves that failed through the game's code (its enumerateMoves, winners or \
+             onPlayerMove), by game and problem code.",
+        );
+        let faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        for ((game, code), count) in faults.iter() {
+            out.sample(NAME, &format!("game=\"{game}\",code=\"{code}\""), count);
+        }
     }
 
     pub fn account(&self, level: BotLevel) -> &PlayerRef {
@@ -76,16 +109,29 @@ impl Engine {
             };
             let board = room.board_game(chrono::Utc::now());
             let seed = self.bots.seed_for(&room);
-            // Searching can take a while on big boards: keep it off the async workers.
+            // Searching takes a while (an uploaded game's bot searches for up to
+            // --bot-search-ms): keep it off the async workers.
             let decision = tokio::task::spawn_blocking(move || {
-                seated.into_iter().find_map(|(bot, level)| {
-                    game.bot_move(level, &bot, &board, seed).map(|mv| (bot, mv))
-                })
+                for (bot, level) in seated {
+                    match game.bot_move(level, &bot, &board, seed) {
+                        Ok(None) => continue,
+                        Ok(Some(mv)) => return Ok(Some((bot, mv))),
+                        Err(fault) => return Err((bot, fault)),
+                    }
+                }
+                Ok(None)
             })
             .await;
             let (bot, mv) = match decision {
-                Ok(Some(choice)) => choice,
-                Ok(None) => return Ok(room),
+                Ok(Ok(Some(choice))) => choice,
+                Ok(Ok(None)) => return Ok(room),
+                // The game's code failed: nothing retries, since it would fail the same way
+                // on the same room. The next action on the room asks the bot again.
+                Ok(Err((bot, fault))) => {
+                    self.bots
+                        .fault(&room, &bot, EngineError::from_hook_fault(SEARCH, fault));
+                    return Ok(room);
+                }
                 Err(err) => {
                     tracing::error!(room = %room.id, error = %err, "a bot crashed while choosing a move");
                     return Ok(room);
@@ -102,8 +148,12 @@ impl Engine {
                 Ok(next) => room = next,
                 // Someone else moved first: look at the room again.
                 Err(EngineError::VersionMismatch { .. }) => room = self.room(&room.id).await?,
+                Err(err) if err.is_game_fault() => {
+                    self.bots.fault(&room, &bot, err);
+                    return Ok(room);
+                }
                 Err(err) => {
-                    tracing::error!(room = %room.id, bot = %bot.username, %mv, error = %err, "a bot's move was refused");
+                    tracing::error!(room = %room.id, bot = %bot.username, %mv, error = %err, "a bot's move could not be made");
                     return Ok(room);
                 }
             }

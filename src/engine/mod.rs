@@ -208,6 +208,7 @@ impl Engine {
             "Calls of games' view hooks (onPlayerView); each room version, viewer pair once.",
             self.views_made.load(std::sync::atomic::Ordering::Relaxed),
         );
+        self.bots.render_metrics(out);
         out.single(
             "turnhouse_rooms_watched",
             "gauge",

@@ -222,16 +222,17 @@ pub trait Game: Send + Sync {
     }
 
     /// The move a computer opponent seated as `bot` makes now, or `None` when it is not its
-    /// turn. Pure like the hooks: all randomness comes from `seed`. Games without bots (see
-    /// [`GameInfo::bots`]) keep the default.
+    /// turn. Pure like the hooks: all randomness comes from `seed`. `Err` when choosing failed
+    /// through the game's code (an uploaded game's exports), as a hook would. Games without
+    /// bots (see [`GameInfo::bots`]) keep the default.
     fn bot_move(
         &self,
         level: BotLevel,
         bot: &PlayerRef,
         game: &BoardGame,
         seed: u64,
-    ) -> Option<Value> {
+    ) -> Result<Option<Value>, HookError> {
         let _ = (level, bot, game, seed);
-        None
+        Ok(None)
     }
 }

@@ -338,20 +338,25 @@ impl Game for Battleship {
         bot: &PlayerRef,
         game: &BoardGame,
         seed: u64,
-    ) -> Option<Value> {
-        let state = State::decode(&game.state).ok()?;
-        let seat = game.players.iter().position(|p| p.id == bot.id)?;
-        let mut rng = StdRng::seed_from_u64(seed);
-        match state.status {
-            Status::Placing if state.fleets[seat].is_none() => {
-                Some(json!({"fleet": random_fleet(&mut rng)}))
-            }
-            Status::InGame if state.plr_to_move_index == Some(seat) => {
-                let cell = choose_shot(level, &state.shots[seat], &mut rng)?;
-                Some(json!({"row": cell[0], "col": cell[1]}))
-            }
-            _ => None,
+    ) -> Result<Option<Value>, HookError> {
+        Ok(bot_choice(level, bot, game, seed))
+    }
+}
+
+/// What a bot seated as `bot` does now: places its fleet, or shoots when it is its turn.
+fn bot_choice(level: BotLevel, bot: &PlayerRef, game: &BoardGame, seed: u64) -> Option<Value> {
+    let state = State::decode(&game.state).ok()?;
+    let seat = game.players.iter().position(|p| p.id == bot.id)?;
+    let mut rng = StdRng::seed_from_u64(seed);
+    match state.status {
+        Status::Placing if state.fleets[seat].is_none() => {
+            Some(json!({"fleet": random_fleet(&mut rng)}))
         }
+        Status::InGame if state.plr_to_move_index == Some(seat) => {
+            let cell = choose_shot(level, &state.shots[seat], &mut rng)?;
+            Some(json!({"row": cell[0], "col": cell[1]}))
+        }
+        _ => None,
     }
 }
 

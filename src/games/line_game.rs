@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::line_bots;
-use crate::game::{BoardGame, BotLevel, Game, GameError, GameInfo, HookResult, Patch, PlayerRef};
+use crate::game::{
+    BoardGame, BotLevel, Game, GameError, GameInfo, HookError, HookResult, Patch, PlayerRef,
+};
 
 /// A player's mark. X moves first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -370,8 +372,8 @@ impl<G: Geometry> Game for LineGame<G> {
         bot: &PlayerRef,
         game: &BoardGame,
         seed: u64,
-    ) -> Option<Value> {
-        Self::bot_cell(level, bot, game, seed).map(G::move_json)
+    ) -> Result<Option<Value>, HookError> {
+        Ok(Self::bot_cell(level, bot, game, seed).map(G::move_json))
     }
 }
 

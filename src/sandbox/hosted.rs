@@ -2,6 +2,7 @@
 //! [`Game`] trait as the built-in games. Its hooks are calls into the sandbox pool.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -15,6 +16,8 @@ use crate::game::{
 
 /// A playout that reaches this many moves without the game finishing counts as a draw.
 const SEARCH_DEPTH: u32 = 200;
+/// What a bot's search is called where a hook's name would be: in the log, and in faults.
+pub const SEARCH: &str = "bot search";
 
 pub struct HostedGame {
     info: GameInfo,
@@ -54,30 +57,38 @@ impl HostedGame {
 
     /// Runs `hook`: the JSON value it returned, whatever it is.
     fn call_raw(&self, hook: &str, args: String, game: &BoardGame) -> Result<Value, HookError> {
-        let (outcome, logs) = self
-            .pool
-            .call(&self.key, &self.source, hook, args)
-            .map_err(|err| self.pool_fault(err))?;
-        self.log(hook, game, logs);
-        let limits = self.pool.limits();
+        let outcome = self.pool.call(&self.key, &self.source, hook, args);
+        self.value_of(hook, game, outcome, self.pool.limits().time)
+    }
+
+    /// The value a sandbox call (`what`, stopped after `time`) gave, its logs written to the
+    /// server's log; or how it failed.
+    fn value_of(
+        &self,
+        what: &str,
+        game: &BoardGame,
+        outcome: Result<(Outcome, Vec<LogLine>), PoolError>,
+        time: Duration,
+    ) -> Result<Value, HookError> {
+        let (outcome, logs) = outcome.map_err(|err| self.pool_fault(err, time))?;
+        self.log(what, game, logs);
+        let limit_ms = time.as_millis() as u64;
         match outcome {
             Outcome::Patch { patch } => Ok(patch),
             Outcome::Refused { reason, message } => Err(GameError::new(reason, message).into()),
-            Outcome::Timeout => Err(HookError::Timeout {
-                limit_ms: limits.time.as_millis() as u64,
-            }),
+            Outcome::Timeout => Err(HookError::Timeout { limit_ms }),
             Outcome::OutOfMemory { .. } => Err(HookError::OutOfMemory {
-                limit_mib: (limits.memory_bytes >> 20) as u64,
+                limit_mib: (self.pool.limits().memory_bytes >> 20) as u64,
             }),
             Outcome::Crashed { message } => Err(HookError::Crashed(message)),
             Outcome::InvalidResult { message } => Err(HookError::InvalidResult(message)),
         }
     }
 
-    fn pool_fault(&self, err: PoolError) -> HookError {
+    fn pool_fault(&self, err: PoolError, time: Duration) -> HookError {
         match err {
             PoolError::Timeout => HookError::Timeout {
-                limit_ms: self.pool.limits().time.as_millis() as u64,
+                limit_ms: time.as_millis() as u64,
             },
             PoolError::Died(status) => {
                 HookError::Crashed(format!("the sandbox process running it died ({status})"))
@@ -156,18 +167,18 @@ impl Game for HostedGame {
         self.hooks.on_player_view
     }
 
-    /// The move a search over the game's own hooks chooses, in the sandbox (one call per
-    /// decision, under the bot search's own time limit); `None` when the bot has no move, or
-    /// when the search failed (logged: the room stays as it is, and nothing retries).
+    /// The move a search over the game's own hooks chooses, in the sandbox: one call per
+    /// decision, searching for at most `--bot-search-ms` and stopped outright at twice that
+    /// (a playout in progress may finish). `None` when the bot has no move to make.
     fn bot_move(
         &self,
         level: BotLevel,
         bot: &PlayerRef,
         game: &BoardGame,
         seed: u64,
-    ) -> Option<Value> {
+    ) -> Result<Option<Value>, HookError> {
         if !self.hooks.enumerate_moves {
-            return None;
+            return Ok(None);
         }
         let budget = self.pool.bot_search();
         let playouts = match level {
@@ -180,8 +191,9 @@ impl Game for HostedGame {
             "level": level.as_str(),
             "playouts": playouts,
             "depth": SEARCH_DEPTH,
+            "timeMs": budget.bot_search_ms,
         });
-        let time = std::time::Duration::from_millis(budget.bot_search_ms);
+        let time = Duration::from_millis(budget.bot_search_ms.saturating_mul(2));
         let outcome = self.pool.search(
             &self.key,
             &self.source,
@@ -190,20 +202,7 @@ impl Game for HostedGame {
             options.to_string(),
             time,
         );
-        match outcome {
-            Ok((Outcome::Patch { patch }, logs)) => {
-                self.log("search", game, logs);
-                (!patch.is_null()).then_some(patch)
-            }
-            Ok((other, logs)) => {
-                self.log("search", game, logs);
-                tracing::error!(game = %self.info.id, version = self.version, room = %game.room_id, level = level.as_str(), outcome = ?other, "a bot's search failed");
-                None
-            }
-            Err(err) => {
-                tracing::error!(game = %self.info.id, room = %game.room_id, error = %err, "a bot's search could not run");
-                None
-            }
-        }
+        let chosen = self.value_of(SEARCH, game, outcome, time)?;
+        Ok((!chosen.is_null()).then_some(chosen))
     }
 }

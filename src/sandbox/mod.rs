@@ -16,7 +16,7 @@ pub mod protocol;
 pub mod quickjs;
 pub mod worker;
 
-pub use hosted::HostedGame;
+pub use hosted::{HostedGame, SEARCH};
 pub use pool::{CheckError, Checked, PoolError, SandboxPool};
 pub use protocol::Format;
 pub use quickjs::Limits;

@@ -259,7 +259,9 @@ impl QuickJs {
     /// Chooses a bot's move in a fresh realm holding the game's hooks, with the search that
     /// ships with the server (`search.js`), under `time` rather than the hook time limit.
     /// `room_json` is the room's record, `options_json` the search's options; the outcome's
-    /// value is the move, or `null` when the bot has none to make.
+    /// value is the move, or `null` when the bot has none to make. `onPlayerMove` refusing a
+    /// move `enumerateMoves` gave is a refusal, as it would be in the room; any other export
+    /// throwing (or returning what is not a list) is a crash.
     pub fn search(
         &self,
         compiled: &Compiled,
@@ -268,12 +270,18 @@ impl QuickJs {
         options_json: &str,
         time: Duration,
     ) -> (Outcome, Vec<LogLine>) {
-        self.with_hooks(compiled, time, |ctx, _helpers, hooks| {
+        let outcome = self.with_hooks(compiled, time, |ctx, _helpers, hooks| {
             let search: Function = run_bytecode(ctx, &self.search)?.get()?;
             let room: Value = ctx.json_parse(room_json)?;
             let options: Value = ctx.json_parse(options_json)?;
             search.call::<_, Value>((hooks, room, bot_id, options))
-        })
+        });
+        match outcome {
+            (Outcome::Refused { reason, message }, logs) if reason == "SearchFault" => {
+                (Outcome::Crashed { message }, logs)
+            }
+            other => other,
+        }
     }
 
     /// Runs `work` on the game's hooks in a fresh realm under `time`, and reads what it
@@ -657,8 +665,7 @@ mod tests {
         ))
         .unwrap();
         let compiled = js.compile(&source).unwrap();
-        let options =
-            serde_json::json!({"seed": seed, "level": level, "playouts": 2000, "depth": 50});
+        let options = serde_json::json!({"seed": seed, "level": level, "playouts": 2000, "depth": 50, "timeMs": 5000});
         match js
             .search(
                 &compiled,
@@ -719,8 +726,10 @@ mod tests {
             serde_json::json!([[null, null, null], [null, null, null], [null, null, null]]),
             0,
         );
-        let options = serde_json::json!({"seed": 1, "level": "hard", "playouts": 100, "depth": 20})
-            .to_string();
+        let options = serde_json::json!(
+            {"seed": 1, "level": "hard", "playouts": 100, "depth": 20, "timeMs": 1000}
+        )
+        .to_string();
         let looping = js
             .compile(&game("{}").replace(
                 "onPlayerMove(p",
@@ -736,13 +745,26 @@ mod tests {
             ))
             .unwrap();
         let (outcome, _) = js.search(&flood, &room, "x", &options, Duration::from_secs(2));
+        // A million moves: refused by count, or stopped by the memory limit on the way.
         assert!(
-            matches!(
-                outcome,
-                Outcome::Refused { .. } | Outcome::Crashed { .. } | Outcome::OutOfMemory { .. }
-            ),
+            matches!(&outcome, Outcome::Crashed { message } if message.contains("1000000 moves"))
+                || matches!(outcome, Outcome::OutOfMemory { .. }),
             "{outcome:?}"
         );
+        let many = js
+            .compile(&game("{}").replace(
+                "onPlayerMove(p",
+                "enumerateMoves() { return new Array(20000).fill(1); }, onPlayerMove(p",
+            ))
+            .unwrap();
+        let (outcome, _) = js.search(&many, &room, "x", &options, Duration::from_secs(2));
+        assert_eq!(
+            outcome,
+            Outcome::Crashed {
+                message: "enumerateMoves returned 20000 moves; at most 10000".into()
+            }
+        );
+        // Moves its own onPlayerMove refuses: a refusal, as in the room.
         let refusing = js
             .compile(&game("{}").replace(
                 "onPlayerMove(p",
@@ -750,7 +772,21 @@ mod tests {
             ))
             .unwrap();
         let (outcome, _) = js.search(&refusing, &room, "x", &options, Duration::from_secs(2));
-        assert!(!matches!(outcome, Outcome::Patch { .. }), "{outcome:?}");
+        assert!(matches!(outcome, Outcome::Refused { .. }), "{outcome:?}");
+        let throwing = js
+            .compile(&game("{ end: () => ({ finished: true }) }").replace(
+                "onPlayerMove(p",
+                "enumerateMoves: () => [{ do: 'end' }, { do: 'end' }], \
+                 winners() { throw new Error('no idea'); }, onPlayerMove(p",
+            ))
+            .unwrap();
+        let (outcome, _) = js.search(&throwing, &room, "x", &options, Duration::from_secs(2));
+        assert_eq!(
+            outcome,
+            Outcome::Crashed {
+                message: "winners threw Error: no idea".into()
+            }
+        );
     }
 
     #[test]

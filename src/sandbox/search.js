@@ -4,18 +4,27 @@
 // is not their turn) and `winners(roomState) -> playerId[]` (left out: `state.winner`, a
 // player or an id), and its `onPlayerMove`. Every random choice comes from `options.seed`.
 //
-//   options: {seed, level: "easy" | "medium" | "hard", playouts, depth}
+//   options: {seed, level: "easy" | "medium" | "hard", playouts, depth, timeMs}
 //
 // Easy plays a uniformly random legal move; medium and hard run Monte Carlo tree search (UCT)
-// for `playouts` playouts (the call's time limit stops it earlier). A playout that reaches
+// for `playouts` playouts, or until `timeMs` have passed, whichever comes first (the realm's
+// own time limit, above that, stops a hook that never returns). A playout that reaches
 // `depth` moves without the game finishing counts as a draw.
+//
+// The search never changes a record it holds, so records share what did not change.
+// `onPlayerMove` gets a copy of its own, since games change their arguments there (most do).
+// `enumerateMoves` and `winners` get the search's own records, unchanged by contract: copying
+// them took more time than the game's code itself. A game that breaks the contract only
+// misleads its own bot, whose move still goes through the real `onPlayerMove` in the room.
 (function (hooks, room, botId, options) {
   'use strict';
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   const isArray = Array.isArray;
+  const now = Date.now;
   const MAX_MOVES = 10000;
   const EXPLORATION = Math.SQRT2;
+  const started = now();
 
   // mulberry32: small, fast, and the same everywhere.
   let seed = options.seed >>> 0;
@@ -26,13 +35,44 @@
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
   const pick = (list) => list[Math.floor(random() * list.length)];
-  const copy = (value) => parse(stringify(value));
+  // Hooks may log; thousands of imagined moves must not fill the server's log.
+  const quiet = () => {};
+  const logger = Object.freeze({ info: quiet, warn: quiet, error: quiet, log: quiet });
+  const clone = (value) => (value === undefined ? undefined : parse(stringify(value)));
+  // A copy of a record for `onPlayerMove` (the logger, a function, is not JSON).
+  function copy(record) {
+    const fresh = clone(record);
+    fresh.logger = logger;
+    return fresh;
+  }
+
+  // A fault of the game's exports other than a refusal by `onPlayerMove`: the server reports
+  // it as the search having crashed (`SearchFault` is the name it looks for).
+  class SearchFault extends Error {
+    constructor(message) {
+      super(message);
+      this.name = 'SearchFault';
+    }
+  }
+  // The engine's own stops (time, memory, stack) pass through untouched, to be reported as
+  // what they are.
+  const isLimit = (error) => error instanceof Error
+    && (error.name === 'InternalError' || /call stack|stack overflow/.test(error.message));
+  function exported(name, ...args) {
+    try {
+      return hooks[name](...args);
+    } catch (error) {
+      if (isLimit(error)) throw error;
+      const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      throw new SearchFault(`${name} threw ${what}`);
+    }
+  }
 
   function movesOf(state, player) {
-    const moves = hooks.enumerateMoves(copy(state), copy(player));
-    if (!isArray(moves)) throw new TypeError('enumerateMoves must return an array of moves');
+    const moves = exported('enumerateMoves', state, player);
+    if (!isArray(moves)) throw new SearchFault('enumerateMoves must return an array of moves');
     if (moves.length > MAX_MOVES) {
-      throw new RangeError(`enumerateMoves returned ${moves.length} moves; at most ${MAX_MOVES}`);
+      throw new SearchFault(`enumerateMoves returned ${moves.length} moves; at most ${MAX_MOVES}`);
     }
     return moves;
   }
@@ -40,29 +80,31 @@
   // Who moves next, and their moves: the first seated player with any.
   function turn(state) {
     if (state.finished) return null;
-    for (const player of state.players) {
-      const moves = movesOf(state, player);
-      if (moves.length > 0) return { player, moves };
+    for (let seat = 0; seat < state.players.length; seat += 1) {
+      const moves = movesOf(state, state.players[seat]);
+      if (moves.length > 0) return { seat, moves };
     }
     return null;
   }
 
-  function play(state, player, move) {
-    const patch = hooks.onPlayerMove(copy(player), copy(move), copy(state));
-    const next = copy(state);
+  // The record after the player in `seat` makes `move`: a new one; `state` is left as it was.
+  function play(state, seat, move) {
+    const argument = copy(state);
+    const patch = hooks.onPlayerMove(argument.players[seat], clone(move), argument);
+    const after = { ...state, version: state.version + 1 };
     if (patch && typeof patch === 'object') {
-      if ('state' in patch) next.state = copy(patch.state);
-      if ('joinable' in patch) next.joinable = patch.joinable;
-      if ('finished' in patch) next.finished = patch.finished;
+      // Made from the hook's own copy, which nothing else holds.
+      if ('state' in patch) after.state = patch.state;
+      if ('joinable' in patch) after.joinable = patch.joinable;
+      if ('finished' in patch) after.finished = patch.finished;
     }
-    next.version += 1;
-    return next;
+    return after;
   }
 
   function winnersOf(state) {
     if (typeof hooks.winners === 'function') {
-      const winners = hooks.winners(copy(state));
-      if (!isArray(winners)) throw new TypeError('winners must return an array of player ids');
+      const winners = exported('winners', state);
+      if (!isArray(winners)) throw new SearchFault('winners must return an array of player ids');
       return winners;
     }
     const winner = state.state && state.state.winner;
@@ -78,26 +120,57 @@
     return winners.includes(botId) ? 1 : 0;
   }
 
+  room.logger = logger;
   const first = turn(room);
-  if (!first || first.player.id !== botId) return null;
+  if (!first || room.players[first.seat].id !== botId) return null;
   if (options.level === 'easy' || first.moves.length === 1) return pick(first.moves);
 
+  // A node of the tree: a record, the move that led to it and who made it, and what the
+  // playouts through it found. `proven` is the exact result for the bot once the tree below
+  // settles it (MCTS-Solver): a finished record, a player to move who has a winning reply,
+  // or every reply known. Proven nodes get no more playouts, and a proven loss is never
+  // chosen while something else is left, so small games are played exactly.
   function node(state, parent, move, mover) {
     const next = turn(state);
     return {
       state, parent, move, mover, children: [], visits: 0, wins: 0,
-      player: next ? next.player : null,
+      seat: next ? next.seat : null,
       untried: next ? next.moves.slice() : [],
+      proven: next ? null : score(state),
     };
   }
+
+  // Proves `n` from its children if they settle it: the player to move (the bot maximising
+  // its result, anyone else minimising it) has a reply proven best, or every reply is proven.
+  function settle(n) {
+    const botMoves = n.state.players[n.seat].id === botId;
+    const best = botMoves ? 1 : 0;
+    let all = n.untried.length === 0;
+    let bound = botMoves ? 0 : 1;
+    for (const child of n.children) {
+      if (child.proven === null) {
+        all = false;
+      } else if (child.proven === best) {
+        n.proven = best;
+        return true;
+      } else {
+        bound = botMoves ? Math.max(bound, child.proven) : Math.min(bound, child.proven);
+      }
+    }
+    if (all) n.proven = bound;
+    return all;
+  }
+
   const root = node(room, null, null, null);
-  for (let n = 0; n < options.playouts; n += 1) {
+  for (let n = 0; n < options.playouts && root.proven === null
+    && now() - started < options.timeMs; n += 1) {
     let current = root;
-    while (current.untried.length === 0 && current.children.length > 0) {
+    while (current.untried.length === 0) {
       const parent = current;
       let best = null;
       let bestValue = -Infinity;
       for (const child of parent.children) {
+        if (child.proven !== null) continue;
         const value = child.wins / child.visits
           + EXPLORATION * Math.sqrt(Math.log(parent.visits) / child.visits);
         if (value > bestValue) {
@@ -107,29 +180,49 @@
       }
       current = best;
     }
-    if (current.untried.length > 0) {
-      const index = Math.floor(random() * current.untried.length);
-      const move = current.untried.splice(index, 1)[0];
-      const child = node(play(current.state, current.player, move), current, move, current.player);
-      current.children.push(child);
-      current = child;
+    const index = Math.floor(random() * current.untried.length);
+    const move = current.untried.splice(index, 1)[0];
+    const mover = current.state.players[current.seat].id;
+    const child = node(play(current.state, current.seat, move), current, move, mover);
+    current.children.push(child);
+    current = child;
+    let result = child.proven;
+    if (result === null) {
+      let state = current.state;
+      for (let depth = 0; depth < options.depth; depth += 1) {
+        const next = turn(state);
+        if (!next) break;
+        state = play(state, next.seat, pick(next.moves));
+      }
+      result = score(state);
+    } else {
+      for (let up = child.parent; up !== null && up.proven === null && settle(up);) up = up.parent;
     }
-    let state = current.state;
-    for (let depth = 0; depth < options.depth; depth += 1) {
-      const next = turn(state);
-      if (!next) break;
-      state = play(state, next.player, pick(next.moves));
-    }
-    const result = score(state);
     for (let up = current; up !== null; up = up.parent) {
       up.visits += 1;
       // Each node counts wins for whoever made the move that led to it.
-      if (up.mover) up.wins += up.mover.id === botId ? result : 1 - result;
+      if (up.mover !== null) up.wins += up.mover === botId ? result : 1 - result;
     }
   }
+  // A proven best reply if there is one; else the most searched reply not proven lost, unless
+  // a proven result is better than what the playouts through that one found. Lost whatever
+  // it does, the bot plays the most searched reply: the one that was longest to refute.
+  const lost = root.proven === 0;
   let chosen = null;
   for (const child of root.children) {
-    if (!chosen || child.visits > chosen.visits) chosen = child;
+    if (root.proven !== null && !lost) {
+      if (child.proven === root.proven) return child.move;
+    } else if ((lost || child.proven === null) && (!chosen || child.visits > chosen.visits)) {
+      chosen = child;
+    }
+  }
+  if (lost) return chosen.move;
+  let expected = chosen ? chosen.wins / chosen.visits : -1;
+  for (const child of root.children) {
+    if (child.proven !== null && child.proven > expected) {
+      chosen = child;
+      expected = child.proven;
+    }
   }
   return chosen ? chosen.move : pick(first.moves);
 })

@@ -318,12 +318,12 @@ async fn hosted_rooms_have_quick_play_private_rooms_if_match_and_history() {
         )
         .await;
     assert_eq!(bot.status(), StatusCode::CREATED);
-    let four = app.publish_example("connect-four.js", "connect-four").await;
+    let words = app.publish_example("secret-words.js", "secret-words").await;
     let bot = app
         .post(
             "/rooms",
             Some(&a.token),
-            Some(&json!({"game": four, "bot": "easy"})),
+            Some(&json!({"game": words, "bot": "easy"})),
         )
         .await;
     assert_problem(bot, StatusCode::UNPROCESSABLE_ENTITY, "bots_unsupported").await;

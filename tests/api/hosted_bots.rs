@@ -1,9 +1,13 @@
 //! Computer opponents for an uploaded game that exports `enumerateMoves`: each level seated
 //! and playing through the same path as anyone, from the game's own hooks.
 
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::SeedableRng;
 use serde_json::{json, Value};
 
-use crate::helpers::{example, unique, TestApp};
+use crate::databases::on_postgres;
+use crate::helpers::{example, unique, TestApp, TestPlayer, BOT_SEED};
 
 /// The first empty cell of a tic-tac-toe board, as a move.
 fn first_empty(room: &Value) -> Value {
@@ -59,5 +63,244 @@ async fn an_uploaded_game_with_enumerate_moves_gets_bots_at_every_level() {
             bot_moves >= 2,
             "{level}: the bot moved, each move a version of its own"
         );
+    }
+}
+
+/// The test budgets, in playouts: the smallest that pass with room to spare under the fixed
+/// seed (the defaults are 200 and 2,000).
+const HARD_TICTACTOE: u32 = 1000;
+const HARD_CONNECT_FOUR: u32 = 100;
+const MEDIUM_CONNECT_FOUR: u32 = 30;
+
+/// A server whose bots search with these playout budgets and no time cap that matters, so
+/// that the playout counts alone (and the bot seed) decide every move.
+async fn server(medium: u32, hard: u32) -> TestApp {
+    TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.bot_search.bot_medium_playouts = medium;
+        config.bot_search.bot_hard_playouts = hard;
+        config.bot_search.bot_search_ms = 120_000;
+    })
+    .await
+}
+
+/// The example `file` published under `count` ids. Two bots play the same game every time
+/// from the same opening (each decision is seeded by the bot seed and the position, game id
+/// included), so games between bots differ by the game's id.
+async fn variants(app: &TestApp, file: &str, count: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for n in 0..count {
+        let id = format!("{}-{n}", file.trim_end_matches(".js"));
+        app.publish(&id, &example(file)).await;
+        ids.push(id);
+    }
+    ids
+}
+
+// The strength tests play many games; how strong a bot is does not depend on the database,
+// so they run once, on SQLite. Budgets are small (the figures at full strength are in
+// docs/benchmarks.md); the seeds are fixed.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hard_tictactoe_bot_never_loses_to_a_random_player_and_draws_the_builtin_one() {
+    if on_postgres() {
+        return;
+    }
+    let app = server(50, HARD_TICTACTOE).await;
+    app.publish("js-tictactoe", &example("tictactoe.js")).await;
+    let human = app.register(&unique("random")).await;
+    let mut rng = StdRng::seed_from_u64(BOT_SEED);
+    let mut results = Vec::new();
+    for game in 0..50 {
+        let result = bot_against_random(
+            &app,
+            &human,
+            "js-tictactoe",
+            "hard",
+            game % 2 == 0,
+            &mut rng,
+        )
+        .await;
+        results.push(result);
+    }
+    assert!(!results.contains(&Result::Lost), "{results:?}");
+    assert!(
+        results.iter().filter(|r| **r == Result::Won).count() >= 35,
+        "{results:?}"
+    );
+
+    let relay = app.register(&unique("relay")).await;
+    let mut draws = 0;
+    for (game, id) in variants(&app, "tictactoe.js", 10).await.iter().enumerate() {
+        let result = bot_against_bot(
+            &app,
+            &relay,
+            (id, "hard"),
+            ("tictactoe", "hard"),
+            game % 2 == 0,
+        )
+        .await;
+        assert_ne!(
+            result,
+            Result::Lost,
+            "game {game}: the built-in hard bot won"
+        );
+        draws += usize::from(result == Result::Drawn);
+    }
+    assert!(
+        draws >= 9,
+        "{draws} draws in 10 against the built-in hard bot"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hard_connect_four_bot_beats_a_random_player() {
+    if on_postgres() {
+        return;
+    }
+    let app = server(20, HARD_CONNECT_FOUR).await;
+    app.publish("js-connect-four", &example("connect-four.js"))
+        .await;
+    let human = app.register(&unique("random")).await;
+    let mut rng = StdRng::seed_from_u64(BOT_SEED);
+    let mut results = Vec::new();
+    for game in 0..100 {
+        let result = bot_against_random(
+            &app,
+            &human,
+            "js-connect-four",
+            "hard",
+            game % 2 == 0,
+            &mut rng,
+        )
+        .await;
+        results.push(result);
+    }
+    let won = results.iter().filter(|r| **r == Result::Won).count();
+    assert!(won >= 95, "the hard bot won {won} of 100: {results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn medium_beats_easy_more_often_than_not() {
+    if on_postgres() {
+        return;
+    }
+    let app = server(MEDIUM_CONNECT_FOUR, 100).await;
+    let relay = app.register(&unique("relay")).await;
+    let mut results = Vec::new();
+    for (game, id) in variants(&app, "connect-four.js", 20)
+        .await
+        .iter()
+        .enumerate()
+    {
+        let result =
+            bot_against_bot(&app, &relay, (id, "medium"), (id, "easy"), game % 2 == 0).await;
+        results.push(result);
+    }
+    let won = results.iter().filter(|r| **r == Result::Won).count();
+    let lost = results.iter().filter(|r| **r == Result::Lost).count();
+    assert!(
+        won > results.len() / 2 && won > lost,
+        "medium won {won}, lost {lost}: {results:?}"
+    );
+}
+
+/// How a game between two players ended, from the first one's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Result {
+    Won,
+    Lost,
+    Drawn,
+}
+
+/// The username of a finished room's winner (`state.winner`, a player, in these games).
+fn winner(room: &Value) -> Option<&str> {
+    room["state"]["winner"]["username"].as_str()
+}
+
+/// A uniformly random legal move in a room of the example tic-tac-toe or Connect Four.
+fn random_move(room: &Value, rng: &mut StdRng) -> Value {
+    let board = room["state"]["board"].as_array().unwrap();
+    let moves: Vec<Value> = if board.len() == 3 {
+        let cells = board.iter().flat_map(|row| row.as_array().unwrap());
+        cells
+            .enumerate()
+            .filter(|(_, mark)| mark.is_null())
+            .map(|(cell, _)| json!({"x": cell / 3, "y": cell % 3}))
+            .collect()
+    } else {
+        let top = board.last().unwrap().as_array().unwrap();
+        (0..top.len())
+            .filter(|&column| top[column].is_null())
+            .map(|column| json!({"column": column}))
+            .collect()
+    };
+    moves.choose(rng).unwrap().clone()
+}
+
+/// A game of `game` between its bot at `level` and a random player, the bot first when
+/// `bot_first`: the bot's result.
+async fn bot_against_random(
+    app: &TestApp,
+    human: &TestPlayer,
+    game: &str,
+    level: &str,
+    bot_first: bool,
+    rng: &mut StdRng,
+) -> Result {
+    let body = json!({"game": game, "bot": level, "botPlaysFirst": bot_first});
+    let mut room = app.create_room(human, body).await;
+    let id = room["id"].as_str().unwrap().to_owned();
+    while room["finished"] == false {
+        let mv = random_move(&room, rng);
+        room = app.play_ok(human, &id, mv).await;
+    }
+    match winner(&room) {
+        None => Result::Drawn,
+        Some(name) if name == human.username => Result::Lost,
+        Some(_) => Result::Won,
+    }
+}
+
+/// The last move the bot made in a room (its own version in the history).
+async fn last_bot_move(app: &TestApp, room: &str, relay: &TestPlayer) -> Value {
+    let events = app.events(room).await;
+    let bot_move = events
+        .iter()
+        .rev()
+        .find(|e| e["kind"] == "move" && e["player"]["username"] != relay.username.as_str());
+    bot_move.expect("the bot moved")["move"].clone()
+}
+
+/// A game between two bots, each seated in a room of its own (`(game, level)`), with `relay`
+/// playing each one's moves in the other's room; the first bot opens when `first_opens`.
+/// The first bot's result.
+async fn bot_against_bot(
+    app: &TestApp,
+    relay: &TestPlayer,
+    first: (&str, &str),
+    second: (&str, &str),
+    first_opens: bool,
+) -> Result {
+    let open = |(game, level): (&str, &str), plays_first: bool| json!({"game": game, "bot": level, "botPlaysFirst": plays_first});
+    let a = app.create_room(relay, open(first, first_opens)).await;
+    let b = app.create_room(relay, open(second, !first_opens)).await;
+    let rooms = [a["id"].as_str().unwrap(), b["id"].as_str().unwrap()];
+    // The room whose bot moved last (the opener's): its move is carried to the other room,
+    // where the other bot answers it.
+    let mut mover = if first_opens { 0 } else { 1 };
+    loop {
+        let mv = last_bot_move(app, rooms[mover], relay).await;
+        let other = 1 - mover;
+        let room = app.play_ok(relay, rooms[other], mv).await;
+        if room["finished"] == true {
+            let result = match winner(&room) {
+                None => Result::Drawn,
+                // The relay stood for the bot of `mover`'s room.
+                Some(name) if name == relay.username => [Result::Won, Result::Lost][mover],
+                Some(_) => [Result::Won, Result::Lost][other],
+            };
+            return result;
+        }
+        mover = other;
     }
 }
