@@ -62,6 +62,11 @@ struct Shared {
     bot_search: BotSearch,
     state: Mutex<PoolState>,
     freed: Condvar,
+    /// Bot searches running. A search holds its worker for up to its whole budget, so at
+    /// most `size - 1` run at once (one, in a pool of one): hooks always find a worker that
+    /// no search holds, and rooms keep their pace while bots think.
+    searches: Mutex<usize>,
+    search_ended: Condvar,
 }
 
 #[derive(Default)]
@@ -82,6 +87,8 @@ impl SandboxPool {
                 bot_search: BotSearch::default(),
                 state: Mutex::new(PoolState::default()),
                 freed: Condvar::new(),
+                searches: Mutex::new(0),
+                search_ended: Condvar::new(),
             }),
         }
     }
@@ -162,6 +169,7 @@ impl SandboxPool {
             options,
             time_ms: time.as_millis() as u64,
         };
+        let _permit = SearchPermit::wait(&self.shared);
         self.run(key, source, &search, time)
     }
 
@@ -269,6 +277,28 @@ impl Drop for Shared {
 }
 
 /// A worker lent to one caller; it goes back to the pool when dropped, unless it failed.
+/// One of the bot searches the pool lets run at once, given back when dropped.
+struct SearchPermit<'a>(&'a Shared);
+
+impl<'a> SearchPermit<'a> {
+    fn wait(shared: &'a Shared) -> Self {
+        let most = shared.size.saturating_sub(1).max(1);
+        let mut running = shared.searches.lock().expect("never poisoned");
+        while *running >= most {
+            running = shared.search_ended.wait(running).expect("never poisoned");
+        }
+        *running += 1;
+        Self(shared)
+    }
+}
+
+impl Drop for SearchPermit<'_> {
+    fn drop(&mut self) {
+        *self.0.searches.lock().expect("never poisoned") -= 1;
+        self.0.search_ended.notify_one();
+    }
+}
+
 struct Lease {
     shared: Arc<Shared>,
     worker: Option<Worker>,

@@ -120,9 +120,12 @@
     return winners.includes(botId) ? 1 : 0;
   }
 
+  // The bot moves whenever it has moves: the game need not be asked about anyone else.
   room.logger = logger;
-  const first = turn(room);
-  if (!first || room.players[first.seat].id !== botId) return null;
+  const seat = room.players.findIndex((player) => player.id === botId);
+  if (room.finished || seat < 0) return null;
+  const first = { seat, moves: movesOf(room, room.players[seat]) };
+  if (first.moves.length === 0) return null;
   if (options.level === 'easy' || first.moves.length === 1) return pick(first.moves);
 
   // A node of the tree: a record, the move that led to it and who made it, and what the
@@ -130,8 +133,7 @@
   // settles it (MCTS-Solver): a finished record, a player to move who has a winning reply,
   // or every reply known. Proven nodes get no more playouts, and a proven loss is never
   // chosen while something else is left, so small games are played exactly.
-  function node(state, parent, move, mover) {
-    const next = turn(state);
+  function node(state, parent, move, mover, next = turn(state)) {
     return {
       state, parent, move, mover, children: [], visits: 0, wins: 0,
       seat: next ? next.seat : null,
@@ -161,7 +163,7 @@
     return all;
   }
 
-  const root = node(room, null, null, null);
+  const root = node(room, null, null, null, first);
   for (let n = 0; n < options.playouts && root.proven === null
     && now() - started < options.timeMs; n += 1) {
     let current = root;

@@ -177,6 +177,14 @@ impl TestApp {
         body
     }
 
+    /// The value of a sample on `GET /metrics` (its name and labels as printed), if shown.
+    pub async fn metric(&self, sample: &str) -> Option<f64> {
+        let text = self.get("/metrics").await.text().await.unwrap();
+        text.lines()
+            .find_map(|line| line.strip_prefix(&format!("{sample} ")))
+            .and_then(|value| value.trim().parse().ok())
+    }
+
     pub async fn room(&self, room: &str) -> Value {
         self.get_json(&format!("/rooms/{room}")).await
     }

@@ -304,3 +304,162 @@ async fn bot_against_bot(
         mover = other;
     }
 }
+
+/// Two players take turns playing `{"n": 1}` or `{"n": 2}`; the sixth move wins. `HOSTILE`
+/// is replaced by exports that override the well-behaved ones.
+const TAKE_TURNS: &str = r#"
+const toMove = (room, player) => !room.finished && room.players.length === 2
+  && room.players[room.state.turn].id === player.id;
+module.exports = {
+  onRoomStart: () => ({ state: { turn: 0, moves: 0, winner: null }, joinable: true }),
+  onPlayerJoin: (player, room) => (room.players.length === 2 ? { joinable: false } : {}),
+  onPlayerQuit: () => ({ finished: true }),
+  onPlayerMove(player, move, room) {
+    const { players, state } = room;
+    if (players[state.turn].id !== player.id) throw new Error('not your turn');
+    if (move.n !== 1 && move.n !== 2) throw new Error('a move is {"n": 1 or 2}');
+    const moves = state.moves + 1;
+    if (moves === 6) return { state: { ...state, moves, winner: player.id }, finished: true };
+    return { state: { ...state, moves, turn: 1 - state.turn } };
+  },
+  enumerateMoves: (room, player) => (toMove(room, player) ? [{ n: 1 }, { n: 2 }] : []),
+  HOSTILE
+};
+"#;
+
+/// Each hostile export (misbehaving when asked for the player to move, so only on the bot's
+/// turn), the level whose bot meets it, and the codes its fault may have.
+const HOSTILE: [(&str, &str, &str, &[&str]); 5] = [
+    (
+        "loops",
+        "hard",
+        "enumerateMoves(room, player) { while (toMove(room, player)); return []; },",
+        &["hook_timeout"],
+    ),
+    (
+        "floods",
+        "medium",
+        "enumerateMoves: (room, player) => (toMove(room, player) \
+         ? Array.from({ length: 1e6 }, (_, n) => ({ n })) : []),",
+        &["hook_crashed", "hook_out_of_memory"],
+    ),
+    (
+        "refuses-easy",
+        "easy",
+        "enumerateMoves: (room, player) => (toMove(room, player) ? [{ n: 3 }, { n: 4 }] : []),",
+        &["game_refused"],
+    ),
+    (
+        "refuses-hard",
+        "hard",
+        "enumerateMoves: (room, player) => (toMove(room, player) ? [{ n: 3 }, { n: 4 }] : []),",
+        &["game_refused"],
+    ),
+    (
+        "throws",
+        "hard",
+        "winners() { throw new Error('who knows'); },",
+        &["hook_crashed"],
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_bot_fails_once_with_a_hook_fault_and_leaves_the_room_playable() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.bot_search.bot_search_ms = 300;
+    })
+    .await;
+    let human = app.register(&unique("human")).await;
+    for (name, level, exports, codes) in HOSTILE {
+        let game = format!("bot-{name}");
+        app.publish(&game, &TAKE_TURNS.replace("HOSTILE", exports))
+            .await;
+        let room = app
+            .create_room(&human, json!({"game": game, "bot": level}))
+            .await;
+        let id = room["id"].as_str().unwrap();
+        // The human moves; the bot's turn comes, and its move fails.
+        let after = app.play_ok(&human, id, json!({"n": 1})).await;
+        assert_eq!(after["state"]["moves"], 1, "{name}: the bot did not move");
+        assert_eq!(after["version"], room["version"].as_i64().unwrap() + 1);
+        let faults =
+            |code: &str| format!("turnhouse_bot_faults_total{{game=\"{game}\",code=\"{code}\"}}");
+        let mut counted = Vec::new();
+        for code in codes {
+            counted.extend(app.metric(&faults(code)).await);
+        }
+        assert_eq!(counted, [1.0], "{name}: one fault, with a hook fault code");
+        // Nothing retries: a while later, the room and the count are as they were.
+        tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+        assert_eq!(app.room(id).await["version"], after["version"], "{name}");
+        let mut again = Vec::new();
+        for code in codes {
+            again.extend(app.metric(&faults(code)).await);
+        }
+        assert_eq!(again, counted, "{name}: logged once");
+        // The human can still leave (the game's own onPlayerQuit ends the room).
+        let quit = app.quit(&human, id).await;
+        assert_eq!(quit.status(), reqwest::StatusCode::OK, "{name}");
+        assert_eq!(app.room(id).await["finished"], true, "{name}");
+    }
+}
+
+/// While a bot searches for as long as it may, other rooms (hosted and built-in) play at
+/// their usual pace: every one of their moves is answered before the bot's search ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_rooms_keep_their_pace_while_a_bot_thinks() {
+    let app = std::sync::Arc::new(
+        TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+            config.bot_search.bot_search_ms = 3000;
+        })
+        .await,
+    );
+    let game = "bot-thinks-long";
+    app.publish(
+        game,
+        &TAKE_TURNS.replace("HOSTILE", HOSTILE[0].2),
+    )
+    .await;
+    app.publish("turns", &TAKE_TURNS.replace("HOSTILE", ""))
+        .await;
+    let human = app.register(&unique("human")).await;
+    let room = app
+        .create_room(&human, json!({"game": game, "bot": "hard"}))
+        .await;
+    let thinking = {
+        let (app, human) = (app.clone(), human.clone());
+        let id = room["id"].as_str().unwrap().to_owned();
+        tokio::spawn(async move { app.play_ok(&human, &id, json!({"n": 1})).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut took = Vec::new();
+    for _ in 0..3 {
+        let (id, a, b) = app.started_game("turns").await;
+        for turn in 0..6 {
+            let started = std::time::Instant::now();
+            app.play_ok([&a, &b][turn % 2], &id, json!({"n": 2})).await;
+            took.push(started.elapsed());
+        }
+        let (id, x, o) = app.started_tictactoe().await;
+        for (turn, cell) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
+            .into_iter()
+            .enumerate()
+        {
+            let started = std::time::Instant::now();
+            let mv = json!({"x": cell.0, "y": cell.1});
+            app.play_ok([&x, &o][turn % 2], &id, mv).await;
+            took.push(started.elapsed());
+        }
+    }
+    assert!(
+        !thinking.is_finished(),
+        "every other move ({} of them, the slowest {:?}) was answered while the bot searched",
+        took.len(),
+        took.iter().max()
+    );
+    let after = thinking.await.unwrap();
+    assert_eq!(
+        after["state"]["moves"], 1,
+        "the bot's search failed in the end"
+    );
+}

@@ -462,11 +462,7 @@ fn collect_states(values: &[Value], states: &mut Vec<Value>) {
 
 /// The value of a counter on `GET /metrics`.
 async fn metric(app: &TestApp, name: &str) -> f64 {
-    let text = app.get("/metrics").await.text().await.unwrap();
-    text.lines()
-        .find_map(|line| line.strip_prefix(&format!("{name} ")))
-        .and_then(|value| value.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name} in {text}"))
+    app.metric(name).await.unwrap_or_else(|| panic!("{name}"))
 }
 
 /// One version of a hosted game with a view hook, watched by a hundred streams (two players
