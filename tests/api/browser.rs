@@ -307,6 +307,25 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
     assert_eq!(stored["version"], 4, "the refused move changed nothing");
     assert_eq!(stored["private"], true);
 
+    // The game exports enumerateMoves, so its card offers the computer, as a built-in's does:
+    // the hard bot answers the author's move.
+    author.goto(&format!("{}/", app.address)).await;
+    let card = "[data-game=\"connect-four\"]";
+    author.select(&format!("{card} .bot-level"), "hard").await;
+    author.click(&format!("{card} .play-bot")).await;
+    let against_bot = room_in_view(&author).await;
+    author.wait_for_text("#players", "hard bot").await;
+    author.wait_for_text("#players li.turn", "author").await;
+    author.type_into("#move-json", "{\"column\": 3}").await;
+    author.click("#send-move").await;
+    author.wait_for_text("#board h2", "version 5").await;
+    author.wait_for_text("#players li.turn", "author").await;
+    author.screenshot("hosted-against-bot").await;
+    let events = app.events(&against_bot).await;
+    let last = events.last().unwrap();
+    assert_eq!(last["player"]["username"], "hard bot", "{last}");
+    assert!(last["move"]["column"].is_i64(), "{last}");
+
     for browser in [author, friend] {
         browser.close().await;
     }

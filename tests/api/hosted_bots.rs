@@ -415,11 +415,8 @@ async fn other_rooms_keep_their_pace_while_a_bot_thinks() {
         .await,
     );
     let game = "bot-thinks-long";
-    app.publish(
-        game,
-        &TAKE_TURNS.replace("HOSTILE", HOSTILE[0].2),
-    )
-    .await;
+    app.publish(game, &TAKE_TURNS.replace("HOSTILE", HOSTILE[0].2))
+        .await;
     app.publish("turns", &TAKE_TURNS.replace("HOSTILE", ""))
         .await;
     let human = app.register(&unique("human")).await;

@@ -210,11 +210,12 @@ impl Browser {
     }
 
     /// Chooses `value` in the select `css`, once it is there (the lobby draws its games after
-    /// they load).
+    /// they load, and may draw them again meanwhile).
     pub async fn select(&self, css: &str, value: &str) {
-        self.find(css).await;
-        self.eval(
-            "document.querySelector(arguments[0]).value = arguments[1];",
+        self.wait_for(
+            css,
+            "const s = document.querySelector(arguments[0]); \
+             if (s) { s.value = arguments[1]; } return s !== null && s.value === arguments[1];",
             json!([css, value]),
         )
         .await;
