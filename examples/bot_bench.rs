@@ -1,12 +1,13 @@
 //! What the computer opponents of uploaded games cost: the search that ships with the server,
 //! run in the sandbox over the game's own hooks, exactly as a room's bot runs it.
 //!
-//!     cargo run --release --example bot_bench [-- --positions 12 --seed 2026]
+//!     cargo run --release --example bot_bench [-- --positions 12 --playouts 2000 --seed 2026 --json]
 //!
 //! For `examples/tictactoe.js` and `examples/connect-four.js` it prints:
-//! 1. playouts per second in the sandbox: hard searches of a fixed number of playouts with no
-//!    time cap, from positions of seeded random games, less the cost of a decision with no
-//!    playouts (an easy one: the call, the realm, the game's first `enumerateMoves`);
+//! 1. playouts per second in the sandbox: hard searches of `--playouts` with no time cap, from
+//!    positions of seeded random games, each less the same call with no playouts (the call,
+//!    the realm, the game's first `enumerateMoves`); a search that proves its position stops
+//!    early, so the playouts counted are the ones the search reports it ran;
 //! 2. the time to choose a move at each level under the default settings, from the same
 //!    positions;
 //!
@@ -30,6 +31,7 @@ use turnhouse::config::{BotSearch, Config};
 use turnhouse::game::{
     BoardGame, BotLevel, Game, GameInfo, HookResult, OptionalHooks, PlayerRef, RoomStartContext,
 };
+use turnhouse::sandbox::protocol::Outcome;
 use turnhouse::sandbox::{HostedGame, SandboxPool};
 
 #[derive(Parser)]
@@ -42,6 +44,9 @@ struct Args {
     playouts: u32,
     #[arg(long, default_value_t = 2026)]
     seed: u64,
+    /// Print the figures as one JSON line (for scripts/bench); the text goes to stderr.
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() -> ExitCode {
@@ -55,55 +60,129 @@ fn main() -> ExitCode {
     let pool =
         |budget: BotSearch| SandboxPool::new(program.clone(), limits, 1).with_bot_search(budget);
     let defaults = config.bot_search;
-    // No time cap: the playout count alone ends each search.
-    let uncapped = pool(BotSearch {
-        bot_search_ms: 600_000,
-        bot_medium_playouts: 0,
-        bot_hard_playouts: args.playouts,
-    });
     let default = pool(defaults);
-    println!(
+    let say = |line: String| {
+        if args.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    say(format!(
         "bot_bench: {} positions per game, seed {}; defaults: medium {} playouts, hard {} playouts, searching at most {} ms",
         args.positions, args.seed, defaults.bot_medium_playouts, defaults.bot_hard_playouts, defaults.bot_search_ms
-    );
+    ));
 
     let baseline = baselines(&default, args.positions);
+    say(format!(
+        "baselines: one onPlayerMove call of tictactoe.js through the sandbox p50 {}; the built-in hard tic-tac-toe bot's opening move in place p50 {}",
+        ms(baseline.hook_call),
+        ms(baseline.native_bot)
+    ));
+    let mut report = Vec::new();
     for file in ["tictactoe.js", "connect-four.js"] {
         let source: Arc<str> =
             std::fs::read_to_string(format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR")))
                 .expect("the example exists")
                 .into();
-        let game = |pool: &SandboxPool| hosted(file, &source, pool);
-        let positions = positions(&game(&default), args.positions, args.seed);
-        println!("\n{file} ({} positions):", positions.len());
+        let game = hosted(file, &source, &default);
+        let positions = positions(&game, args.positions, args.seed);
+        say(format!("\n{file} ({} positions):", positions.len()));
 
-        let easy = decisions(&game(&uncapped), &positions, BotLevel::Easy);
-        let searched = decisions(&game(&uncapped), &positions, BotLevel::Hard);
-        let per_playout = (median(&searched).saturating_sub(median(&easy))).as_secs_f64()
-            / f64::from(args.playouts);
-        println!(
-            "  playouts/s in the sandbox: {:.0} ({} playouts: p50 {}; a decision with no playouts: p50 {}); one playout = {:.2} sandbox hook calls",
-            1.0 / per_playout,
-            args.playouts,
-            ms(median(&searched)),
-            ms(median(&easy)),
+        let (playouts, searching) =
+            playout_rate(&default, file, &source, &positions, args.playouts);
+        let rate = playouts as f64 / searching.as_secs_f64();
+        let per_playout = searching.as_secs_f64() / playouts as f64;
+        say(format!(
+            "  playouts/s in the sandbox: {rate:.0} ({playouts} playouts in {}, less a decision with no playouts each); one playout costs {:.2} sandbox hook calls",
+            ms(searching),
             per_playout / baseline.hook_call.as_secs_f64(),
-        );
+        ));
+        let mut levels = serde_json::Map::new();
         for level in BotLevel::ALL {
-            let times = decisions(&game(&default), &positions, level);
-            let mut sorted = times.clone();
-            sorted.sort();
-            println!(
+            let mut times = decisions(&game, &positions, level);
+            times.sort();
+            let (p50, p90) = (
+                median(&times),
+                measure::quantile(&times, 0.9).unwrap_or_default(),
+            );
+            let max = *times.last().unwrap_or(&Duration::ZERO);
+            say(format!(
                 "  {:<6} chooses in p50 {}  p90 {}  max {}  ({:.1}x the built-in hard tic-tac-toe bot in place)",
                 level.as_str(),
-                ms(median(&times)),
-                ms(measure::quantile(&sorted, 0.9).unwrap_or_default()),
-                ms(*sorted.last().unwrap_or(&Duration::ZERO)),
-                median(&times).as_secs_f64() / baseline.native_bot.as_secs_f64(),
+                ms(p50),
+                ms(p90),
+                ms(max),
+                p50.as_secs_f64() / baseline.native_bot.as_secs_f64(),
+            ));
+            levels.insert(
+                level.as_str().into(),
+                json!({"p50_ms": millis(p50), "p90_ms": millis(p90), "max_ms": millis(max)}),
             );
         }
+        report.push(json!({
+            "game": file,
+            "playouts_per_s": rate.round(),
+            "playout_in_hook_calls": (per_playout / baseline.hook_call.as_secs_f64() * 100.0).round() / 100.0,
+            "levels": levels,
+        }));
+    }
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "positions": args.positions,
+                "seed": args.seed,
+                "rate_playouts": args.playouts,
+                "defaults": {
+                    "medium_playouts": defaults.bot_medium_playouts,
+                    "hard_playouts": defaults.bot_hard_playouts,
+                    "search_ms": defaults.bot_search_ms,
+                },
+                "hook_call_ms": millis(baseline.hook_call),
+                "native_bot_ms": millis(baseline.native_bot),
+                "games": report,
+            })
+        );
     }
     ExitCode::SUCCESS
+}
+
+/// Playouts run and the time they took, over hard searches of `playouts` with no time cap
+/// from every position, each less the time of the same call with no playouts.
+fn playout_rate(
+    pool: &SandboxPool,
+    file: &str,
+    source: &str,
+    positions: &[(BoardGame, PlayerRef)],
+    playouts: u32,
+) -> (u64, Duration) {
+    let search = |room: &BoardGame, bot: &PlayerRef, budget: u32| {
+        let options = json!({"seed": 1, "level": "hard", "playouts": budget, "depth": 200,
+                             "timeMs": 600_000, "stats": true});
+        let started = Instant::now();
+        let outcome = pool.search(
+            &format!("{file}@rate"),
+            source,
+            serde_json::to_string(room).expect("a record"),
+            &bot.id,
+            options.to_string(),
+            Duration::from_secs(1200),
+        );
+        let took = started.elapsed();
+        match outcome {
+            Ok((Outcome::Patch { patch }, _)) => (patch["playouts"].as_u64().unwrap_or(0), took),
+            other => panic!("the search failed: {other:?}"),
+        }
+    };
+    let (mut run, mut time) = (0, Duration::ZERO);
+    for (room, bot) in positions {
+        let (_, bare) = search(room, bot, 0);
+        let (done, took) = search(room, bot, playouts);
+        run += done;
+        time += took.saturating_sub(bare);
+    }
+    (run, time)
 }
 
 struct Baselines {
@@ -139,16 +218,10 @@ fn baselines(pool: &SandboxPool, samples: usize) -> Baselines {
         bot.push(started.elapsed());
         assert!(matches!(choice, Ok(Some(_))));
     }
-    let baseline = Baselines {
+    Baselines {
         hook_call: median(&calls),
         native_bot: median(&bot),
-    };
-    println!(
-        "baselines: one onPlayerMove call of tictactoe.js through the sandbox p50 {}; the built-in hard tic-tac-toe bot's opening move in place p50 {}",
-        ms(baseline.hook_call),
-        ms(baseline.native_bot)
-    );
-    baseline
+    }
 }
 
 fn hosted(file: &str, source: &Arc<str>, pool: &SandboxPool) -> HostedGame {
@@ -264,6 +337,10 @@ fn median(times: &[Duration]) -> Duration {
     let mut sorted = times.to_vec();
     sorted.sort();
     measure::quantile(&sorted, 0.5).unwrap_or_default()
+}
+
+fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e5).round() / 100.0
 }
 
 fn ms(d: Duration) -> String {

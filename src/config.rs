@@ -96,7 +96,8 @@ pub enum Command {
 /// search over the game's own hooks, in the sandbox, one call per decision).
 #[derive(Debug, Clone, Copy, Args)]
 pub struct BotSearch {
-    /// Time one bot decision may take, in milliseconds (its own limit, not the hook's).
+    /// Milliseconds a bot of an uploaded game searches for one move at most; the sandbox
+    /// stops the search outright at twice this (its own limit, not the hook's).
     #[arg(long, env = "BOT_SEARCH_MS", default_value_t = 1000)]
     pub bot_search_ms: u64,
 

@@ -730,34 +730,32 @@ mod tests {
             {"seed": 1, "level": "hard", "playouts": 100, "depth": 20, "timeMs": 1000}
         )
         .to_string();
-        let looping = js
-            .compile(&game("{}").replace(
-                "onPlayerMove(p",
-                "enumerateMoves() { for (;;) {} }, onPlayerMove(p",
-            ))
-            .unwrap();
-        let (outcome, _) = js.search(&looping, &room, "x", &options, Duration::from_millis(100));
+        // The game with `exports` added, searched from the empty board for at most `time`.
+        let search_with = |exports: &str, time: Duration| {
+            let source = game("{ end: () => ({ finished: true }) }")
+                .replace("onPlayerMove(p", &format!("{exports} onPlayerMove(p"));
+            let compiled = js.compile(&source).unwrap();
+            js.search(&compiled, &room, "x", &options, time).0
+        };
+        let outcome = search_with(
+            "enumerateMoves() { for (;;) {} },",
+            Duration::from_millis(100),
+        );
         assert_eq!(outcome, Outcome::Timeout);
-        let flood = js
-            .compile(&game("{}").replace(
-                "onPlayerMove(p",
-                "enumerateMoves() { return new Array(1e6).fill(1); }, onPlayerMove(p",
-            ))
-            .unwrap();
-        let (outcome, _) = js.search(&flood, &room, "x", &options, Duration::from_secs(2));
+        let outcome = search_with(
+            "enumerateMoves() { return new Array(1e6).fill(1); },",
+            Duration::from_secs(2),
+        );
         // A million moves: refused by count, or stopped by the memory limit on the way.
         assert!(
             matches!(&outcome, Outcome::Crashed { message } if message.contains("1000000 moves"))
                 || matches!(outcome, Outcome::OutOfMemory { .. }),
             "{outcome:?}"
         );
-        let many = js
-            .compile(&game("{}").replace(
-                "onPlayerMove(p",
-                "enumerateMoves() { return new Array(20000).fill(1); }, onPlayerMove(p",
-            ))
-            .unwrap();
-        let (outcome, _) = js.search(&many, &room, "x", &options, Duration::from_secs(2));
+        let outcome = search_with(
+            "enumerateMoves() { return new Array(20000).fill(1); },",
+            Duration::from_secs(2),
+        );
         assert_eq!(
             outcome,
             Outcome::Crashed {
@@ -765,22 +763,16 @@ mod tests {
             }
         );
         // Moves its own onPlayerMove refuses: a refusal, as in the room.
-        let refusing = js
-            .compile(&game("{}").replace(
-                "onPlayerMove(p",
-                "enumerateMoves() { return [1, 2]; }, onPlayerMove(p",
-            ))
-            .unwrap();
-        let (outcome, _) = js.search(&refusing, &room, "x", &options, Duration::from_secs(2));
+        let outcome = search_with(
+            "enumerateMoves() { return [1, 2]; },",
+            Duration::from_secs(2),
+        );
         assert!(matches!(outcome, Outcome::Refused { .. }), "{outcome:?}");
-        let throwing = js
-            .compile(&game("{ end: () => ({ finished: true }) }").replace(
-                "onPlayerMove(p",
-                "enumerateMoves: () => [{ do: 'end' }, { do: 'end' }], \
-                 winners() { throw new Error('no idea'); }, onPlayerMove(p",
-            ))
-            .unwrap();
-        let (outcome, _) = js.search(&throwing, &room, "x", &options, Duration::from_secs(2));
+        let outcome = search_with(
+            "enumerateMoves: () => [{ do: 'end' }, { do: 'end' }], \
+             winners() { throw new Error('no idea'); },",
+            Duration::from_secs(2),
+        );
         assert_eq!(
             outcome,
             Outcome::Crashed {

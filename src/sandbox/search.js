@@ -4,7 +4,9 @@
 // is not their turn) and `winners(roomState) -> playerId[]` (left out: `state.winner`, a
 // player or an id), and its `onPlayerMove`. Every random choice comes from `options.seed`.
 //
-//   options: {seed, level: "easy" | "medium" | "hard", playouts, depth, timeMs}
+//   options: {seed, level: "easy" | "medium" | "hard", playouts, depth, timeMs, stats}
+//
+// With `stats` (benchmarks), the answer is {move, playouts}: the move and the playouts run.
 //
 // Easy plays a uniformly random legal move; medium and hard run Monte Carlo tree search (UCT)
 // for `playouts` playouts, or until `timeMs` have passed, whichever comes first (the realm's
@@ -126,7 +128,9 @@
   if (room.finished || seat < 0) return null;
   const first = { seat, moves: movesOf(room, room.players[seat]) };
   if (first.moves.length === 0) return null;
-  if (options.level === 'easy' || first.moves.length === 1) return pick(first.moves);
+  let playouts = 0;
+  const answer = (move) => (options.stats ? { move, playouts } : move);
+  if (options.level === 'easy' || first.moves.length === 1) return answer(pick(first.moves));
 
   // A node of the tree: a record, the move that led to it and who made it, and what the
   // playouts through it found. `proven` is the exact result for the bot once the tree below
@@ -164,8 +168,8 @@
   }
 
   const root = node(room, null, null, null, first);
-  for (let n = 0; n < options.playouts && root.proven === null
-    && now() - started < options.timeMs; n += 1) {
+  for (; playouts < options.playouts && root.proven === null
+    && now() - started < options.timeMs; playouts += 1) {
     let current = root;
     while (current.untried.length === 0) {
       const parent = current;
@@ -213,12 +217,12 @@
   let chosen = null;
   for (const child of root.children) {
     if (root.proven !== null && !lost) {
-      if (child.proven === root.proven) return child.move;
+      if (child.proven === root.proven) return answer(child.move);
     } else if ((lost || child.proven === null) && (!chosen || child.visits > chosen.visits)) {
       chosen = child;
     }
   }
-  if (lost) return chosen.move;
+  if (lost) return answer(chosen.move);
   let expected = chosen ? chosen.wins / chosen.visits : -1;
   for (const child of root.children) {
     if (child.proven !== null && child.proven > expected) {
@@ -226,5 +230,5 @@
       expected = child.proven;
     }
   }
-  return chosen ? chosen.move : pick(first.moves);
+  return answer(chosen ? chosen.move : pick(first.moves));
 })

@@ -96,6 +96,20 @@ async fn variants(app: &TestApp, file: &str, count: usize) -> Vec<String> {
     ids
 }
 
+/// `games` games of the example `file` between its hard bot and a random player (seeded),
+/// the bot opening every other one: the bot's results.
+async fn hard_bot_against_random(app: &TestApp, file: &str, games: usize) -> Vec<Result> {
+    let game = format!("js-{}", file.trim_end_matches(".js"));
+    app.publish(&game, &example(file)).await;
+    let human = app.register(&unique("random")).await;
+    let mut rng = StdRng::seed_from_u64(BOT_SEED);
+    let mut results = Vec::new();
+    for n in 0..games {
+        results.push(bot_against_random(app, &human, &game, "hard", n % 2 == 0, &mut rng).await);
+    }
+    results
+}
+
 // The strength tests play many games; how strong a bot is does not depend on the database,
 // so they run once, on SQLite. Budgets are small (the figures at full strength are in
 // docs/benchmarks.md); the seeds are fixed.
@@ -106,22 +120,7 @@ async fn the_hard_tictactoe_bot_never_loses_to_a_random_player_and_draws_the_bui
         return;
     }
     let app = server(50, HARD_TICTACTOE).await;
-    app.publish("js-tictactoe", &example("tictactoe.js")).await;
-    let human = app.register(&unique("random")).await;
-    let mut rng = StdRng::seed_from_u64(BOT_SEED);
-    let mut results = Vec::new();
-    for game in 0..50 {
-        let result = bot_against_random(
-            &app,
-            &human,
-            "js-tictactoe",
-            "hard",
-            game % 2 == 0,
-            &mut rng,
-        )
-        .await;
-        results.push(result);
-    }
+    let results = hard_bot_against_random(&app, "tictactoe.js", 50).await;
     assert!(!results.contains(&Result::Lost), "{results:?}");
     assert!(
         results.iter().filter(|r| **r == Result::Won).count() >= 35,
@@ -158,23 +157,7 @@ async fn the_hard_connect_four_bot_beats_a_random_player() {
         return;
     }
     let app = server(20, HARD_CONNECT_FOUR).await;
-    app.publish("js-connect-four", &example("connect-four.js"))
-        .await;
-    let human = app.register(&unique("random")).await;
-    let mut rng = StdRng::seed_from_u64(BOT_SEED);
-    let mut results = Vec::new();
-    for game in 0..100 {
-        let result = bot_against_random(
-            &app,
-            &human,
-            "js-connect-four",
-            "hard",
-            game % 2 == 0,
-            &mut rng,
-        )
-        .await;
-        results.push(result);
-    }
+    let results = hard_bot_against_random(&app, "connect-four.js", 100).await;
     let won = results.iter().filter(|r| **r == Result::Won).count();
     assert!(won >= 95, "the hard bot won {won} of 100: {results:?}");
 }
