@@ -658,13 +658,28 @@ mod tests {
         .to_string()
     }
 
-    fn search(js: &QuickJs, room: &str, bot: &str, level: &str, seed: u64) -> serde_json::Value {
-        let source = std::fs::read_to_string(concat!(
+    fn tictactoe_source() -> String {
+        std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/examples/tictactoe.js"
         ))
-        .unwrap();
-        let compiled = js.compile(&source).unwrap();
+        .unwrap()
+    }
+
+    fn search(js: &QuickJs, room: &str, bot: &str, level: &str, seed: u64) -> serde_json::Value {
+        search_in(js, &tictactoe_source(), room, bot, level, seed)
+    }
+
+    /// The move the search of `source`'s hooks chooses for `bot` in `room`.
+    fn search_in(
+        js: &QuickJs,
+        source: &str,
+        room: &str,
+        bot: &str,
+        level: &str,
+        seed: u64,
+    ) -> serde_json::Value {
+        let compiled = js.compile(source).unwrap();
         let options = serde_json::json!({"seed": seed, "level": level, "playouts": 2000, "depth": 50, "timeMs": 5000});
         match js
             .search(
@@ -717,6 +732,24 @@ mod tests {
             "{mv}"
         );
         assert_eq!(search(&js, &open, "x", "hard", 7), serde_json::Value::Null);
+    }
+
+    #[test]
+    fn the_search_waits_for_an_on_player_move_that_returns_a_promise() {
+        let js = js();
+        let source = tictactoe_source()
+            + "\nconst sync = module.exports.onPlayerMove;\n\
+               module.exports.onPlayerMove = async (...args) => { await null; return sync(...args); };\n";
+        let block = tictactoe_room(
+            serde_json::json!([["X", "X", null], ["O", null, null], [null, null, null]]),
+            1,
+        );
+        for seed in 0..3 {
+            assert_eq!(
+                search_in(&js, &source, &block, "o", "hard", seed),
+                serde_json::json!({"x": 0, "y": 2})
+            );
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@
 // `enumerateMoves` and `winners` get the search's own records, unchanged by contract: copying
 // them took more time than the game's code itself. A game that breaks the contract only
 // misleads its own bot, whose move still goes through the real `onPlayerMove` in the room.
-(function (hooks, room, botId, options) {
+(async function (hooks, room, botId, options) {
   'use strict';
   const parse = JSON.parse;
   const stringify = JSON.stringify;
@@ -90,9 +90,10 @@
   }
 
   // The record after the player in `seat` makes `move`: a new one; `state` is left as it was.
-  function play(state, seat, move) {
+  async function play(state, seat, move) {
     const argument = copy(state);
-    const patch = hooks.onPlayerMove(argument.players[seat], clone(move), argument);
+    // A hook may return a promise of its patch, in a room as here.
+    const patch = await hooks.onPlayerMove(argument.players[seat], clone(move), argument);
     const after = { ...state, version: state.version + 1 };
     if (patch && typeof patch === 'object') {
       // Made from the hook's own copy, which nothing else holds.
@@ -189,7 +190,7 @@
     const index = Math.floor(random() * current.untried.length);
     const move = current.untried.splice(index, 1)[0];
     const mover = current.state.players[current.seat].id;
-    const child = node(play(current.state, current.seat, move), current, move, mover);
+    const child = node(await play(current.state, current.seat, move), current, move, mover);
     current.children.push(child);
     current = child;
     let result = child.proven;
@@ -198,7 +199,7 @@
       for (let depth = 0; depth < options.depth; depth += 1) {
         const next = turn(state);
         if (!next) break;
-        state = play(state, next.seat, pick(next.moves));
+        state = await play(state, next.seat, pick(next.moves));
       }
       result = score(state);
     } else {
