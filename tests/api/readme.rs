@@ -77,9 +77,10 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         r#""reason":"not_your_turn""#,
         r#"{"finished":true,"winner":"alice","line":[[0,3],[1,3],[2,3],[3,3]]}"#,
         r#"{"status":422,"code":"invalid_game_code","line":4"#,
-        // Against the hard bot: it answers each move.
-        r#"{"version":9,"discs":6,"next":"bob"}"#,
-        r#"["bob","hard bot","bob","hard bot","bob","hard bot"]"#,
+        // Against the hard bot: it answers each move, and wins.
+        r#"{"version":5,"discs":2,"next":"bob","finished":false}"#,
+        r#"["bob","hard bot","bob","hard bot"]"#,
+        r#"{"finished":true,"winner":"hard bot"}"#,
         // The stream, resumed twice: the last two versions, then only the last.
         "id: 7\nevent: version\nid: 8\nevent: version\n",
         r#"{"version":8,"kind":"move","player":"alice","move":{"x":0,"y":2},"finished":true,"players":["alice","bob"]}"#,
