@@ -1,7 +1,7 @@
 //! What the computer opponents of uploaded games cost: the search that ships with the server,
 //! run in the sandbox over the game's own hooks, exactly as a room's bot runs it.
 //!
-//!     cargo run --release --example bot_bench [-- --positions 12 --playouts 2000 --seed 2026 --json]
+//!     cargo run --release --example bot_bench [-- --positions 12 --playouts 2000 --seed 2026 --games 300 --json]
 //!
 //! For `examples/tictactoe.js` and `examples/connect-four.js` it prints:
 //! 1. playouts per second in the sandbox: hard searches of `--playouts` with no time cap, from
@@ -12,14 +12,20 @@
 //!    positions;
 //!
 //! each against baselines measured in the same run: one `onPlayerMove` call through the same
-//! sandbox pool, and the built-in tic-tac-toe's hard bot choosing in place.
+//! sandbox pool, and the built-in tic-tac-toe's hard bot choosing in place; and
+//! 3. the pace of other rooms while bots think: moves of built-in and hosted tic-tac-toe over
+//!    HTTP, on a server started in this process with the default settings, while 0, 1 and 3
+//!    players each play Connect Four against the hard bot without pause (the baseline is 0).
 
+#[path = "support/api.rs"]
+mod api;
 #[path = "support/measure.rs"]
 mod measure;
 #[path = "support/sandbox_worker.rs"]
 mod sandbox_worker;
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,6 +39,10 @@ use turnhouse::game::{
 };
 use turnhouse::sandbox::protocol::Outcome;
 use turnhouse::sandbox::{HostedGame, SandboxPool};
+use turnhouse::startup::Application;
+
+use api::Api;
+use measure::{latency_row, percentile};
 
 #[derive(Parser)]
 struct Args {
@@ -44,6 +54,9 @@ struct Args {
     playouts: u32,
     #[arg(long, default_value_t = 2026)]
     seed: u64,
+    /// Games of each tic-tac-toe per measurement of other rooms' pace (five moves each).
+    #[arg(long, default_value_t = 300)]
+    games: usize,
     /// Print the figures as one JSON line (for scripts/bench); the text goes to stderr.
     #[arg(long)]
     json: bool,
@@ -127,10 +140,14 @@ fn main() -> ExitCode {
             "levels": levels,
         }));
     }
+    let pace = tokio::runtime::Runtime::new()
+        .expect("a runtime")
+        .block_on(pace_while_bots_think(args.games, &say));
     if args.json {
         println!(
             "{}",
             json!({
+                "pace": pace,
                 "positions": args.positions,
                 "seed": args.seed,
                 "rate_playouts": args.playouts,
@@ -139,6 +156,9 @@ fn main() -> ExitCode {
                     "hard_playouts": defaults.bot_hard_playouts,
                     "search_ms": defaults.bot_search_ms,
                 },
+                "search_slots": SandboxPool::new(program.clone(), limits, config.sandbox_workers)
+                    .with_bot_search(defaults)
+                    .search_slots(),
                 "hook_call_ms": millis(baseline.hook_call),
                 "native_bot_ms": millis(baseline.native_bot),
                 "games": report,
@@ -146,6 +166,116 @@ fn main() -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// 3: moves in other rooms while `thinkers` players each play Connect Four against the hard
+/// bot back to back, on a server with the default settings; their latency at each count.
+async fn pace_while_bots_think(games: usize, say: &impl Fn(String)) -> Value {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut config = Config::for_database(dir.path().join("bench.db").to_str().unwrap());
+    config.sandbox_program = Some(std::env::current_exe().expect("this program"));
+    config.abuse_limits.rate_limits = "off".into();
+    let app = Application::build(&config, turnhouse::games::builtin())
+        .await
+        .expect("the server starts");
+    let api = Api::new(format!("http://127.0.0.1:{}", app.port()));
+    tokio::spawn(app.run_until_stopped());
+    let author = api.player().await;
+    let example = |file: &str| {
+        std::fs::read_to_string(format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR")))
+            .expect("the example")
+    };
+    api.put_game(&author, "js-tictactoe", &example("tictactoe.js"))
+        .await;
+    api.put_game(&author, "connect-four", &example("connect-four.js"))
+        .await;
+    for _ in 0..20 {
+        api.game("tictactoe").await;
+        api.game("js-tictactoe").await;
+    }
+    say(format!(
+        "\n3. moves in other rooms while players take on Connect Four's hard bot back to back ({games} games of each tic-tac-toe, {} sandbox workers):",
+        config.sandbox_workers
+    ));
+    let mut calm: Option<(Vec<Duration>, Vec<Duration>)> = None;
+    let mut figures = Vec::new();
+    for thinkers in [0, 1, 3] {
+        api.stop.store(false, Ordering::Relaxed);
+        let bot_moves = Arc::new(AtomicUsize::new(0));
+        let busy: Vec<_> = (0..thinkers)
+            .map(|_| {
+                let (api, bot_moves) = (api.clone(), bot_moves.clone());
+                tokio::spawn(async move { take_on_the_hard_bot(&api, &bot_moves).await })
+            })
+            .collect();
+        let started = Instant::now();
+        let builtin = api.games("tictactoe", games).await;
+        let hosted = api.games("js-tictactoe", games).await;
+        let elapsed = started.elapsed();
+        api.stop.store(true, Ordering::Relaxed);
+        for task in busy {
+            task.await.expect("a player against the bot");
+        }
+        let made = bot_moves.load(Ordering::Relaxed);
+        let label = |kind: &str| format!("{kind}, {thinkers} thinking");
+        let (base_builtin, base_hosted) = calm.as_ref().map_or((None, None), |(b, h)| {
+            (Some(b.as_slice()), Some(h.as_slice()))
+        });
+        say(latency_row(&label("built-in"), &builtin, base_builtin));
+        say(latency_row(&label("hosted"), &hosted, base_hosted));
+        say(format!(
+            "   (bots moved {made} times in {:.1} s)",
+            elapsed.as_secs_f64()
+        ));
+        let row = |samples: &[Duration]| json!({"p50_ms": millis(percentile(samples, 0.5)), "p99_ms": millis(percentile(samples, 0.99))});
+        figures.push(json!({
+            "thinking": thinkers,
+            "builtin": row(&builtin),
+            "hosted": row(&hosted),
+            "bot_moves_per_s": (made as f64 / elapsed.as_secs_f64() * 10.0).round() / 10.0,
+        }));
+        if calm.is_none() {
+            calm = Some((builtin, hosted));
+        }
+    }
+    Value::Array(figures)
+}
+
+/// Plays Connect Four against the hard bot, game after game (the leftmost column with room),
+/// until told to stop; counts the bot's moves.
+async fn take_on_the_hard_bot(api: &Api, bot_moves: &AtomicUsize) {
+    let token = api.player().await;
+    while !api.stop.load(Ordering::Relaxed) {
+        let room = api
+            .send(
+                reqwest::Method::POST,
+                "/rooms",
+                &token,
+                json!({"game": "connect-four", "bot": "hard"}).to_string(),
+            )
+            .await;
+        let path = format!("/rooms/{}/moves", room["id"].as_str().expect("a room"));
+        let mut board = room;
+        while board["finished"] == false && !api.stop.load(Ordering::Relaxed) {
+            let top = board["state"]["board"][5].as_array().expect("a board");
+            let column = top
+                .iter()
+                .position(Value::is_null)
+                .expect("room for a disc");
+            let version = board["version"].as_i64().unwrap_or(0);
+            board = api
+                .send(
+                    reqwest::Method::POST,
+                    &path,
+                    &token,
+                    json!({"column": column}).to_string(),
+                )
+                .await;
+            if board["version"].as_i64().unwrap_or(0) > version + 1 {
+                bot_moves.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// Playouts run and the time they took, over hard searches of `playouts` with no time cap

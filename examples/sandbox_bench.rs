@@ -11,6 +11,8 @@
 //! 3. built-in moves while runaway hooks spin back to back, against the same moves before;
 //!    and how long each runaway took to be stopped, against the time limit.
 
+#[path = "support/api.rs"]
+mod api;
 #[path = "support/measure.rs"]
 mod measure;
 #[path = "support/sandbox_worker.rs"]
@@ -25,6 +27,9 @@ use turnhouse::config::Config;
 use turnhouse::game::{BoardGame, Game, PlayerRef, RoomStartContext};
 use turnhouse::sandbox::SandboxPool;
 use turnhouse::startup::Application;
+
+use api::Api;
+use measure::{latency_row, percentile};
 
 #[derive(Parser)]
 struct Args {
@@ -82,12 +87,15 @@ async fn bench(args: Args) {
     let builtin = api.games("tictactoe", args.games).await;
     let hosted = api.games("js-tictactoe", args.games).await;
     println!("\n2. a move over HTTP (hook + commit + response), per move:");
-    print_row("built-in tictactoe", &builtin, None);
-    print_row("hosted js-tictactoe", &hosted, Some(&builtin));
+    println!("{}", latency_row("built-in tictactoe", &builtin, None));
+    println!(
+        "{}",
+        latency_row("hosted js-tictactoe", &hosted, Some(&builtin))
+    );
 
     println!("\n3. built-in moves while runaway hooks spin back to back:");
     let calm = api.games("tictactoe", args.games).await;
-    print_row("no runaway", &calm, None);
+    println!("{}", latency_row("no runaway", &calm, None));
     let spinning = tokio::spawn({
         let api = api.clone();
         let author = author.clone();
@@ -96,7 +104,7 @@ async fn bench(args: Args) {
     let busy = api.games("tictactoe", args.games).await;
     api.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let stopped_after = spinning.await.expect("the spinner");
-    print_row("runaway spinning", &busy, Some(&calm));
+    println!("{}", latency_row("runaway spinning", &busy, Some(&calm)));
     println!(
         "   each runaway answered 500 hook_timeout after (n={}): p50 {}  max {}  (limit {} ms, so {:.2}x and {:.2}x the limit)",
         stopped_after.len(),
@@ -159,8 +167,11 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
         }
     }
     println!("\n1. one onPlayerMove call of tic-tac-toe:");
-    print_row("built-in, in place", &in_place, None);
-    print_row("JavaScript, sandbox", &sandboxed, Some(&in_place));
+    println!("{}", latency_row("built-in, in place", &in_place, None));
+    println!(
+        "{}",
+        latency_row("JavaScript, sandbox", &sandboxed, Some(&in_place))
+    );
     let overhead = percentile(&sandboxed, 0.5).saturating_sub(percentile(&in_place, 0.5));
     println!(
         "   per-call overhead of the sandbox (p50): {} (a fresh realm, the game's bytecode, JSON both ways, two pipe hops)",
@@ -184,10 +195,13 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
             large.push(took);
         }
     }
-    print_row(
-        &format!("{} KB bundle", bundle.len() / 1000),
-        &large,
-        Some(&sandboxed),
+    println!(
+        "{}",
+        latency_row(
+            &format!("{} KB bundle", bundle.len() / 1000),
+            &large,
+            Some(&sandboxed),
+        )
     );
 }
 
@@ -221,157 +235,6 @@ fn player(name: &str) -> PlayerRef {
 const SPINNER: &str = "module.exports = { onRoomStart: () => ({}), onPlayerJoin: () => ({}), \
                        onPlayerQuit: () => ({}), onPlayerMove() { for (;;) {} } };";
 
-#[derive(Clone)]
-struct Api {
-    base: String,
-    client: reqwest::Client,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Api {
-    fn new(base: String) -> Self {
-        Self {
-            base,
-            client: reqwest::Client::new(),
-            stop: Default::default(),
-        }
-    }
-
-    async fn send(&self, method: reqwest::Method, path: &str, token: &str, body: String) -> Value {
-        let response = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .body(body)
-            .send()
-            .await
-            .expect("the server answers");
-        response.json().await.expect("JSON")
-    }
-
-    async fn player(&self) -> String {
-        let created: Value = self
-            .client
-            .post(format!("{}/players", self.base))
-            .body("{}")
-            .send()
-            .await
-            .expect("the server answers")
-            .json()
-            .await
-            .expect("JSON");
-        created["token"].as_str().unwrap().to_owned()
-    }
-
-    async fn put_game(&self, token: &str, id: &str, source: &str) {
-        let response = self
-            .client
-            .put(format!("{}/games/{id}", self.base))
-            .bearer_auth(token)
-            .header("content-type", "application/javascript")
-            .body(source.to_owned())
-            .send()
-            .await
-            .expect("the server answers");
-        assert!(
-            response.status().is_success(),
-            "{id}: {}",
-            response.status()
-        );
-    }
-
-    /// One whole game (X wins in five moves); the latency of each move.
-    async fn game(&self, game: &str) -> Vec<Duration> {
-        let (x, o) = (self.player().await, self.player().await);
-        let room = self
-            .send(
-                reqwest::Method::POST,
-                "/rooms",
-                &x,
-                json!({"game": game}).to_string(),
-            )
-            .await;
-        let id = room["id"].as_str().unwrap().to_owned();
-        self.send(
-            reqwest::Method::POST,
-            &format!("/rooms/{id}/join"),
-            &o,
-            String::new(),
-        )
-        .await;
-        let mut took = Vec::new();
-        for (turn, (row, col)) in [(0, 0), (1, 1), (0, 1), (2, 2), (0, 2)].iter().enumerate() {
-            let token = if turn % 2 == 0 { &x } else { &o };
-            let started = Instant::now();
-            let after = self
-                .send(
-                    reqwest::Method::POST,
-                    &format!("/rooms/{id}/moves"),
-                    token,
-                    json!({"x": row, "y": col}).to_string(),
-                )
-                .await;
-            took.push(started.elapsed());
-            assert!(after["version"].is_i64(), "{after}");
-        }
-        took
-    }
-
-    async fn games(&self, game: &str, count: usize) -> Vec<Duration> {
-        let mut all = Vec::new();
-        for _ in 0..count {
-            all.extend(self.game(game).await);
-        }
-        all
-    }
-
-    /// Sends runaway moves one after another until told to stop; how long each took.
-    async fn spin_until_stopped(&self, author: &str) -> Vec<Duration> {
-        let room = self
-            .send(
-                reqwest::Method::POST,
-                "/rooms",
-                author,
-                json!({"game": "spinner"}).to_string(),
-            )
-            .await;
-        let path = format!("/rooms/{}/moves", room["id"].as_str().unwrap());
-        let mut took = Vec::new();
-        while !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let started = Instant::now();
-            let answer = self
-                .send(reqwest::Method::POST, &path, author, "{}".into())
-                .await;
-            took.push(started.elapsed());
-            assert_eq!(answer["code"], "hook_timeout", "{answer}");
-        }
-        took
-    }
-}
-
-fn percentile(samples: &[Duration], q: f64) -> Duration {
-    let mut sorted = samples.to_vec();
-    sorted.sort();
-    measure::quantile(&sorted, q).unwrap_or_default()
-}
-
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn print_row(label: &str, samples: &[Duration], baseline: Option<&[Duration]>) {
-    let (p50, p99) = (percentile(samples, 0.5), percentile(samples, 0.99));
-    let ratio = baseline.map_or(String::new(), |base| {
-        format!(
-            "   ratio p50 {:.2}x  p99 {:.2}x",
-            p50.as_secs_f64() / percentile(base, 0.5).as_secs_f64(),
-            p99.as_secs_f64() / percentile(base, 0.99).as_secs_f64()
-        )
-    });
-    println!(
-        "   {label:<22} n={:<6} p50 {:>10}  p99 {:>10}{ratio}",
-        samples.len(),
-        ms(p50),
-        ms(p99)
-    );
 }

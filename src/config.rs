@@ -108,6 +108,11 @@ pub struct BotSearch {
     /// Playouts a hard bot's search runs per move.
     #[arg(long, env = "BOT_HARD_PLAYOUTS", default_value_t = 2000)]
     pub bot_hard_playouts: u32,
+
+    /// Bot searches that run at once (the others wait their turn); 0 is one fewer than the
+    /// CPU cores, at least one. Never more than one fewer than --sandbox-workers.
+    #[arg(long, env = "BOT_SEARCHES", default_value_t = 0)]
+    pub bot_searches: usize,
 }
 
 impl Default for BotSearch {
@@ -116,6 +121,7 @@ impl Default for BotSearch {
             bot_search_ms: 1000,
             bot_medium_playouts: 200,
             bot_hard_playouts: 2000,
+            bot_searches: 0,
         }
     }
 }

@@ -2,6 +2,8 @@
 //! quantile from samples. Each example includes this file and uses what it needs of it.
 #![allow(dead_code)]
 
+use std::time::Duration;
+
 /// The resident memory of process `pid`, in bytes.
 pub fn rss_bytes(pid: u32) -> u64 {
     let status =
@@ -19,4 +21,30 @@ pub fn rss_bytes(pid: u32) -> u64 {
 pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
     let last = sorted.len().checked_sub(1)?;
     Some(sorted[(last as f64 * q).round() as usize])
+}
+
+/// The sample at quantile `q` of unsorted `samples`; zero without samples.
+pub fn percentile(samples: &[Duration], q: f64) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    quantile(&sorted, q).unwrap_or_default()
+}
+
+/// One line of latency figures (p50 and p99), with their ratios to `baseline`'s.
+pub fn latency_row(label: &str, samples: &[Duration], baseline: Option<&[Duration]>) -> String {
+    let (p50, p99) = (percentile(samples, 0.5), percentile(samples, 0.99));
+    let ratio = baseline.map_or(String::new(), |base| {
+        format!(
+            "   ratio p50 {:.2}x  p99 {:.2}x",
+            p50.as_secs_f64() / percentile(base, 0.5).as_secs_f64(),
+            p99.as_secs_f64() / percentile(base, 0.99).as_secs_f64()
+        )
+    });
+    let ms = |d: Duration| format!("{:.3} ms", d.as_secs_f64() * 1000.0);
+    format!(
+        "   {label:<22} n={:<6} p50 {:>10}  p99 {:>10}{ratio}",
+        samples.len(),
+        ms(p50),
+        ms(p99)
+    )
 }

@@ -62,9 +62,10 @@ struct Shared {
     bot_search: BotSearch,
     state: Mutex<PoolState>,
     freed: Condvar,
-    /// Bot searches running. A search holds its worker for up to its whole budget, so at
-    /// most `size - 1` run at once (one, in a pool of one): hooks always find a worker that
-    /// no search holds, and rooms keep their pace while bots think.
+    /// Bot searches running, at most [`Shared::search_slots`]: a search keeps a worker and a
+    /// core busy for up to its whole budget, so hooks must always find a worker no search
+    /// holds, and the server a core no search keeps busy, for rooms to keep their pace while
+    /// bots think.
     searches: Mutex<usize>,
     search_ended: Condvar,
 }
@@ -107,6 +108,11 @@ impl SandboxPool {
 
     pub fn bot_search(&self) -> BotSearch {
         self.shared.bot_search
+    }
+
+    /// How many bot searches this pool runs at once.
+    pub fn search_slots(&self) -> usize {
+        self.shared.search_slots()
     }
 
     /// Compiles and evaluates `source` under the hook limits and checks its exports.
@@ -259,6 +265,16 @@ impl SandboxPool {
 }
 
 impl Shared {
+    /// How many bot searches may run at once: `--bot-searches`, or one fewer than the cores;
+    /// at least one, and at most one fewer than the workers (one, in a pool of one).
+    fn search_slots(&self) -> usize {
+        let wanted = match self.bot_search.bot_searches {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)),
+            n => n,
+        };
+        wanted.min(self.size.saturating_sub(1)).max(1)
+    }
+
     fn release_slot(&self) {
         let mut state = self.state.lock().expect("the pool lock is never poisoned");
         state.live -= 1;
@@ -282,7 +298,7 @@ struct SearchPermit<'a>(&'a Shared);
 
 impl<'a> SearchPermit<'a> {
     fn wait(shared: &'a Shared) -> Self {
-        let most = shared.size.saturating_sub(1).max(1);
+        let most = shared.search_slots();
         let mut running = shared.searches.lock().expect("never poisoned");
         while *running >= most {
             running = shared.search_ended.wait(running).expect("never poisoned");

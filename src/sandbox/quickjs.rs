@@ -52,7 +52,8 @@ pub struct Limits {
     pub stack_bytes: usize,
 }
 
-/// A game's source, compiled.
+/// A game's source, compiled (bytecode any runtime of this build can load).
+#[derive(Clone)]
 pub struct Compiled {
     pub format: Format,
     bytecode: Vec<u8>,

@@ -7,8 +7,10 @@
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::Duration;
 
-use super::protocol::{Request, Response};
+use super::protocol::{LogLine, Outcome, Request, Response};
 use super::quickjs::{Compiled, Limits, QuickJs};
 
 /// Compiled games kept per process, most recently used first.
@@ -85,11 +87,12 @@ fn exit_with_parent() {
 fn serve(limits: Limits) -> Result<(), String> {
     let js = QuickJs::new(limits).map_err(|e| e.message)?;
     let mut games = GameCache::default();
+    let mut searcher = None;
     let mut stdout = std::io::stdout().lock();
     for line in std::io::stdin().lock().lines() {
         let line = line.map_err(|e| e.to_string())?;
         let request: Request = serde_json::from_str(&line).map_err(|e| e.to_string())?;
-        let response = handle(&js, &mut games, request);
+        let response = handle(&js, &mut games, &mut searcher, limits, request);
         serde_json::to_writer(&mut stdout, &response).map_err(|e| e.to_string())?;
         stdout
             .write_all(b"\n")
@@ -100,7 +103,13 @@ fn serve(limits: Limits) -> Result<(), String> {
     Ok(())
 }
 
-fn handle(js: &QuickJs, games: &mut GameCache, request: Request) -> Response {
+fn handle(
+    js: &QuickJs,
+    games: &mut GameCache,
+    searcher: &mut Option<Searcher>,
+    limits: Limits,
+    request: Request,
+) -> Response {
     match request {
         Request::Check { source } => {
             match js
@@ -142,12 +151,93 @@ fn handle(js: &QuickJs, games: &mut GameCache, request: Request) -> Response {
             time_ms,
         } => match games.get(&key) {
             Some(compiled) => {
-                let time = std::time::Duration::from_millis(time_ms);
-                let (outcome, logs) = js.search(&compiled, &room, &bot, &options, time);
+                let job = SearchJob {
+                    compiled: (*compiled).clone(),
+                    room,
+                    bot,
+                    options,
+                    time: Duration::from_millis(time_ms),
+                };
+                let (outcome, logs) = match searcher.get_or_insert_with(|| Searcher::start(limits))
+                {
+                    Searcher::Running { jobs, answers } => {
+                        match jobs.send(job).ok().and_then(|()| answers.recv().ok()) {
+                            Some(answer) => answer,
+                            None => {
+                                // The thread is gone: the next search starts another.
+                                *searcher = None;
+                                (searcher_lost(), Vec::new())
+                            }
+                        }
+                    }
+                    // No thread of its own: searching here beats no bot at all.
+                    Searcher::Unavailable => {
+                        js.search(&job.compiled, &job.room, &job.bot, &job.options, job.time)
+                    }
+                };
                 Response::Done { outcome, logs }
             }
             None => Response::Missing,
         },
+    }
+}
+
+/// Bot searches run on a thread of their own at the lowest CPU priority, below hooks (this
+/// whole process already runs below the server): a search keeps a core busy for up to its
+/// whole budget, while a hook that waits for a core holds up a player. The thread has its own
+/// engine, under the same limits; it starts with the first search.
+enum Searcher {
+    Running {
+        jobs: mpsc::Sender<SearchJob>,
+        answers: mpsc::Receiver<(Outcome, Vec<LogLine>)>,
+    },
+    Unavailable,
+}
+
+struct SearchJob {
+    compiled: Compiled,
+    room: String,
+    bot: String,
+    options: String,
+    time: Duration,
+}
+
+impl Searcher {
+    fn start(limits: Limits) -> Self {
+        let (jobs, inbox) = mpsc::channel::<SearchJob>();
+        let (outbox, answers) = mpsc::channel();
+        let (ready, started) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("bot-search".into())
+            .stack_size(limits.stack_bytes + THREAD_STACK_HEADROOM)
+            .spawn(move || {
+                // SAFETY: plain system calls; raising one's own nice value needs no privilege.
+                unsafe {
+                    libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
+                }
+                let Ok(js) = QuickJs::new(limits) else {
+                    let _ = ready.send(false);
+                    return;
+                };
+                let _ = ready.send(true);
+                for job in inbox {
+                    let answer =
+                        js.search(&job.compiled, &job.room, &job.bot, &job.options, job.time);
+                    if outbox.send(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        match thread.map(|_| started.recv()) {
+            Ok(Ok(true)) => Searcher::Running { jobs, answers },
+            _ => Searcher::Unavailable,
+        }
+    }
+}
+
+fn searcher_lost() -> Outcome {
+    Outcome::Crashed {
+        message: "the sandbox's search thread stopped".into(),
     }
 }
 
