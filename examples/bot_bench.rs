@@ -39,7 +39,6 @@ use turnhouse::game::{
 };
 use turnhouse::sandbox::protocol::Outcome;
 use turnhouse::sandbox::{HostedGame, SandboxPool};
-use turnhouse::startup::Application;
 
 use api::Api;
 use measure::{latency_row, percentile};
@@ -172,14 +171,8 @@ fn main() -> ExitCode {
 /// bot back to back, on a server with the default settings; their latency at each count.
 async fn pace_while_bots_think(games: usize, say: &impl Fn(String)) -> Value {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut config = Config::for_database(dir.path().join("bench.db").to_str().unwrap());
-    config.sandbox_program = Some(std::env::current_exe().expect("this program"));
-    config.abuse_limits.rate_limits = "off".into();
-    let app = Application::build(&config, turnhouse::games::builtin())
-        .await
-        .expect("the server starts");
-    let api = Api::new(format!("http://127.0.0.1:{}", app.port()));
-    tokio::spawn(app.run_until_stopped());
+    let (base, config) = sandbox_worker::serve_here(dir.path()).await;
+    let api = Api::new(base);
     let author = api.player().await;
     let example = |file: &str| {
         std::fs::read_to_string(format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR")))

@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use futures::future::join_all;
 use serde_json::{json, Value};
-use turnhouse::config::Config;
-use turnhouse::startup::{raise_open_files_limit, Application};
+use turnhouse::startup::raise_open_files_limit;
 
 #[derive(Parser)]
 struct Args {
@@ -47,14 +46,7 @@ fn main() -> ExitCode {
 async fn bench(args: Args) {
     raise_open_files_limit().expect("the open-files limit");
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut config = Config::for_database(dir.path().join("bench.db").to_str().unwrap());
-    config.sandbox_program = Some(std::env::current_exe().expect("this program"));
-    config.abuse_limits.rate_limits = "off".into();
-    let app = Application::build(&config, turnhouse::games::builtin())
-        .await
-        .expect("the server starts");
-    let base = format!("http://127.0.0.1:{}", app.port());
-    tokio::spawn(app.run_until_stopped());
+    let (base, _) = sandbox_worker::serve_here(dir.path()).await;
     let client = reqwest::Client::new();
     let source = include_str!("secret-words.js");
     let start = source.find("  onPlayerView").expect("the view hook");
