@@ -141,8 +141,9 @@ fn sqlx_fault(err: &sqlx::Error) -> Option<StorageFault> {
                 // lock_not_available (the lock timeout), query_canceled
                 "55P03" | "57014" => Some(StorageFault::Busy),
                 // the server is shutting down or starting, is read-only, or is out of disk,
-                // memory or connections
-                "57P01" | "57P02" | "57P03" | "25006" => Some(StorageFault::Unavailable),
+                // memory or connections; or the database takes no new connections now
+                // (55000 on connecting: ALLOW_CONNECTIONS false, as for maintenance)
+                "57P01" | "57P02" | "57P03" | "25006" | "55000" => Some(StorageFault::Unavailable),
                 _ if code.starts_with("08") || code.starts_with("53") => {
                     Some(StorageFault::Unavailable)
                 }
