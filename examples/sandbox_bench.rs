@@ -26,7 +26,6 @@ use serde_json::{json, Value};
 use turnhouse::config::Config;
 use turnhouse::game::{BoardGame, Game, PlayerRef, RoomStartContext};
 use turnhouse::sandbox::SandboxPool;
-use turnhouse::startup::Application;
 
 use api::Api;
 use measure::{latency_row, percentile};
@@ -54,14 +53,10 @@ fn main() -> ExitCode {
 
 async fn bench(args: Args) {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut config = Config::for_database(dir.path().join("bench.db").to_str().unwrap());
-    config.sandbox_program = Some(std::env::current_exe().expect("this program"));
+    // Rate limits off: the benchmark signs up two players a game.
+    let (base, config) = sandbox_worker::serve_here(dir.path()).await;
     let limit = config.hook_limits.limits().time;
-    let app = Application::build(&config, turnhouse::games::builtin())
-        .await
-        .expect("the server starts");
-    let api = Api::new(format!("http://127.0.0.1:{}", app.port()));
-    tokio::spawn(app.run_until_stopped());
+    let api = Api::new(base);
     println!(
         "sandbox_bench: {} games per HTTP figure, {} direct calls, hook time limit {} ms",
         args.games,

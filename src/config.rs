@@ -177,7 +177,7 @@ impl AbuseLimits {
 /// The limits every hook of an uploaded game runs under.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct HookLimits {
-    /// Time one hook call may run, in milliseconds.
+    /// CPU time one hook call may use, in milliseconds (waiting for a core does not count).
     #[arg(
         long = "hook-time-limit-ms",
         env = "HOOK_TIME_LIMIT_MS",

@@ -158,7 +158,7 @@ impl SandboxPool {
 
     /// Chooses the move of the bot `bot` in `room` (the room's record as JSON) with the search
     /// that ships with the server, inside the game's realm, stopped after `time` (the
-    /// watchdog allows half as much again, as for a hook).
+    /// watchdog waits as for a hook: see [`watchdog`]).
     pub fn search(
         &self,
         key: &str,
@@ -191,7 +191,7 @@ impl SandboxPool {
         let mut lease = self.lease()?;
         let mut loaded = false;
         loop {
-            match lease.exchange(request, Instant::now() + time * 3 / 2)? {
+            match lease.exchange(request, watchdog(time))? {
                 Response::Done { outcome, logs } => return Ok((outcome, logs)),
                 Response::Missing if !loaded => {
                     let load = Request::Load {
@@ -218,11 +218,8 @@ impl SandboxPool {
         }
     }
 
-    /// A hook call is stopped by the engine at the time limit; the watchdog allows half as
-    /// much again for the process to answer before it kills it, so a runaway is always
-    /// stopped within twice the limit.
     fn call_deadline(&self) -> Instant {
-        Instant::now() + self.shared.limits.time * 3 / 2
+        watchdog(self.shared.limits.time)
     }
 
     fn compile_deadline(&self) -> Instant {
@@ -293,6 +290,18 @@ impl Drop for Shared {
 }
 
 /// A worker lent to one caller; it goes back to the pool when dropped, unless it failed.
+/// When a worker doing work limited to `time` is killed if it has not answered. The engine
+/// stops code at `time` of CPU time (a runaway, then, at `time` on an idle machine); the
+/// watchdog goes by the clock and catches what that cannot (an engine loop that skips its
+/// checks, a stopped process): it allows half as much again, and a second for a process the
+/// machine kept waiting for a core.
+fn watchdog(time: Duration) -> Instant {
+    Instant::now() + time * 3 / 2 + SCHEDULING_ALLOWANCE
+}
+
+/// See [`watchdog`].
+const SCHEDULING_ALLOWANCE: Duration = Duration::from_secs(1);
+
 /// One of the bot searches the pool lets run at once, given back when dropped.
 struct SearchPermit<'a>(&'a Shared);
 

@@ -8,7 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rquickjs::{qjs, Context, Ctx, Function, Module, Object, Runtime, Value};
 use serde::{Deserialize, Serialize};
@@ -78,7 +78,8 @@ impl CodeError {
 pub struct QuickJs {
     runtime: Runtime,
     limits: Limits,
-    deadline: Rc<Cell<Instant>>,
+    /// When the running code is stopped, in this thread's CPU time ([`cpu_time`]).
+    deadline: Rc<Cell<Duration>>,
     interrupted: Rc<Cell<bool>>,
     logs: Rc<RefCell<LogBuffer>>,
     prelude: Vec<u8>,
@@ -95,7 +96,7 @@ impl QuickJs {
         let interrupted = Rc::new(Cell::new(false));
         let (watch, flag) = (deadline.clone(), interrupted.clone());
         runtime.set_interrupt_handler(Some(Box::new(move || {
-            let over = Instant::now() >= watch.get();
+            let over = cpu_time() >= watch.get();
             if over {
                 flag.set(true);
             }
@@ -160,7 +161,7 @@ impl QuickJs {
             qjs::JS_EVAL_TYPE_GLOBAL
         };
         let context = Context::full(&self.runtime).map_err(|e| CodeError::new(e.to_string()))?;
-        self.deadline.set(Instant::now() + COMPILE_TIME);
+        self.deadline.set(cpu_time() + COMPILE_TIME);
         let result = context.with(|ctx| {
             let raw = ctx.as_raw().as_ptr();
             // SAFETY: `source` is NUL-terminated and outlives the call; the compiled object is
@@ -357,7 +358,7 @@ impl QuickJs {
     ) -> Result<R, String> {
         self.interrupted.set(false);
         self.logs.borrow_mut().take();
-        self.deadline.set(Instant::now() + time);
+        self.deadline.set(cpu_time() + time);
         let context = Context::full(&self.runtime)
             .map_err(|e| format!("could not make a realm for the hook: {e}"));
         let result = context.and_then(|context| {
@@ -579,8 +580,22 @@ fn truncate(mut text: String, max: usize) -> String {
     text
 }
 
-fn far_future() -> Instant {
-    Instant::now() + Duration::from_secs(60 * 60 * 24 * 365)
+fn far_future() -> Duration {
+    Duration::MAX
+}
+
+/// The CPU time this thread has used. Limits count it rather than the time on the clock, so
+/// that code is charged only for what it ran: on a busy machine a hook may wait for a core,
+/// and that waiting is not the game's doing. (The pool's watchdog, which must notice a
+/// process that runs nothing at all, keeps to the clock.)
+fn cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec to write to; the clock exists on every Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 /// What a call logged, capped in size.
