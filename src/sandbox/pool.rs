@@ -62,7 +62,9 @@ struct Shared {
     bot_search: BotSearch,
     state: Mutex<PoolState>,
     freed: Condvar,
-    /// Bot searches running, at most [`Shared::search_slots`]: a search keeps a worker and a
+    /// How many bot searches may run at once (see [`search_slots`]).
+    search_slots: usize,
+    /// Bot searches running, at most `search_slots`: a search keeps a worker and a
     /// core busy for up to its whole budget, so hooks must always find a worker no search
     /// holds, and the server a core no search keeps busy, for rooms to keep their pace while
     /// bots think.
@@ -88,6 +90,7 @@ impl SandboxPool {
                 bot_search: BotSearch::default(),
                 state: Mutex::new(PoolState::default()),
                 freed: Condvar::new(),
+                search_slots: search_slots(&BotSearch::default(), size.max(1)),
                 searches: Mutex::new(0),
                 search_ended: Condvar::new(),
             }),
@@ -102,6 +105,7 @@ impl SandboxPool {
     pub fn with_bot_search(mut self, budget: BotSearch) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.bot_search = budget;
+            shared.search_slots = search_slots(&budget, shared.size);
         }
         self
     }
@@ -112,7 +116,7 @@ impl SandboxPool {
 
     /// How many bot searches this pool runs at once.
     pub fn search_slots(&self) -> usize {
-        self.shared.search_slots()
+        self.shared.search_slots
     }
 
     /// Compiles and evaluates `source` under the hook limits and checks its exports.
@@ -218,12 +222,8 @@ impl SandboxPool {
         }
     }
 
-    fn call_deadline(&self) -> Instant {
-        watchdog(self.shared.limits.time)
-    }
-
     fn compile_deadline(&self) -> Instant {
-        self.call_deadline() + COMPILE_ALLOWANCE
+        watchdog(self.shared.limits.time) + COMPILE_ALLOWANCE
     }
 
     /// Waits for an idle worker, starting one if the pool is not full.
@@ -262,16 +262,6 @@ impl SandboxPool {
 }
 
 impl Shared {
-    /// How many bot searches may run at once: `--bot-searches`, or one fewer than the cores;
-    /// at least one, and at most one fewer than the workers (one, in a pool of one).
-    fn search_slots(&self) -> usize {
-        let wanted = match self.bot_search.bot_searches {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)),
-            n => n,
-        };
-        wanted.min(self.size.saturating_sub(1)).max(1)
-    }
-
     fn release_slot(&self) {
         let mut state = self.state.lock().expect("the pool lock is never poisoned");
         state.live -= 1;
@@ -289,7 +279,6 @@ impl Drop for Shared {
     }
 }
 
-/// A worker lent to one caller; it goes back to the pool when dropped, unless it failed.
 /// When a worker doing work limited to `time` is killed if it has not answered. The engine
 /// stops code at `time` of CPU time (a runaway, then, at `time` on an idle machine); the
 /// watchdog goes by the clock and catches what that cannot (an engine loop that skips its
@@ -302,12 +291,23 @@ fn watchdog(time: Duration) -> Instant {
 /// See [`watchdog`].
 const SCHEDULING_ALLOWANCE: Duration = Duration::from_secs(1);
 
+/// How many bot searches may run at once in a pool of `workers`: `--bot-searches`, or one
+/// fewer than the cores; at least one, and at most one fewer than the workers (one, in a pool
+/// of one).
+fn search_slots(budget: &BotSearch, workers: usize) -> usize {
+    let wanted = match budget.bot_searches {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)),
+        n => n,
+    };
+    wanted.min(workers.saturating_sub(1)).max(1)
+}
+
 /// One of the bot searches the pool lets run at once, given back when dropped.
 struct SearchPermit<'a>(&'a Shared);
 
 impl<'a> SearchPermit<'a> {
     fn wait(shared: &'a Shared) -> Self {
-        let most = shared.search_slots();
+        let most = shared.search_slots;
         let mut running = shared.searches.lock().expect("never poisoned");
         while *running >= most {
             running = shared.search_ended.wait(running).expect("never poisoned");
@@ -324,6 +324,7 @@ impl Drop for SearchPermit<'_> {
     }
 }
 
+/// A worker lent to one caller; it goes back to the pool when dropped, unless it failed.
 struct Lease {
     shared: Arc<Shared>,
     worker: Option<Worker>,
