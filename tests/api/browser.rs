@@ -265,9 +265,11 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
         .click("[data-game=\"connect-four\"] .new-private")
         .await;
     let room = room_in_view(&author).await;
+    // The room's address shows before its page is drawn: wait for the link.
     let link = author
-        .eval(
-            "return document.getElementById('share-link').value;",
+        .wait_for(
+            "the share link",
+            "const link = document.getElementById('share-link'); return link && link.value;",
             json!([]),
         )
         .await;
