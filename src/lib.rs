@@ -7,6 +7,7 @@ pub mod api;
 pub mod config;
 pub mod domain;
 pub mod engine;
+pub mod frontend;
 pub mod game;
 pub mod games;
 pub mod live;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::frontend::FrontendFile;
 use crate::game::{BoardGame, Clock, GameInfo, OptionalHooks, PlayerRef, RoomStartContext};
 
 /// A room: the BoardGame record of its game plus what the platform keeps around it. Not
@@ -153,14 +154,34 @@ pub struct NewGameVersion {
     pub format: String,
     pub source: String,
     pub sha256: String,
-    /// The game's own page (one HTML document), if it has one.
-    pub frontend: Option<String>,
+    /// The game's own page: its files, or the previous version's kept as they are.
+    pub frontend: FrontendSource,
+    /// How the page frames the frontend: a CSS colour behind it, and its height in pixels.
+    pub frontend_background: Option<String>,
+    pub frontend_height: Option<u32>,
     /// An example move, as JSON text, if the author gave one.
     pub move_example: Option<String>,
     /// The optional hooks the source exports.
     pub hooks: OptionalHooks,
     pub created_at: String,
 }
+
+/// Where a new version's frontend comes from.
+#[derive(Debug, Clone, Default)]
+pub enum FrontendSource {
+    /// The version has no page of its own.
+    #[default]
+    None,
+    /// Files uploaded with this version.
+    Files(Vec<FrontendFile>),
+    /// The files of this earlier version of the same game, unchanged.
+    CopyOf(i64),
+}
+
+/// The background a frame has when the author names none.
+pub const DEFAULT_FRONTEND_BACKGROUND: &str = "white";
+/// The height of a frame when the author names none, in pixels.
+pub const DEFAULT_FRONTEND_HEIGHT: u32 = 600;
 
 /// A published version of an uploaded game, without its source.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,8 +194,10 @@ pub struct GameVersionRecord {
     pub max_players: usize,
     pub format: String,
     pub sha256: String,
-    /// Whether this version ships its own page.
-    pub has_frontend: bool,
+    /// How many files its own page has (none when it has no page).
+    pub frontend_files: i64,
+    pub frontend_background: Option<String>,
+    pub frontend_height: Option<u32>,
     pub move_example: Option<Value>,
     /// The optional hooks the source exports.
     pub hooks: OptionalHooks,
@@ -197,8 +220,14 @@ pub struct GameListing {
     pub format: Option<String>,
     pub sha256: Option<String>,
     pub published_at: Option<String>,
-    /// Whether the game ships its own page, served at `/games/{id}/frontend`.
+    /// Whether the game ships its own page, served at `/games/{id}/versions/{n}/frontend/`.
     pub has_frontend: bool,
+    /// The colour behind the frame of its page (uploaded games).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontend_background: Option<String>,
+    /// The height of the frame of its page, in pixels (uploaded games).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontend_height: Option<u32>,
     /// A move as the game expects it, when the game gives one.
     pub move_example: Option<Value>,
     /// Whether the game has an `onTimeout` hook, so that its rooms may have a clock.
@@ -212,6 +241,8 @@ impl GameListing {
         Self {
             info,
             has_frontend: false,
+            frontend_background: None,
+            frontend_height: None,
             move_example,
             on_timeout: hooks.on_timeout,
             on_player_view: hooks.on_player_view,
@@ -247,7 +278,13 @@ impl GameVersionRecord {
             format: Some(self.format.clone()),
             sha256: Some(self.sha256.clone()),
             published_at: Some(self.published_at.clone()),
-            has_frontend: self.has_frontend,
+            has_frontend: self.frontend_files > 0,
+            frontend_background: Some(
+                self.frontend_background
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_FRONTEND_BACKGROUND.to_owned()),
+            ),
+            frontend_height: Some(self.frontend_height.unwrap_or(DEFAULT_FRONTEND_HEIGHT)),
             move_example: self.move_example.clone(),
             on_timeout: self.hooks.on_timeout,
             on_player_view: self.hooks.on_player_view,

@@ -94,6 +94,10 @@ impl ApiError {
                 EngineError::GameUnavailable(_) => (S::SERVICE_UNAVAILABLE, "game_unavailable"),
                 EngineError::GameVersionNotFound { .. } => (S::NOT_FOUND, "game_version_not_found"),
                 EngineError::FrontendNotFound { .. } => (S::NOT_FOUND, "frontend_not_found"),
+                EngineError::FrontendFileNotFound { .. } => {
+                    (S::NOT_FOUND, "frontend_file_not_found")
+                }
+                EngineError::InvalidFrontend(_) => (S::UNPROCESSABLE_ENTITY, "invalid_frontend"),
                 EngineError::GameIsBuiltin(_) => (S::CONFLICT, "game_is_builtin"),
                 EngineError::NotTheOwner(_) => (S::FORBIDDEN, "not_the_owner"),
                 EngineError::InvalidGameCode { .. } => {
@@ -151,6 +155,11 @@ impl ApiError {
                 line: Some(line), ..
             }) => {
                 extra.insert("line".into(), json!(line));
+            }
+            ApiError::Engine(EngineError::InvalidFrontend(err)) => {
+                if let Some(entry) = &err.entry {
+                    extra.insert("entry".into(), json!(entry));
+                }
             }
             _ => {}
         }

@@ -4,6 +4,7 @@
 pub mod cors;
 mod error;
 mod extract;
+mod frontends;
 mod games;
 mod health;
 pub mod limits;
@@ -13,6 +14,7 @@ mod players;
 pub mod request_log;
 mod rooms;
 mod streams;
+mod upload;
 
 use actix_web::guard;
 use actix_web::http::Method;
@@ -74,6 +76,7 @@ pub fn routes() -> Vec<RouteDef> {
     let mut all = vec![
         route(Method::GET, "/healthz", health::check),
         route(Method::GET, "/metrics", metrics::show),
+        route(Method::GET, "/time", health::time),
     ];
     all.extend(page::routes());
     all.extend(players::routes());
@@ -120,16 +123,31 @@ fn allowed_methods(routes: &[RouteDef], path: &str) -> String {
 }
 
 /// `(method, path)` of every route served.
-pub fn route_table() -> Vec<(Method, &'static str)> {
-    routes().into_iter().map(|r| (r.method, r.path)).collect()
+pub fn route_table() -> Vec<(Method, String)> {
+    routes()
+        .into_iter()
+        .map(|r| (r.method, without_patterns(r.path)))
+        .collect()
 }
 
-/// Registers the routes: one resource per path, which answers 405 to other methods, with the
-/// `Allow` header listing the ones it serves.
-///
-/// Paths under a parameter (`/rooms/{id}/…`) are grouped in one scope per such prefix, so a
-/// request runs one pattern match (the router's only regular expression) for the prefix and
-/// plain string comparisons below it, instead of one per parameterised path tried in turn.
+/// A route's path as OpenAPI writes it: `{path:.*}` is `{path}`.
+fn without_patterns(path: &str) -> String {
+    let mut plain = String::with_capacity(path.len());
+    let mut skipping = false;
+    for c in path.chars() {
+        match c {
+            ':' if plain.rfind('{') > plain.rfind('}') => skipping = true,
+            '}' => {
+                skipping = false;
+                plain.push(c);
+            }
+            _ if skipping => {}
+            _ => plain.push(c),
+        }
+    }
+    plain
+}
+
 pub fn configure(cfg: &mut ServiceConfig) {
     let mut routes = routes();
     let mut scoped: Vec<(&'static str, Vec<actix_web::Resource>)> = Vec::new();

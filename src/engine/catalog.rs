@@ -10,10 +10,11 @@ use super::bounded_cache::BoundedCache;
 use super::{Engine, EngineError, MAX_PLAYERS};
 use crate::domain::game_id::GameId;
 use crate::domain::ids::hex;
+use crate::frontend::{self, FrontendFile, INDEX};
 use crate::game::{Game, OptionalHooks, PlayerRef};
-use crate::model::{now, GameListing, GameVersionRecord, NewGameVersion, Room};
+use crate::model::{now, FrontendSource, GameListing, GameVersionRecord, NewGameVersion, Room};
 use crate::sandbox::{CheckError, HostedGame, PoolError};
-use crate::store::StoreError;
+use crate::store::{FileKey, StoreError, StoredFile};
 
 /// Uploaded game versions kept ready to run (each holds its source, at most 1 MiB).
 pub(super) const CACHED_VERSIONS: usize = 64;
@@ -21,7 +22,7 @@ pub(super) const CACHED_VERSIONS: usize = 64;
 /// The largest source accepted.
 pub const MAX_SOURCE_BYTES: usize = 1 << 20;
 
-/// The largest frontend (one HTML document) accepted.
+/// The largest frontend sent as one HTML document inside a JSON upload.
 pub const MAX_FRONTEND_BYTES: usize = 1 << 20;
 
 /// An upload: the hooks, the game's page and what the author says about the game. Unset
@@ -35,10 +36,32 @@ pub struct GameUpload {
     pub description: Option<String>,
     pub min_players: Option<usize>,
     pub max_players: Option<usize>,
-    /// The game's own page (one HTML document).
-    pub frontend: Carry<String>,
+    /// The game's own page: one HTML document, or a build folder as an archive.
+    pub frontend: Carry<FrontendUpload>,
+    /// The colour behind the frame of its page (a CSS colour).
+    pub frontend_background: Option<String>,
+    /// The height of the frame of its page, in pixels.
+    pub frontend_height: Option<u32>,
     /// A move as the game expects it, for generic clients to suggest.
     pub move_example: Carry<serde_json::Value>,
+}
+
+/// A frontend as sent, unpacked only once the upload has passed every cheaper check.
+#[derive(Debug, Clone)]
+pub struct FrontendUpload {
+    pub bytes: Vec<u8>,
+    /// The file name it was sent with, if any (`build.zip`, `game.html`).
+    pub name: Option<String>,
+}
+
+impl FrontendUpload {
+    /// One HTML document.
+    pub fn page(html: String) -> Self {
+        Self {
+            bytes: html.into_bytes(),
+            name: Some(crate::frontend::INDEX.to_owned()),
+        }
+    }
 }
 
 /// A field a new version sets, removes, or keeps as the previous version had it.
@@ -118,26 +141,70 @@ impl Engine {
         Ok((record.version, source))
     }
 
-    /// The page a version of a game ships (the latest version by default).
+    /// The page a version of a game ships (the latest version by default), when it is one
+    /// document; `None` when it is a folder, to be read at [`Engine::frontend_file`].
     pub async fn game_frontend(
         &self,
         id: &str,
         version: Option<i64>,
-    ) -> Result<(i64, String), EngineError> {
-        let missing = |version| EngineError::FrontendNotFound {
-            game: id.to_owned(),
-            version,
-        };
+    ) -> Result<(i64, Option<StoredFile>), EngineError> {
         if self.games.get(id).is_some() {
-            return Err(missing(None));
+            return Err(EngineError::FrontendNotFound {
+                game: id.to_owned(),
+                version: None,
+            });
         }
         let record = self.uploaded_version(id, version).await?;
-        let frontend = self
-            .store
-            .game_frontend(id, record.version)
-            .await?
-            .ok_or_else(|| missing(Some(record.version)))?;
-        Ok((record.version, frontend))
+        if record.frontend_files != 1 {
+            return match record.frontend_files {
+                0 => Err(EngineError::FrontendNotFound {
+                    game: id.to_owned(),
+                    version: Some(record.version),
+                }),
+                _ => Ok((record.version, None)),
+            };
+        }
+        let index = FileKey {
+            game_id: id,
+            version: record.version,
+            path: INDEX,
+        };
+        Ok((
+            record.version,
+            self.store.frontend_file(&index, false).await?,
+        ))
+    }
+
+    /// A file of a version's frontend, gzipped when `gzip` is set and a copy is kept. One read
+    /// when the file is there; only a miss asks what is missing.
+    pub async fn frontend_file(
+        &self,
+        file: FileKey<'_>,
+        gzip: bool,
+    ) -> Result<StoredFile, EngineError> {
+        if let Some(found) = self.store.frontend_file(&file, gzip).await? {
+            return Ok(found);
+        }
+        let game = file.game_id.to_owned();
+        if self.games.get(&game).is_some() {
+            return Err(EngineError::FrontendNotFound {
+                game,
+                version: None,
+            });
+        }
+        let record = self.uploaded_version(&game, Some(file.version)).await?;
+        Err(if record.frontend_files == 0 {
+            EngineError::FrontendNotFound {
+                game,
+                version: Some(record.version),
+            }
+        } else {
+            EngineError::FrontendFileNotFound {
+                game,
+                version: record.version,
+                path: file.path.to_owned(),
+            }
+        })
     }
 
     /// A version of an uploaded game (the latest when `version` is `None`), or which of the
@@ -218,11 +285,20 @@ impl Engine {
             }
         };
         let frontend = match (upload.frontend, &previous) {
-            (Carry::Keep, Some(previous)) if previous.has_frontend => {
-                self.store.game_frontend(id, previous.version).await?
+            (Carry::Set(sent), _) => FrontendSource::Files(unpack_frontend(sent).await?),
+            (Carry::Keep, Some(previous)) if previous.frontend_files > 0 => {
+                FrontendSource::CopyOf(previous.version)
             }
-            (carried, _) => carried.resolve(|| None),
+            _ => FrontendSource::None,
         };
+        let frontend_background = upload.frontend_background.or_else(|| {
+            previous
+                .as_ref()
+                .and_then(|p| p.frontend_background.clone())
+        });
+        let frontend_height = upload
+            .frontend_height
+            .or_else(|| previous.as_ref().and_then(|p| p.frontend_height));
         let move_example = upload
             .move_example
             .resolve(|| previous.as_ref().and_then(|p| p.move_example.clone()))
@@ -246,11 +322,13 @@ impl Engine {
             sha256,
             source,
             frontend,
+            frontend_background,
+            frontend_height,
             move_example,
             hooks,
             created_at: now(),
         };
-        match self.store.publish_game_version(&new).await {
+        match self.store.publish_game_version(new).await {
             Ok(version) => {
                 tracing::info!(game = id, version, author = %author.username, "published a game version");
                 let listing = self.game_listing(id, Some(version)).await?;
@@ -348,6 +426,16 @@ impl Engine {
         self.hosted.insert((id.to_owned(), version), game.clone());
         Ok(game)
     }
+}
+
+/// Unpacks a frontend off the async workers: a large archive takes a while to inflate and
+/// to gzip.
+async fn unpack_frontend(sent: FrontendUpload) -> Result<Vec<FrontendFile>, EngineError> {
+    let unpacked =
+        tokio::task::spawn_blocking(move || frontend::unpack(&sent.bytes, sent.name.as_deref()))
+            .await
+            .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
+    Ok(unpacked?.into_files())
 }
 
 fn builtin_listing(game: &dyn Game) -> GameListing {

@@ -1,3 +1,4 @@
+use crate::frontend::FrontendError;
 use crate::game::{GameError, HookError, PatchError};
 use crate::store::StoreError;
 
@@ -14,6 +15,14 @@ pub enum EngineError {
     GameVersionNotFound { game: String, version: i64 },
     #[error("{}", frontend_missing(game, *version))]
     FrontendNotFound { game: String, version: Option<i64> },
+    #[error("version {version} of the game `{game}` has no file `{path}` in its frontend")]
+    FrontendFileNotFound {
+        game: String,
+        version: i64,
+        path: String,
+    },
+    #[error("the frontend cannot be published: {0}")]
+    InvalidFrontend(#[from] FrontendError),
     #[error("`{0}` is a built-in game; it has no uploaded source and cannot be replaced")]
     GameIsBuiltin(String),
     #[error("the game `{0}` belongs to another player; only its owner can publish it")]

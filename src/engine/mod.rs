@@ -30,7 +30,9 @@ use accounts::AccountCache;
 pub use accounts::RegisterError;
 use action::Action;
 use bots::BotRoster;
-pub use catalog::{Carry, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES};
+pub use catalog::{
+    Carry, FrontendUpload, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES,
+};
 use catalog::{HostedCache, CACHED_VERSIONS};
 use deadlines::Alarm;
 pub use error::EngineError;

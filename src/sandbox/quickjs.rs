@@ -713,6 +713,41 @@ mod tests {
     }
 
     #[test]
+    fn buffer_turns_text_into_bytes_and_back_as_node_does() {
+        let js = js();
+        let compiled = js
+            .compile(&game(
+                r#"{ buffer: () => {
+                  const text = 'héllo ✓ 🎲';
+                  const utf8 = Buffer.from(text);
+                  const b64 = utf8.toString('base64');
+                  return { state: {
+                    length: utf8.length, hex: Buffer.from('hi').toString('hex'),
+                    b64, back: Buffer.from(b64, 'base64').toString('utf8'),
+                    fromHex: Buffer.from('68c3a9', 'hex').toString(),
+                    url: Buffer.from([251, 255]).toString('base64url'),
+                    json: JSON.stringify(Buffer.from('ab')), isBuffer: Buffer.isBuffer(utf8),
+                    concat: Buffer.concat([Buffer.from('a'), Buffer.from('bc')]).toString(),
+                    bytes: Array.from(Buffer.from('AQID', 'base64')),
+                  } };
+                } }"#,
+            ))
+            .unwrap();
+        let Outcome::Patch { patch } = call(&js, &compiled, "buffer") else {
+            panic!("the hook ran");
+        };
+        assert_eq!(
+            patch["state"],
+            serde_json::json!({
+                "length": 15, "hex": "6869", "b64": "aMOpbGxvIOKckyDwn46y",
+                "back": "héllo ✓ 🎲", "fromHex": "hé", "url": "-_8",
+                "json": "{\"type\":\"Buffer\",\"data\":[97,98]}", "isBuffer": true,
+                "concat": "abc", "bytes": [1, 2, 3],
+            })
+        );
+    }
+
+    #[test]
     fn the_search_takes_a_win_blocks_a_loss_and_plays_only_legal_moves() {
         let js = js();
         // X to move can win along the top row.

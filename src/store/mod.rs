@@ -35,7 +35,7 @@ use writer::Writer;
 use writes::{Job, NewBot, RoomCopies, TokenHash, Write};
 
 pub use postgres::Change;
-pub use types::{Deadline, RoomCommit, RoomQuery, StorageFault, StoreError};
+pub use types::{Deadline, FileKey, RoomCommit, RoomQuery, StorageFault, StoreError, StoredFile};
 
 #[derive(Clone)]
 pub struct Store {
@@ -188,8 +188,8 @@ impl Store {
     /// is new. [`StoreError::NotTheOwner`] if someone else owns it; nothing is written then.
     /// Returns the version number.
     #[tracing::instrument(level = "debug", skip_all, fields(game = %upload.game_id))]
-    pub async fn publish_game_version(&self, upload: &NewGameVersion) -> Result<i64, StoreError> {
-        let (job, reply) = Job::new(upload.clone());
+    pub async fn publish_game_version(&self, upload: NewGameVersion) -> Result<i64, StoreError> {
+        let (job, reply) = Job::new(upload);
         let (_, version) = self.writer.write(Write::GameVersion(job), reply).await?;
         Ok(version)
     }
@@ -295,15 +295,16 @@ impl Store {
         }
     }
 
-    /// The page one version of a game ships, if that version exists and has one.
-    pub async fn game_frontend(
+    /// A file of one version's frontend, if there is one: its gzipped copy when `gzip` is
+    /// set and one is kept.
+    pub async fn frontend_file(
         &self,
-        game_id: &str,
-        version: i64,
-    ) -> Result<Option<String>, StoreError> {
+        file: &FileKey<'_>,
+        gzip: bool,
+    ) -> Result<Option<StoredFile>, StoreError> {
         match &self.database {
-            Database::Sqlite(db) => reads::game_frontend(&db.read, game_id, version).await,
-            Database::Postgres(db) => reads::game_frontend(&db.read, game_id, version).await,
+            Database::Sqlite(db) => reads::frontend_file(&db.read, file, gzip).await,
+            Database::Postgres(db) => reads::frontend_file(&db.read, file, gzip).await,
         }
     }
 }

@@ -8,7 +8,7 @@ use sqlx::Pool;
 use super::dialect::Dialect;
 use super::rows;
 use super::sql::Statement;
-use super::types::{Deadline, RoomQuery, StoreError};
+use super::types::{Deadline, FileKey, RoomQuery, StoreError, StoredFile};
 use crate::model::{Account, GameVersionRecord, Room, RoomEvent};
 
 /// Every room column of the room aliased `r`, named as [`rows::room`] reads them.
@@ -38,8 +38,10 @@ macro_rules! select_versions {
     ($tail:literal) => {
         concat!(
             "SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, \
-             v.format, v.sha256, v.frontend IS NOT NULL AS has_frontend, v.move_example, v.on_timeout, \
-             v.on_player_view, v.enumerate_moves, \
+             v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, \
+             (SELECT count(*) FROM game_frontend_files f \
+              WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, \
+             v.frontend_background, v.frontend_height, \
              v.created_at, g.owner_id, p.username AS owner_name, \
              g.created_at AS game_created_at \
              FROM game_versions v JOIN games g ON g.id = v.game_id \
@@ -63,8 +65,15 @@ const ONE_VERSION: &str = select_versions!(
 const GAME_SOURCE: &str =
     "SELECT source AS text FROM game_versions WHERE game_id = $1 AND version = $2";
 
-const GAME_FRONTEND: &str =
-    "SELECT frontend AS text FROM game_versions WHERE game_id = $1 AND version = $2";
+/// A file of a version's frontend (`$1` game, `$2` version, `$3` path): its gzipped copy when
+/// there is one.
+const FRONTEND_FILE_GZIP: &str =
+    "SELECT content_type, etag, coalesce(gzip, body) AS body, gzip IS NOT NULL AS gzipped \
+     FROM game_frontend_files WHERE game_id = $1 AND version = $2 AND path = $3";
+
+/// A file of a version's frontend as uploaded.
+const FRONTEND_FILE: &str = "SELECT content_type, etag, body, false AS gzipped \
+     FROM game_frontend_files WHERE game_id = $1 AND version = $2 AND path = $3";
 
 pub(super) async fn ping<D: Dialect>(pool: &Pool<D>) -> Result<(), StoreError> {
     D::execute(&mut *pool.acquire().await?, Statement::new("SELECT 1")).await
@@ -178,13 +187,23 @@ pub(super) async fn game_source<D: Dialect>(
     version_text(pool, GAME_SOURCE, game_id, version).await
 }
 
-/// The page one version of a game ships, if that version exists and has one.
-pub(super) async fn game_frontend<D: Dialect>(
+/// A file of one version's frontend, gzipped if `gzip` and a gzipped copy is kept.
+pub(super) async fn frontend_file<D: Dialect>(
     pool: &Pool<D>,
-    game_id: &str,
-    version: i64,
-) -> Result<Option<String>, StoreError> {
-    version_text(pool, GAME_FRONTEND, game_id, version).await
+    file: &FileKey<'_>,
+    gzip: bool,
+) -> Result<Option<StoredFile>, StoreError> {
+    let sql = if gzip {
+        FRONTEND_FILE_GZIP
+    } else {
+        FRONTEND_FILE
+    };
+    let statement = Statement::new(sql)
+        .bind(file.game_id)
+        .bind(file.version)
+        .bind(file.path);
+    let row = D::fetch_optional(&mut *pool.acquire().await?, statement).await?;
+    row.as_ref().map(rows::frontend_file::<D>).transpose()
 }
 
 /// The `text` column `sql` selects from one version of a game, if there is one.

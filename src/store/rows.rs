@@ -7,7 +7,7 @@
 use serde::de::DeserializeOwned;
 
 use super::sql::Sql;
-use super::types::StoreError;
+use super::types::{StoreError, StoredFile};
 use crate::game::{Clock, OptionalHooks, PlayerRef};
 use crate::model::{Account, EventKind, GameVersionRecord, Room, RoomEvent};
 
@@ -91,7 +91,9 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         max_players: D::int(row, "max_players")? as usize,
         format: D::text(row, "format")?,
         sha256: D::text(row, "sha256")?,
-        has_frontend: D::flag(row, "has_frontend")?,
+        frontend_files: D::int(row, "frontend_files")?,
+        frontend_background: D::maybe_text(row, "frontend_background")?,
+        frontend_height: D::maybe_int(row, "frontend_height")?.and_then(|h| u32::try_from(h).ok()),
         hooks: OptionalHooks {
             on_timeout: D::flag(row, "on_timeout")?,
             on_player_view: D::flag(row, "on_player_view")?,
@@ -106,6 +108,15 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         },
         published_at: D::text(row, "created_at")?,
         created_at: D::text(row, "game_created_at")?,
+    })
+}
+
+pub(super) fn frontend_file<D: Sql>(row: &D::Row) -> Result<StoredFile, StoreError> {
+    Ok(StoredFile {
+        content_type: D::text(row, "content_type")?,
+        etag: D::text(row, "etag")?,
+        body: D::bytes(row, "body")?,
+        gzipped: D::flag(row, "gzipped")?,
     })
 }
 

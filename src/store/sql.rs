@@ -25,6 +25,20 @@ pub(super) enum Arg {
     Int(i64),
     MaybeInt(Option<i64>),
     Flag(bool),
+    Bytes(Vec<u8>),
+    MaybeBytes(Option<Vec<u8>>),
+}
+
+impl From<Vec<u8>> for Arg {
+    fn from(value: Vec<u8>) -> Self {
+        Arg::Bytes(value)
+    }
+}
+
+impl From<Option<Vec<u8>>> for Arg {
+    fn from(value: Option<Vec<u8>>) -> Self {
+        Arg::MaybeBytes(value)
+    }
 }
 
 impl From<&str> for Arg {
@@ -138,6 +152,7 @@ pub(super) trait Sql: Database {
     fn int(row: &Self::Row, column: &str) -> Result<i64, StoreError>;
     fn maybe_int(row: &Self::Row, column: &str) -> Result<Option<i64>, StoreError>;
     fn flag(row: &Self::Row, column: &str) -> Result<bool, StoreError>;
+    fn bytes(row: &Self::Row, column: &str) -> Result<Vec<u8>, StoreError>;
 }
 
 impl<D> Sql for D
@@ -150,6 +165,9 @@ where
     for<'q> i64: Encode<'q, D> + Type<D>,
     for<'q> Option<i64>: Encode<'q, D> + Type<D>,
     for<'q> bool: Encode<'q, D> + Type<D>,
+    for<'q> Vec<u8>: Encode<'q, D> + Type<D>,
+    for<'q> Option<Vec<u8>>: Encode<'q, D> + Type<D>,
+    for<'r> Vec<u8>: Decode<'r, D>,
     for<'r> String: Decode<'r, D>,
     for<'r> i64: Decode<'r, D>,
     for<'r> bool: Decode<'r, D>,
@@ -193,6 +211,10 @@ where
     fn flag(row: &Self::Row, column: &str) -> Result<bool, StoreError> {
         Ok(row.try_get(column)?)
     }
+
+    fn bytes(row: &Self::Row, column: &str) -> Result<Vec<u8>, StoreError> {
+        Ok(row.try_get(column)?)
+    }
 }
 
 /// The sqlx query for `statement`, every argument bound.
@@ -204,6 +226,8 @@ where
     for<'a> i64: Encode<'a, D> + Type<D>,
     for<'a> Option<i64>: Encode<'a, D> + Type<D>,
     for<'a> bool: Encode<'a, D> + Type<D>,
+    for<'a> Vec<u8>: Encode<'a, D> + Type<D>,
+    for<'a> Option<Vec<u8>>: Encode<'a, D> + Type<D>,
 {
     let sql = match statement.sql {
         SqlText::Fixed(sql) => sql.into_sql_str(),
@@ -217,6 +241,8 @@ where
             Arg::Int(value) => query.bind(value),
             Arg::MaybeInt(value) => query.bind(value),
             Arg::Flag(value) => query.bind(value),
+            Arg::Bytes(value) => query.bind(value),
+            Arg::MaybeBytes(value) => query.bind(value),
         };
     }
     query

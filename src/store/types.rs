@@ -70,6 +70,24 @@ pub struct RoomCommit {
     pub lobby_change: Option<&'static str>,
 }
 
+/// One file of one version of a game's frontend.
+#[derive(Debug, Clone, Copy)]
+pub struct FileKey<'a> {
+    pub game_id: &'a str,
+    pub version: i64,
+    pub path: &'a str,
+}
+
+/// A frontend file as stored, ready to send.
+#[derive(Debug, Clone)]
+pub struct StoredFile {
+    pub content_type: String,
+    pub etag: String,
+    pub body: Vec<u8>,
+    /// Whether `body` is the gzipped copy.
+    pub gzipped: bool,
+}
+
 /// A lobby query. Private rooms are only included when `include_private` is set, and then only
 /// those of `player` (the API sets it when a player lists their own rooms).
 #[derive(Debug, Clone, Default)]

@@ -13,7 +13,7 @@ use super::rows;
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
 use crate::game::{BotLevel, PlayerRef};
-use crate::model::{Account, NewGameVersion};
+use crate::model::{Account, FrontendSource, NewGameVersion};
 
 /// What a caller of the writer gets back: its write (which the queue owned meanwhile) and
 /// what it produced, once durable.
@@ -237,10 +237,10 @@ pub(super) async fn publish<D: Dialect>(
     }
     let insert = Statement::new(
         "INSERT INTO game_versions (game_id, version, name, description, min_players, \
-         max_players, format, source, sha256, created_at, frontend, move_example, on_timeout, \
-         on_player_view, enumerate_moves) \
+         max_players, format, source, sha256, created_at, move_example, on_timeout, \
+         on_player_view, enumerate_moves, frontend_background, frontend_height) \
          SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-         $12, $13, $14 \
+         $12, $13, $14, $15 \
          FROM game_versions WHERE game_id = $1 RETURNING version",
     )
     .bind(upload.game_id.as_str())
@@ -252,16 +252,63 @@ pub(super) async fn publish<D: Dialect>(
     .bind(upload.source.as_str())
     .bind(upload.sha256.as_str())
     .bind(upload.created_at.as_str())
-    .bind(upload.frontend.clone())
     .bind(upload.move_example.clone())
     .bind(upload.hooks.on_timeout)
     .bind(upload.hooks.on_player_view)
-    .bind(upload.hooks.enumerate_moves);
-    match D::fetch_optional(conn, insert).await? {
-        Some(row) => D::int(&row, "version"),
-        None => Err(StoreError::Corrupt(
-            "a version insert returned nothing".into(),
-        )),
+    .bind(upload.hooks.enumerate_moves)
+    .bind(upload.frontend_background.clone())
+    .bind(upload.frontend_height.map(i64::from));
+    let version = match D::fetch_optional(conn, insert).await? {
+        Some(row) => D::int(&row, "version")?,
+        None => {
+            return Err(StoreError::Corrupt(
+                "a version insert returned nothing".into(),
+            ))
+        }
+    };
+    insert_frontend::<D>(conn, &upload.game_id, version, &upload.frontend).await?;
+    Ok(version)
+}
+
+/// Stores a new version's frontend files in the transaction that publishes it.
+async fn insert_frontend<D: Dialect>(
+    conn: &mut D::Connection,
+    game_id: &str,
+    version: i64,
+    frontend: &FrontendSource,
+) -> Result<(), StoreError> {
+    match frontend {
+        FrontendSource::None => Ok(()),
+        FrontendSource::CopyOf(previous) => {
+            let copy = Statement::new(
+                "INSERT INTO game_frontend_files \
+                 (game_id, version, path, content_type, etag, body, gzip) \
+                 SELECT game_id, $2, path, content_type, etag, body, gzip \
+                 FROM game_frontend_files WHERE game_id = $1 AND version = $3",
+            )
+            .bind(game_id)
+            .bind(version)
+            .bind(*previous);
+            D::execute(conn, copy).await
+        }
+        FrontendSource::Files(files) => {
+            for file in files {
+                let insert = Statement::new(
+                    "INSERT INTO game_frontend_files \
+                     (game_id, version, path, content_type, etag, body, gzip) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(game_id)
+                .bind(version)
+                .bind(file.path.as_str())
+                .bind(file.content_type)
+                .bind(file.etag.as_str())
+                .bind(file.body.clone())
+                .bind(file.gzip.clone());
+                D::execute(conn, insert).await?;
+            }
+            Ok(())
+        }
     }
 }
 

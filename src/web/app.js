@@ -491,17 +491,29 @@ function report(result) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A game's own page: framed with sandbox="allow-scripts" (never allow-same-origin), so it runs
-// in an opaque origin that cannot reach this page, its storage or the token. It talks to this
-// page only by postMessage, and this page listens only to that frame's window:
+// A game's own page: its version's folder, framed with sandbox="allow-scripts" (never
+// allow-same-origin), so it runs in an opaque origin that cannot reach this page, its storage
+// or the token. It talks to this page only by postMessage, and this page listens only to that
+// frame's window. Two protocols, one listener: the first message a frame sends decides which
+// it speaks, and a replaced or reloaded frame starts again.
+//
+// Turnhouse's own messages:
 //   page -> frame  {type: "turnhouse:state", room, you}   on load and on every version
 //   frame -> page  {type: "turnhouse:ready"}              asks for the state again
 //   frame -> page  {type: "turnhouse:move", move}         sent as the viewer's move, answered by
 //   page -> frame  {type: "turnhouse:result", ok, problem}
+//
+// penpal's (v5 and v6), which @urturn/client speaks: the frame sends {penpal: "syn"}, the page
+// answers "synAck" with its methods (getLocalPlayer, makeMove, getServerTimeOffsetMS), the
+// frame "ack" with its own (stateChanged); then "call" / "reply" by id, both ways. No state
+// is sent before the "ack".
 
 /** Moves from the frame waiting for an answer; past this, the frame is told to slow down. */
 const FRAME_MOVES_IN_FLIGHT = 4;
 let frameMoves = 0;
+
+/** The frame's window and what it has said: {window, protocol: null | "turnhouse" | "penpal", acked}. */
+let frameLink = null;
 
 function gameFrame() {
   return document.getElementById('game-frame');
@@ -515,49 +527,170 @@ function drawFrame(board, room) {
       id: 'game-frame', class: 'game-frame', src, sandbox: 'allow-scripts',
       title: `${currentGame.name}: the game's own page`, dataset: { src },
     });
-    frame.addEventListener('load', postState);
+    // The author's background shows through a page that paints none; the height is theirs,
+    // within what the screen can show (see app.css).
+    frame.style.background = currentGame.frontendBackground || 'white';
+    frame.style.setProperty('--frame-height', `${currentGame.frontendHeight || 600}px`);
+    frame.addEventListener('load', () => {
+      // A frame that has said nothing yet is sent Turnhouse's state, as before it could choose.
+      if (!frameLink || frameLink.window !== frame.contentWindow || !frameLink.protocol) postState();
+    });
+    frameLink = null;
     board.replaceChildren(frame);
+    board.classList.add('framed');
   }
   postState();
 }
 
+/** The link to the frame that sent `source`, started anew when the frame is a new window. */
+function linkFor(source) {
+  const frame = gameFrame();
+  if (!frame || !frame.contentWindow || source !== frame.contentWindow) return null;
+  if (!frameLink || frameLink.window !== source) frameLink = { window: source, protocol: null, acked: false };
+  return frameLink;
+}
+
+/** Sends the room to the frame, in the protocol it speaks. */
 function postState() {
   const frame = gameFrame();
   if (!frame || !frame.contentWindow || !current) return;
+  const link = frameLink && frameLink.window === frame.contentWindow ? frameLink : null;
+  if (link && link.protocol === 'penpal') {
+    if (link.acked && link.methods.includes('stateChanged')) {
+      penpalCall(link, 'stateChanged', [urturnRoomState(current)]);
+    }
+    return;
+  }
   const mine = me();
   const you = mine ? current.players.find((p) => p.id === mine.id) || null : null;
   // The frame's origin is opaque ("null"), so no narrower target can be named; what is sent
-  // is what any watcher of the room may see, and never the token.
+  // is what this viewer may see of the room, and never the token.
   frame.contentWindow.postMessage({ type: 'turnhouse:state', room: current, you: you && { id: you.id, username: you.username } }, '*');
 }
 
-function answerFrame(frame, ok, problem) {
-  frame.contentWindow.postMessage({ type: 'turnhouse:result', ok, problem: problem || null }, '*');
-}
-
-async function moveFromFrame(frame, move) {
+/** A move from the frame, as the viewer's: resolves to {ok, problem}, never throws. */
+async function moveFromFrame(move) {
   if (frameMoves >= FRAME_MOVES_IN_FLIGHT) {
-    return answerFrame(frame, false, {
-      status: 429, code: 'too_many_moves', detail: 'Moves are already on their way; wait for their answers.',
-    });
+    return {
+      ok: false,
+      problem: { status: 429, code: 'too_many_moves', detail: 'Moves are already on their way; wait for their answers.' },
+    };
   }
   frameMoves += 1;
   try {
     const result = await send(move);
-    answerFrame(frame, result.ok, result.ok ? null : result.data);
+    return { ok: result.ok, problem: result.ok ? null : result.data };
   } finally {
     frameMoves -= 1;
   }
 }
 
-window.addEventListener('message', (event) => {
-  const frame = gameFrame();
-  if (!frame || event.source !== frame.contentWindow) return;
-  const message = event.data;
-  if (!message || typeof message !== 'object') return;
+// Turnhouse's own protocol.
+async function onTurnhouseMessage(link, message) {
   if (message.type === 'turnhouse:ready') postState();
-  else if (message.type === 'turnhouse:move') moveFromFrame(frame, message.move);
+  else if (message.type === 'turnhouse:move') {
+    const { ok, problem } = await moveFromFrame(message.move);
+    link.window.postMessage({ type: 'turnhouse:result', ok, problem: problem || null }, '*');
+  }
+}
+
+// penpal's protocol, for @urturn/client.
+const PENPAL_METHODS = ['getLocalPlayer', 'makeMove', 'getServerTimeOffsetMS'];
+let penpalCalls = 0;
+
+function penpalCall(link, methodName, args) {
+  penpalCalls += 1;
+  link.window.postMessage({ penpal: 'call', id: `turnhouse-${penpalCalls}`, methodName, args }, '*');
+}
+
+/** The room as UrTurn's client expects it, as this viewer may see it. */
+function urturnRoomState(room) {
+  return {
+    players: room.players.map(({ id, username }) => ({ id, username })),
+    joinable: room.joinable,
+    finished: room.finished,
+    state: room.state,
+    version: room.version,
+    roomStartContext: { private: Boolean(room.private) },
+  };
+}
+
+/** Who the frame's player is: the signed-in player, or a watcher no player is. */
+function localPlayer() {
+  const mine = me();
+  return mine ? { id: mine.id, username: mine.username } : { id: 'watcher', username: 'watcher' };
+}
+
+const penpalMethods = {
+  getLocalPlayer: async () => localPlayer(),
+  async makeMove(move) {
+    const { ok, problem } = await moveFromFrame(move);
+    if (ok) return { success: true };
+    const name = (problem && (problem.reason || problem.code)) || 'error';
+    return { error: { name, message: (problem && problem.detail) || 'The move was not made.' } };
+  },
+  getServerTimeOffsetMS: async () => serverClock.offset(),
+};
+
+async function onPenpalMessage(link, message) {
+  if (message.penpal === 'syn') {
+    // A frame that loads again says syn again: its earlier connection is gone.
+    Object.assign(link, { acked: false, methods: [] });
+    link.window.postMessage({ penpal: 'synAck', methodNames: PENPAL_METHODS }, '*');
+  } else if (message.penpal === 'ack') {
+    link.acked = true;
+    link.methods = Array.isArray(message.methodNames) ? message.methodNames : [];
+    serverClock.keepFresh();
+    postState();
+  } else if (message.penpal === 'call' && link.acked) {
+    const method = Object.hasOwn(penpalMethods, message.methodName) ? penpalMethods[message.methodName] : null;
+    let reply;
+    if (!method) {
+      reply = {
+        resolution: 'rejected', returnValueIsError: true,
+        returnValue: { name: 'Error', message: `The page has no method ${String(message.methodName)}.` },
+      };
+    } else {
+      reply = { resolution: 'fulfilled', returnValue: await method(...(Array.isArray(message.args) ? message.args : [])) };
+    }
+    link.window.postMessage({ penpal: 'reply', id: message.id, ...reply }, '*');
+  }
+  // Replies to stateChanged need no answer.
+}
+
+window.addEventListener('message', (event) => {
+  const link = linkFor(event.source);
+  const message = event.data;
+  if (!link || !message || typeof message !== 'object') return;
+  const protocol = typeof message.penpal === 'string' ? 'penpal'
+    : typeof message.type === 'string' && message.type.startsWith('turnhouse:') ? 'turnhouse' : null;
+  if (!protocol) return;
+  if (!link.protocol) link.protocol = protocol;
+  if (link.protocol !== protocol) return;
+  if (protocol === 'penpal') onPenpalMessage(link, message);
+  else onTurnhouseMessage(link, message);
 });
+
+/**
+ * The offset from this browser's clock to the server's, in milliseconds (Cristian's
+ * algorithm: half the round trip is taken as the way back). A frame may ask twice a second;
+ * the server is asked at most once a minute, and only while a frame listens.
+ */
+const serverClock = {
+  value: 0,
+  measuredAt: 0,
+  pending: null,
+  offset() { this.keepFresh(); return this.value; },
+  keepFresh() {
+    if (this.pending || Date.now() - this.measuredAt < 60_000) return;
+    const sent = Date.now();
+    this.pending = api.serverTime().then((now) => {
+      const received = Date.now();
+      this.value = Math.round(now + (received - sent) / 2 - received);
+      this.measuredAt = received;
+    }).catch(() => { this.measuredAt = Date.now() - 50_000; }).finally(() => { this.pending = null; });
+  },
+};
 
 function cellButton(label, mark, { disabled, win, onclick, data }) {
   return el('button', {

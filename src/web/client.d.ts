@@ -30,6 +30,10 @@ export interface Game {
   publishedAt: string | null;
   /** Whether the game ships its own page (see Turnhouse.frontendUrl). */
   hasFrontend: boolean;
+  /** Uploaded games: the CSS colour behind the frame of the game's page ("white" by default). */
+  frontendBackground?: string;
+  /** Uploaded games: the height of the frame of the game's page, in pixels (600 by default). */
+  frontendHeight?: number;
   /** A move as the game expects it, when the game gives one. */
   moveExample: Json | null;
   /** Whether the game exports `onTimeout`, so that its rooms may have a clock. */
@@ -41,13 +45,18 @@ export interface Game {
 export interface GameUpload {
   /** The four hooks; left out, the previous version's are kept. */
   source?: string;
-  /** One HTML document (scripts and styles inline); null removes it. */
+  /** One HTML document (scripts and styles inline); null removes it. A build folder is sent
+   * as a FormData upload instead. */
   frontend?: string | null;
   moveExample?: Json | null;
   name?: string;
   description?: string;
   minPlayers?: number;
   maxPlayers?: number;
+  /** A CSS colour behind the frame of the game's page. */
+  frontendBackground?: string;
+  /** The height of the frame of the game's page, in pixels (200 to 2,000). */
+  frontendHeight?: number;
 }
 
 export interface Room {
@@ -164,9 +173,10 @@ export declare class Turnhouse {
 
   games(): Promise<Game[]>;
   game(id: string, options?: { version?: number }): Promise<Game>;
-  publishGame(id: string, upload: GameUpload): Promise<Game>;
+  publishGame(id: string, upload: GameUpload | FormData): Promise<Game>;
   gameSource(id: string, options?: { version?: number }): Promise<string>;
   frontendUrl(id: string, version?: number | null): string;
+  serverTime(): Promise<number>;
 
   rooms(filters?: RoomFilters): Promise<RoomPage>;
   room(id: string): Promise<Room>;

@@ -69,8 +69,10 @@ export class Turnhouse {
 
   /**
    * Publishes a game (the first upload creates it) or its next version. `upload` is
-   * {source?, frontend?, moveExample?, name?, description?, minPlayers?, maxPlayers?}: what
-   * is left out keeps the previous version's value; `frontend: null` removes the page.
+   * {source?, frontend?, moveExample?, name?, description?, minPlayers?, maxPlayers?,
+   * frontendBackground?, frontendHeight?}: what is left out keeps the previous version's
+   * value; `frontend: null` removes the page. Or a FormData with a `source` file, a `frontend`
+   * file (one .html, or a build folder as a .zip or .tar.gz) and the settings as fields.
    */
   async publishGame(id, upload) {
     return this.#call('PUT', `/games/${encodeURIComponent(id)}`, { body: upload });
@@ -81,9 +83,19 @@ export class Turnhouse {
     return this.#call('GET', `/games/${encodeURIComponent(id)}/source${query({ version })}`, { text: true });
   }
 
-  /** Where a version's own page is served (sandboxed; frame it with sandbox="allow-scripts"). */
+  /**
+   * Where a version's own page is served (sandboxed; frame it with sandbox="allow-scripts"):
+   * the version's folder, or without a version the latest page.
+   */
   frontendUrl(id, version) {
-    return `${this.baseUrl}/games/${encodeURIComponent(id)}/frontend${query({ version })}`;
+    const game = encodeURIComponent(id);
+    if (version === undefined || version === null) return `${this.baseUrl}/games/${game}/frontend`;
+    return `${this.baseUrl}/games/${game}/versions/${encodeURIComponent(version)}/frontend/`;
+  }
+
+  /** The server's clock, in milliseconds since 1970. */
+  async serverTime() {
+    return (await this.#call('GET', '/time', { auth: false })).now;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -215,7 +227,9 @@ export class Turnhouse {
     const sent = { ...headers };
     if (auth && this.token) sent.Authorization = `Bearer ${this.token}`;
     let payload;
-    if (body !== undefined) {
+    if (typeof FormData !== 'undefined' && body instanceof FormData) {
+      payload = body; // the browser sets multipart/form-data with its boundary
+    } else if (body !== undefined) {
       sent['Content-Type'] = 'application/json';
       payload = JSON.stringify(body);
     }

@@ -1,0 +1,196 @@
+//! A game version's own page: its files, served so that nothing they hold can run outside
+//! their sandbox. Every response carries a policy that makes it an opaque origin (`sandbox
+//! allow-scripts`, even when opened on its own) with no network at all (`connect-src 'none'`),
+//! and that loads scripts, styles, images, fonts and media only from that version's folder
+//! (and inline, as builds do). A version never changes, so its files are cached for good.
+
+use actix_web::http::header::{self, ContentEncoding};
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use super::extract::{etag, matches_if_none_match};
+use super::games::version_param;
+use super::{ApiError, AppContext};
+use crate::engine::EngineError;
+use crate::frontend::INDEX;
+use crate::store::{FileKey, StoredFile};
+
+/// The single-page route's policy: one document, everything inline, nothing loaded.
+const PAGE_POLICY: &str = "sandbox allow-scripts; default-src 'none'; \
+     script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; \
+     connect-src 'none'";
+
+/// A version's files never change: a browser keeps them as long as it likes.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// `GET /games/{id}/frontend[?version=N]`: a version's page (the latest by default) when it is
+/// one document, as before build folders; a folder is redirected to, so that its relative
+/// links resolve.
+pub(super) async fn page(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let game = path.into_inner();
+    let (version, page) = context
+        .engine
+        .game_frontend(&game, version_param(&req)?)
+        .await?;
+    let Some(page) = page else {
+        return Ok(HttpResponse::TemporaryRedirect()
+            .insert_header((header::LOCATION, folder_path(&game, version)))
+            .finish());
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, page.content_type))
+        .insert_header(("Content-Security-Policy", PAGE_POLICY))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header((header::ETAG, etag(version)))
+        .body(page.body))
+}
+
+/// `GET /games/{id}/versions/{n}/frontend`: the folder is at `…/frontend/`, where relative
+/// links resolve inside it.
+pub(super) async fn folder(path: web::Path<(String, String)>) -> Result<HttpResponse, ApiError> {
+    let (game, version) = path.into_inner();
+    let version = version_in_path(&game, &version)?;
+    Ok(HttpResponse::PermanentRedirect()
+        .insert_header((header::LOCATION, folder_path(&game, version)))
+        .finish())
+}
+
+/// `GET /games/{id}/versions/{n}/frontend/{path}`: one file of a version's frontend
+/// (`index.html` for the folder itself), gzipped when the client takes it and a copy is kept.
+pub(super) async fn file(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    path: web::Path<(String, String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (game, version, mut file) = path.into_inner();
+    let version = version_in_path(&game, &version)?;
+    if file.is_empty() || file.ends_with('/') {
+        file.push_str(INDEX);
+    }
+    let key = FileKey {
+        game_id: &game,
+        version,
+        path: &file,
+    };
+    let stored = context
+        .engine
+        .frontend_file(key, accepts_gzip(&req))
+        .await?;
+    let tag = if stored.gzipped {
+        gzip_tag(&stored.etag)
+    } else {
+        stored.etag.clone()
+    };
+    let unchanged = matches_if_none_match(&req, &tag)
+        || matches_if_none_match(&req, &stored.etag)
+        || matches_if_none_match(&req, &gzip_tag(&stored.etag));
+    let mut response = if unchanged {
+        HttpResponse::NotModified()
+    } else {
+        HttpResponse::Ok()
+    };
+    response
+        .insert_header((header::ETAG, tag))
+        .insert_header((header::CACHE_CONTROL, IMMUTABLE))
+        .insert_header((header::VARY, "Accept-Encoding"))
+        .insert_header((
+            "Content-Security-Policy",
+            folder_policy(&req, &game, version),
+        ))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        // The frame's origin is opaque, so a module script or a font it loads (requests in
+        // CORS mode) comes from another origin: every origin may read these public files.
+        .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"));
+    if unchanged {
+        return Ok(response.finish());
+    }
+    let StoredFile {
+        content_type,
+        body,
+        gzipped,
+        ..
+    } = stored;
+    response.insert_header((header::CONTENT_TYPE, content_type));
+    // Either way the body goes as it is: gzipped once at upload, or not worth compressing.
+    response.insert_header(if gzipped {
+        ContentEncoding::Gzip
+    } else {
+        ContentEncoding::Identity
+    });
+    Ok(response.body(body))
+}
+
+/// The version number in a path; one that is not a version is not found.
+fn version_in_path(game: &str, text: &str) -> Result<i64, ApiError> {
+    match text.parse::<i64>() {
+        Ok(version) if version >= 1 => Ok(version),
+        _ => Err(EngineError::GameVersionNotFound {
+            game: game.to_owned(),
+            version: text.parse().unwrap_or(0),
+        }
+        .into()),
+    }
+}
+
+fn folder_path(game: &str, version: i64) -> String {
+    format!("/games/{game}/versions/{version}/frontend/")
+}
+
+/// The entity tag of a file's gzipped copy: a different representation, a different tag.
+fn gzip_tag(tag: &str) -> String {
+    format!("{}-gzip\"", tag.trim_end_matches('"'))
+}
+
+/// Whether `Accept-Encoding` takes gzip (by name or `*`, with a weight above zero).
+fn accepts_gzip(req: &HttpRequest) -> bool {
+    let Some(value) = req
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    value.split(',').any(|item| {
+        let mut parts = item.split(';');
+        let coding = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let weight = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .filter_map(|q| q.trim().parse::<f32>().ok())
+            .next()
+            .unwrap_or(1.0);
+        ["gzip", "x-gzip", "*"].contains(&coding.as_str()) && weight > 0.0
+    })
+}
+
+/// The policy of a version's files: an opaque origin with no network, loading code, styles and
+/// media only from this version's folder (and inline). Paths in a policy need a host, so the
+/// folder is named with the request's own `Host` (never a forwarded one, which a client could
+/// set to poison a cache); `http:` also matches the same folder over `https:`.
+fn folder_policy(req: &HttpRequest, game: &str, version: i64) -> String {
+    let folder = match host(req) {
+        Some(host) => format!("http://{host}{}", folder_path(game, version)),
+        None => "'self'".to_owned(),
+    };
+    format!(
+        "sandbox allow-scripts; default-src 'none'; \
+         script-src {folder} 'unsafe-inline' 'unsafe-eval'; style-src {folder} 'unsafe-inline'; \
+         img-src {folder} data: blob:; font-src {folder} data:; media-src {folder} data: blob:; \
+         manifest-src {folder}; connect-src 'none'; form-action 'none'; base-uri 'none'"
+    )
+}
+
+/// The request's `Host`, when it is one a policy can hold.
+fn host(req: &HttpRequest) -> Option<&str> {
+    let host = req.headers().get(header::HOST)?.to_str().ok()?;
+    let plain = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c));
+    plain.then_some(host)
+}
