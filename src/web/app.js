@@ -269,18 +269,25 @@ function uploadCard() {
   const id = el('input', { id: 'upload-id', required: true, placeholder: 'my-game', pattern: '[a-z0-9][a-z0-9\\-]{1,39}' });
   const name = el('input', { id: 'upload-name', placeholder: 'My Game (optional)' });
   const file = el('input', { id: 'upload-file', type: 'file', accept: '.js,.mjs,.cjs,text/javascript', required: true });
-  const page = el('input', { id: 'upload-frontend', type: 'file', accept: '.html,.htm,text/html' });
+  const page = el('input', { id: 'upload-frontend', type: 'file', accept: '.html,.htm,.zip,.tar.gz,.tgz,text/html,application/zip,application/gzip' });
+  const folder = el('input', { id: 'upload-folder', type: 'file', webkitdirectory: true, multiple: true });
   const form = el('form', {
     id: 'upload-form',
     onsubmit: async (event) => {
       event.preventDefault();
       const chosen = file.files[0];
       if (!chosen) return setMessage(message, 'Pick a .js file first.', 'error');
-      const upload = { source: await chosen.text() };
-      if (name.value.trim()) upload.name = name.value.trim();
-      if (page.files[0]) upload.frontend = await page.files[0].text();
+      const upload = new FormData();
+      upload.append('source', chosen, chosen.name);
+      if (name.value.trim()) upload.append('name', name.value.trim());
+      if (folder.files.length) upload.append('frontend', await zipFolder([...folder.files]), 'build.zip');
+      else if (page.files[0]) upload.append('frontend', page.files[0], page.files[0].name);
+      setMessage(message, 'Uploading…');
       const result = await attempt(() => api.publishGame(id.value.trim(), upload));
-      if (!result.ok) return setMessage(message, problemText(result), 'error');
+      if (!result.ok) {
+        const entry = result.data && result.data.entry ? ` (${result.data.entry})` : '';
+        return setMessage(message, `${problemText(result)}${entry}`, 'error');
+      }
       setMessage(message, `Published ${result.data.name}, version ${result.data.version}.`, 'ok');
       refreshLobby(document.getElementById('lobby-message'));
     },
@@ -288,12 +295,67 @@ function uploadCard() {
   el('label', { for: 'upload-id' }, 'Game id'), el('div', { class: 'row' }, id),
   el('label', { for: 'upload-name' }, 'Name'), el('div', { class: 'row' }, name),
   el('label', { for: 'upload-file' }, 'JavaScript file (four hooks)'), el('div', { class: 'row' }, file),
-  el('label', { for: 'upload-frontend' }, 'Its own page (one HTML file, optional)'), el('div', { class: 'row' }, page),
+  el('label', { for: 'upload-frontend' }, 'Its own page, optional: one HTML file, or a build folder as .zip or .tar.gz'),
+  el('div', { class: 'row' }, page),
+  el('label', { for: 'upload-folder' }, '…or the build folder itself'), el('div', { class: 'row' }, folder),
   el('div', { class: 'row' }, el('button', { id: 'upload', type: 'submit' }, 'Upload')),
   el('p', { class: 'muted' }, 'Uploading to an id you own publishes a new version; rooms keep the version they started with.'),
   message);
   return el('section', { class: 'card', 'aria-labelledby': 'upload-title' },
     el('h2', { id: 'upload-title' }, 'Upload a game'), form);
+}
+
+/**
+ * A chosen folder as one .zip (stored, not compressed: the server gzips what pays), with the
+ * paths the browser gives (`build/index.html`); the server takes off the single top folder.
+ */
+async function zipFolder(files) {
+  const encoder = new TextEncoder();
+  const parts = [];
+  const central = [];
+  let offset = 0;
+  for (const file of files) {
+    const path = encoder.encode(file.webkitRelativePath || file.name);
+    const data = new Uint8Array(await file.arrayBuffer());
+    const crc = crc32(data);
+    const local = zipHeader(0x04034b50, [[20, 2], [0x0800, 2], [0, 2], [0, 4], [crc, 4], [data.length, 4], [data.length, 4], [path.length, 2], [0, 2]]);
+    central.push(zipHeader(0x02014b50, [[20, 2], [20, 2], [0x0800, 2], [0, 2], [0, 4], [crc, 4], [data.length, 4], [data.length, 4],
+      [path.length, 2], [0, 2], [0, 2], [0, 2], [0, 2], [0, 4], [offset, 4]]), path);
+    parts.push(local, path, data);
+    offset += local.length + path.length + data.length;
+  }
+  const size = central.reduce((n, part) => n + part.length, 0);
+  const end = zipHeader(0x06054b50, [[0, 2], [0, 2], [files.length, 2], [files.length, 2], [size, 4], [offset, 4], [0, 2]]);
+  return new Blob([...parts, ...central, end], { type: 'application/zip' });
+}
+
+/** A zip record: its signature, then little-endian fields of [value, bytes]. */
+function zipHeader(signature, fields) {
+  const bytes = new Uint8Array(4 + fields.reduce((n, [, width]) => n + width, 0));
+  const view = new DataView(bytes.buffer);
+  view.setUint32(0, signature, true);
+  let at = 4;
+  for (const [value, width] of fields) {
+    if (width === 2) view.setUint16(at, value, true);
+    else view.setUint32(at, value >>> 0, true);
+    at += width;
+  }
+  return bytes;
+}
+
+let crcTable = null;
+function crc32(data) {
+  if (!crcTable) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n += 1) {
+      let c = n;
+      for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let crc = 0xffffffff;
+  for (let i = 0; i < data.length; i += 1) crc = crcTable[(crc ^ data[i]) & 255] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -294,19 +294,19 @@ async fn put_game(app: &TestApp, author: &TestPlayer, id: &str, body: Value) -> 
 async fn a_game_ships_its_own_page_which_is_served_sandboxed_per_version() {
     let app = TestApp::spawn().await;
     let author = app.register(&unique("author")).await;
-    let page = example("frontends/connect-four.html");
-    let hooks = example("connect-four.js");
+    let page = example("frontends/tictactoe.html");
+    let hooks = example("tictactoe.js");
     let first = put_game(
         &app,
         &author,
         "c4",
-        json!({"source": hooks, "frontend": page, "moveExample": {"column": 3}}),
+        json!({"source": hooks, "frontend": page, "moveExample": {"x": 1, "y": 1}}),
     )
     .await;
     assert_eq!(first.status(), StatusCode::CREATED);
     let first: Value = first.json().await.unwrap();
     assert_eq!(first["hasFrontend"], true);
-    assert_eq!(first["moveExample"], json!({"column": 3}));
+    assert_eq!(first["moveExample"], json!({"x": 1, "y": 1}));
 
     let served = app.get("/games/c4/frontend?version=1").await;
     assert_eq!(served.status(), StatusCode::OK);
@@ -338,7 +338,7 @@ async fn a_game_ships_its_own_page_which_is_served_sandboxed_per_version() {
     let second: Value = second.json().await.unwrap();
     assert_eq!(second["version"], 2);
     assert_eq!(second["sha256"], first["sha256"]);
-    assert_eq!(second["moveExample"], json!({"column": 3}), "kept");
+    assert_eq!(second["moveExample"], json!({"x": 1, "y": 1}), "kept");
     let source = app.get("/games/c4/source?version=2").await;
     assert_eq!(source.text().await.unwrap(), hooks);
     let latest = app.get("/games/c4/frontend").await;
@@ -353,7 +353,7 @@ async fn a_game_ships_its_own_page_which_is_served_sandboxed_per_version() {
         &app,
         &author,
         "c4",
-        json!({"source": example("tictactoe.js")}),
+        json!({"source": example("connect-four.js")}),
     )
     .await;
     let third: Value = third.json().await.unwrap();

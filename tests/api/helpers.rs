@@ -259,6 +259,24 @@ impl TestApp {
         author
     }
 
+    /// Uploads a game as a form (`query` holds any settings for the query string), as
+    /// `curl -F source=@… -F frontend=@…` would.
+    pub async fn upload_form(
+        &self,
+        author: &TestPlayer,
+        id: &str,
+        query: &str,
+        form: reqwest::multipart::Form,
+    ) -> Response {
+        self.client
+            .put(format!("{}/games/{id}{query}", self.address))
+            .bearer_auth(&author.token)
+            .multipart(form)
+            .send()
+            .await
+            .expect("the server answers")
+    }
+
     /// Publishes `examples/<file>` as `id`; returns the id, for rooms of it.
     pub async fn publish_example(&self, file: &str, id: &str) -> String {
         self.publish(id, &example(file)).await;
@@ -270,6 +288,47 @@ impl TestApp {
 pub fn example(file: &str) -> String {
     std::fs::read_to_string(format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR")))
         .expect("the example exists")
+}
+
+/// A form part holding `bytes` as the file `name`.
+pub fn file_part(name: &str, bytes: Vec<u8>) -> reqwest::multipart::Part {
+    reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned())
+}
+
+/// A .zip of `entries` (path, content), deflated, as a build tool would make it.
+pub fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write;
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (path, body) in entries {
+        writer.start_file(*path, options).unwrap();
+        writer.write_all(body).unwrap();
+    }
+    writer.finish().unwrap().into_inner()
+}
+
+/// Every file below `dir`, as (path relative to it, content), in a stable order.
+pub fn folder_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let relative = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                files.push((relative, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
 }
 
 /// A username that no other test in this process uses.

@@ -9,6 +9,7 @@ mod cube;
 mod databases;
 mod errors;
 mod faults;
+mod frontend_folders;
 mod frontends;
 mod frontends_browser;
 mod hardening;
