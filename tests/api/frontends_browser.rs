@@ -17,13 +17,13 @@ use crate::webdriver::{Browser, Driver};
 
 /// A tiny HTTP server on another port (so another origin) that answers every request with
 /// `page`, and counts the connections it gets.
-struct OtherOrigin {
-    address: String,
+pub struct OtherOrigin {
+    pub address: String,
     connections: Arc<AtomicUsize>,
 }
 
 impl OtherOrigin {
-    fn serve(page: String) -> Self {
+    pub fn serve(page: String) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = format!("http://{}", listener.local_addr().unwrap());
         let connections = Arc::new(AtomicUsize::new(0));
@@ -48,7 +48,7 @@ impl OtherOrigin {
         }
     }
 
-    fn connections(&self) -> usize {
+    pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
 }

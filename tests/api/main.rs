@@ -30,5 +30,6 @@ mod sse_client;
 mod streams;
 mod test_games;
 mod tictactoe;
+mod urturn_browser;
 mod views;
 mod webdriver;
