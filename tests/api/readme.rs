@@ -73,7 +73,8 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         r#"{"shots":[1,1]}"#,
         r#"{"watcher_sees":[0,0]}"#,
         // The hosted Connect Four game: uploaded, refused out of turn, won by Alice.
-        r#"{"id":"connect-four","name":"Connect Four","version":1,"format":"module","owner":"alice"}"#,
+        r#"{"id":"connect-four","name":"Connect Four","version":1,"format":"module","owner":"alice","hasFrontend":true}"#,
+        r#"<script src="board.js">"#,
         r#""reason":"not_your_turn""#,
         r#"{"finished":true,"winner":"alice","line":[[0,3],[1,3],[2,3],[3,3]]}"#,
         r#"{"status":422,"code":"invalid_game_code","line":4"#,
@@ -88,9 +89,10 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         "{\"status\":401,\"code\":\"invalid_token\"}\n20",
         r#"{"code":"missing_token","requestId":"trace-42"}"#,
         "allow: POST, GET, HEAD, OPTIONS",
-        // A game's own page, as version 2 of Connect Four, and how it is served.
-        r#"{"version":2,"hasFrontend":true,"moveExample":{"column":3}}"#,
+        // Version 2 of Connect Four keeps its page, and how its files are served.
+        r#"{"version":2,"hasFrontend":true,"moveExample":{"column":3},"frontendHeight":520}"#,
         "content-security-policy: sandbox allow-scripts; default-src 'none';",
+        "cache-control: public, max-age=31536000, immutable",
         // A page on another origin may call the API.
         "access-control-allow-origin: *",
         "access-control-allow-methods: POST, OPTIONS",
