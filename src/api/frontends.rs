@@ -52,9 +52,14 @@ pub(super) async fn page(
 
 /// `GET /games/{id}/versions/{n}/frontend`: the folder is at `…/frontend/`, where relative
 /// links resolve inside it.
-pub(super) async fn folder(path: web::Path<(String, String)>) -> Result<HttpResponse, ApiError> {
+pub(super) async fn folder(
+    context: web::Data<AppContext>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
     let (game, version) = path.into_inner();
     let version = version_in_path(&game, &version)?;
+    // Only to a version that exists: anything else is answered here, by what is missing.
+    context.engine.game_listing(&game, Some(version)).await?;
     Ok(HttpResponse::PermanentRedirect()
         .insert_header((header::LOCATION, folder_path(&game, version)))
         .finish())

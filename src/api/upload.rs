@@ -273,8 +273,11 @@ fn form_setting(sent: &mut Sent, field: &str, text: String) -> Result<(), ApiErr
         "frontendBackground" => settings.frontend_background = Some(text),
         "frontendHeight" => settings.frontend_height = whole(&text)?,
         "moveExample" => {
-            let example = serde_json::from_str(&text)
-                .map_err(|e| ApiError::InvalidBody(format!("`moveExample` must be JSON: {e}")))?;
+            // A form field is text by its nature: text that is not JSON is a setting the game
+            // cannot take, as an oversized example is.
+            let example = serde_json::from_str(&text).map_err(|e| {
+                EngineError::InvalidGameSettings(format!("`moveExample` must be JSON: {e}"))
+            })?;
             sent.move_example = Carry::Set(example);
         }
         other => {

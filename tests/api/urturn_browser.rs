@@ -495,3 +495,69 @@ async fn the_pages_upload_form_takes_a_folder_or_an_archive_and_the_frame_fits_a
     assert_eq!(main.status(), StatusCode::OK);
     author.close().await;
 }
+
+/// An unmodified create-react-app build (`tests/urturn/cra/`: react-scripts 5, MUI's dark
+/// theme, @urturn/client, as UrTurn's templates make them) with `examples/tictactoe.js`, played
+/// to a win by two people. Installing react-scripts takes minutes, so the suite leaves it to
+/// `scripts/check-cra`, which builds the folder and runs this.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs tests/urturn/cra/build: run scripts/check-cra"]
+async fn an_unmodified_create_react_app_build_is_played_to_a_win() {
+    let build = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/urturn/cra/build");
+    assert!(
+        build.join("index.html").exists(),
+        "scripts/check-cra builds it first"
+    );
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.hook_limits.time_ms = 2_000;
+    })
+    .await;
+    let author = app.register(&unique("author")).await;
+    let form = Form::new()
+        .part(
+            "source",
+            file_part("index.js", example("tictactoe.js").into_bytes()),
+        )
+        .part("frontend", file_part("build.zip", zipped(&build)))
+        .text("frontendBackground", "#121212");
+    let response = app.upload_form(&author, "cra", "", form).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let driver = Driver::start().await;
+    let (alice, bob, alice_name, bob_name, room) = two_seated(&app, &driver, "cra").await;
+    frame_waits_for(&alice, "#me", &alice_name).await;
+    frame_waits_for(&bob, "#me", &bob_name).await;
+    bob.enter_frame("#game-frame").await;
+    bob.click("[data-cell=\"1,1\"]").await;
+    bob.wait_for_text("#error", "turn").await;
+    bob.leave_frame().await;
+    let moves = [
+        (&alice, &bob, "0,0", "X"),
+        (&bob, &alice, "1,0", "O"),
+        (&alice, &bob, "0,1", "X"),
+        (&bob, &alice, "1,1", "O"),
+        (&alice, &bob, "0,2", "X"),
+    ];
+    for (mover, other, cell, mark) in moves {
+        let css = format!("[data-cell=\"{cell}\"]");
+        mover.enter_frame("#game-frame").await;
+        mover.click(&css).await;
+        mover.leave_frame().await;
+        frame_waits_for(other, &css, mark).await;
+    }
+    alice.wait_for_text("#status", "You win!").await;
+    alice.screenshot("cra-won").await;
+    bob.screenshot("cra-lost").await;
+    let stored = app.room(&room).await;
+    assert_eq!(stored["state"]["winner"]["username"], alice_name.as_str());
+    for browser in [alice, bob] {
+        let console = browser.console().await;
+        let severe: Vec<&Value> = console
+            .iter()
+            .filter(|e| {
+                e["level"] == "SEVERE" && !e["message"].as_str().unwrap_or("").contains("422")
+            })
+            .collect();
+        assert!(severe.is_empty(), "{severe:?}");
+        browser.close().await;
+    }
+}
