@@ -223,10 +223,7 @@ async fn a_whole_cube_game_against_the_hard_bot() {
 async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_page() {
     // Three browsers share two cores with the other tests: hooks get room to run. What the
     // limit does is tested in sandbox.rs.
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.hook_limits.time_ms = 2_000;
-    })
-    .await;
+    let app = TestApp::spawn_for_browsers().await;
     let driver = Driver::start().await;
     let author = driver.browser("hosted-author").await;
     let friend = driver.browser("hosted-friend").await;
@@ -337,10 +334,7 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
 /// refusals) is shown as text: markup in it is never parsed, and no script in it runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn markup_in_names_states_and_refusals_is_shown_as_text_and_never_runs() {
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.hook_limits.time_ms = 2_000;
-    })
-    .await;
+    let app = TestApp::spawn_for_browsers().await;
     let author = app.register(&unique("author")).await;
     let hostile = |n: u32| {
         format!("<img src=x onerror=\"window.__pwned={n}\"><script>window.__pwned={n}</script>")

@@ -165,10 +165,7 @@ async fn frame_says(browser: &Browser, text: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uploaded_game_is_played_by_clicking_on_its_own_page() {
     // Two browsers share two cores with the other tests: hooks get room to run.
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.hook_limits.time_ms = 2_000;
-    })
-    .await;
+    let app = TestApp::spawn_for_browsers().await;
     publish_with_page(&app, "framed", &example("frontends/tictactoe.html")).await;
     let driver = Driver::start().await;
     let alice = driver.browser("own-page-alice").await;

@@ -53,6 +53,15 @@ impl TestApp {
     }
 
     /// A second server instance on this one's database, as in a scaled-out deployment.
+    /// A server for browser tests: browsers share two cores with the other tests, so hooks
+    /// get a second or two to run (what the limit does is tested in sandbox.rs).
+    pub async fn spawn_for_browsers() -> Self {
+        Self::spawn_configured(turnhouse::games::builtin(), |config| {
+            config.hook_limits.time_ms = 2_000;
+        })
+        .await
+    }
+
     pub async fn spawn_beside(&self, games: GameRegistry) -> Self {
         Self::spawn_on(self.database.clone(), games, |_| {}).await
     }

@@ -104,10 +104,7 @@ async fn two_seated(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_react_build_on_urturns_client_is_played_to_a_win_in_two_frames() {
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.hook_limits.time_ms = 2_000;
-    })
-    .await;
+    let app = TestApp::spawn_for_browsers().await;
     publish_urturn_game(&app, "urturn-ttt", "tictactoe.js").await;
     let driver = Driver::start().await;
     let (alice, bob, alice_name, bob_name, room) = two_seated(&app, &driver, "urturn-ttt").await;
@@ -236,10 +233,7 @@ async fn a_react_build_on_urturns_client_is_played_to_a_win_in_two_frames() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_seat_of_a_secret_game_sees_only_its_own_view_through_penpal() {
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.hook_limits.time_ms = 2_000;
-    })
-    .await;
+    let app = TestApp::spawn_for_browsers().await;
     publish_urturn_game(&app, "urturn-secret", "secret-words.js").await;
     let driver = Driver::start().await;
     let (alice, bob, alice_name, bob_name, room) = two_seated(&app, &driver, "urturn-secret").await;
@@ -408,10 +402,7 @@ async fn a_hostile_build_folder_gets_nothing_outside_its_sandbox() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_upload_form_takes_a_folder_or_an_archive_and_the_frame_fits_a_phone() {
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.hook_limits.time_ms = 2_000;
-    })
-    .await;
+    let app = TestApp::spawn_for_browsers().await;
     let driver = Driver::start().await;
     let author = driver.browser("upload-folder").await;
     sign_up(&author, &app, "author").await;
@@ -508,10 +499,7 @@ async fn an_unmodified_create_react_app_build_is_played_to_a_win() {
         build.join("index.html").exists(),
         "scripts/check-cra builds it first"
     );
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.hook_limits.time_ms = 2_000;
-    })
-    .await;
+    let app = TestApp::spawn_for_browsers().await;
     let author = app.register(&unique("author")).await;
     let form = Form::new()
         .part(
