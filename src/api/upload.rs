@@ -249,11 +249,8 @@ async fn read_form(mut form: Multipart) -> Result<Sent, ApiError> {
             }
         }
     }
-    if seen.is_empty() {
-        return Err(ApiError::InvalidBody(
-            "the form is empty: send at least `source` or `frontend`".into(),
-        ));
-    }
+    // An empty form changes nothing, as JSON `{}` does: the engine says what a first version
+    // lacks, or publishes the next version as the last one was.
     Ok(sent)
 }
 
