@@ -80,6 +80,31 @@ async fn frame_waits_for(browser: &Browser, css: &str, text: &str) {
     browser.leave_frame().await;
 }
 
+/// Alice (X) takes the top row while Bob (O) fills the middle one, each move clicked in the
+/// mover's frame and waited for in the other's. Where the page shows `makeMove`'s answer
+/// (`answer`), every move's is `{success: true}`.
+async fn play_the_top_row(alice: &Browser, bob: &Browser, answer: Option<&str>) {
+    let moves = [
+        (alice, bob, "0,0", "X"),
+        (bob, alice, "1,0", "O"),
+        (alice, bob, "0,1", "X"),
+        (bob, alice, "1,1", "O"),
+        (alice, bob, "0,2", "X"),
+    ];
+    for (mover, other, cell, mark) in moves {
+        let css = format!("[data-cell=\"{cell}\"]");
+        mover.enter_frame("#game-frame").await;
+        mover.click(&css).await;
+        if let Some(answer) = answer {
+            mover.wait_for_text(answer, "success").await;
+            let result: Value = serde_json::from_str(&mover.text(answer).await).unwrap();
+            assert_eq!(result, json!({"success": true}));
+        }
+        mover.leave_frame().await;
+        frame_waits_for(other, &css, mark).await;
+    }
+}
+
 /// Alice opens a private room of `game` from the lobby; Bob joins from its link.
 async fn two_seated(
     app: &TestApp,
@@ -155,23 +180,7 @@ async fn a_react_build_on_urturns_client_is_played_to_a_win_in_two_frames() {
     );
     assert!(result.get("success").is_none());
 
-    let moves = [
-        (&alice, &bob, "0,0", "X"),
-        (&bob, &alice, "1,0", "O"),
-        (&alice, &bob, "0,1", "X"),
-        (&bob, &alice, "1,1", "O"),
-        (&alice, &bob, "0,2", "X"),
-    ];
-    for (mover, other, cell, mark) in moves {
-        let css = format!("[data-cell=\"{cell}\"]");
-        mover.enter_frame("#game-frame").await;
-        mover.click(&css).await;
-        mover.wait_for_text("#result", "success").await;
-        let result: Value = serde_json::from_str(&mover.text("#result").await).unwrap();
-        assert_eq!(result, json!({"success": true}));
-        mover.leave_frame().await;
-        frame_waits_for(other, &css, mark).await;
-    }
+    play_the_top_row(&alice, &bob, Some("#result")).await;
     frame_waits_for(&alice, "#status", "You won!").await;
     frame_waits_for(&bob, "#status", &format!("{alice_name} won")).await;
     alice.wait_for_text("#status", "You win!").await;
@@ -518,20 +527,7 @@ async fn an_unmodified_create_react_app_build_is_played_to_a_win() {
     bob.click("[data-cell=\"1,1\"]").await;
     bob.wait_for_text("#error", "turn").await;
     bob.leave_frame().await;
-    let moves = [
-        (&alice, &bob, "0,0", "X"),
-        (&bob, &alice, "1,0", "O"),
-        (&alice, &bob, "0,1", "X"),
-        (&bob, &alice, "1,1", "O"),
-        (&alice, &bob, "0,2", "X"),
-    ];
-    for (mover, other, cell, mark) in moves {
-        let css = format!("[data-cell=\"{cell}\"]");
-        mover.enter_frame("#game-frame").await;
-        mover.click(&css).await;
-        mover.leave_frame().await;
-        frame_waits_for(other, &css, mark).await;
-    }
+    play_the_top_row(&alice, &bob, None).await;
     alice.wait_for_text("#status", "You win!").await;
     alice.screenshot("cra-won").await;
     bob.screenshot("cra-lost").await;
