@@ -409,6 +409,25 @@ async fn a_hostile_build_folder_gets_nothing_outside_its_sandbox() {
     browser.close().await;
 }
 
+/// Publishes `examples/connect-four.js` as `c4-folder` through the lobby's upload form, its
+/// page given to the input `page_input` (the archive or the folder picker), and waits for
+/// `published` ("version N") in the form's message.
+async fn upload_connect_four(
+    author: &Browser,
+    page_input: &str,
+    page: &std::path::Path,
+    published: &str,
+) {
+    let hooks = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/connect-four.js");
+    author.type_into("#upload-id", "c4-folder").await;
+    author
+        .type_into("#upload-file", hooks.to_str().unwrap())
+        .await;
+    author.type_into(page_input, page.to_str().unwrap()).await;
+    author.click("#upload").await;
+    author.wait_for_text("#upload-message", published).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_upload_form_takes_a_folder_or_an_archive_and_the_frame_fits_a_phone() {
     let app = TestApp::spawn_for_browsers().await;
@@ -419,18 +438,7 @@ async fn the_pages_upload_form_takes_a_folder_or_an_archive_and_the_frame_fits_a
 
     // The folder itself, as the browser's folder picker gives it: zipped by the page.
     let folder = examples.join("frontends/connect-four");
-    author.type_into("#upload-id", "c4-folder").await;
-    author
-        .type_into(
-            "#upload-file",
-            examples.join("connect-four.js").to_str().unwrap(),
-        )
-        .await;
-    author
-        .type_into("#upload-folder", folder.to_str().unwrap())
-        .await;
-    author.click("#upload").await;
-    author.wait_for_text("#upload-message", "version 1").await;
+    upload_connect_four(&author, "#upload-folder", &folder, "version 1").await;
     for (path, body) in folder_files(&folder) {
         let served = app
             .get(&format!("/games/c4-folder/versions/1/frontend/{path}"))
@@ -477,18 +485,7 @@ async fn the_pages_upload_form_takes_a_folder_or_an_archive_and_the_frame_fits_a
     let archive = dir.path().join("build.zip");
     std::fs::write(&archive, zipped(urturn_build())).unwrap();
     author.goto(&format!("{}/#/", app.address)).await;
-    author.type_into("#upload-id", "c4-folder").await;
-    author
-        .type_into(
-            "#upload-file",
-            examples.join("connect-four.js").to_str().unwrap(),
-        )
-        .await;
-    author
-        .type_into("#upload-frontend", archive.to_str().unwrap())
-        .await;
-    author.click("#upload").await;
-    author.wait_for_text("#upload-message", "version 2").await;
+    upload_connect_four(&author, "#upload-frontend", &archive, "version 2").await;
     let main = app
         .get("/games/c4-folder/versions/2/frontend/static/js/main.js")
         .await;
