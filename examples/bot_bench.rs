@@ -33,7 +33,7 @@ use clap::Parser;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use turnhouse::config::{BotSearch, Config};
+use turnhouse::config::Config;
 use turnhouse::game::{
     BoardGame, BotLevel, Game, GameInfo, HookResult, OptionalHooks, PlayerRef, RoomStartContext,
 };
@@ -69,10 +69,8 @@ fn main() -> ExitCode {
     let config = Config::for_database(":memory:");
     let program = std::env::current_exe().expect("this program");
     let limits = config.hook_limits.limits();
-    let pool =
-        |budget: BotSearch| SandboxPool::new(program.clone(), limits, 1).with_bot_search(budget);
     let defaults = config.bot_search;
-    let default = pool(defaults);
+    let default = SandboxPool::new(program.clone(), limits, 1).with_bot_search(defaults.budget());
     let say = |line: String| {
         if args.json {
             eprintln!("{line}");
@@ -156,7 +154,7 @@ fn main() -> ExitCode {
                     "search_ms": defaults.bot_search_ms,
                 },
                 "search_slots": SandboxPool::new(program.clone(), limits, config.sandbox_workers)
-                    .with_bot_search(defaults)
+                    .with_bot_search(defaults.budget())
                     .search_slots(),
                 "hook_call_ms": millis(baseline.hook_call),
                 "native_bot_ms": millis(baseline.native_bot),

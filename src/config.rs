@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::api::limits::{Limits as RateLimits, RateLimiter, RateSetting};
 use crate::api::CorsOrigins;
-use crate::sandbox::Limits;
+use crate::sandbox::{Limits, SearchBudget};
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -113,6 +113,18 @@ pub struct BotSearch {
     /// CPU cores, at least one. Never more than one fewer than --sandbox-workers.
     #[arg(long, env = "BOT_SEARCHES", default_value_t = 0)]
     pub bot_searches: usize,
+}
+
+impl BotSearch {
+    /// The sandbox's budget these settings give.
+    pub fn budget(&self) -> SearchBudget {
+        SearchBudget {
+            time: Duration::from_millis(self.bot_search_ms),
+            medium_playouts: self.bot_medium_playouts,
+            hard_playouts: self.bot_hard_playouts,
+            concurrent: self.bot_searches,
+        }
+    }
 }
 
 impl Default for BotSearch {

@@ -10,6 +10,8 @@ pub mod engine;
 pub mod frontend;
 pub mod game;
 pub mod games;
+#[cfg(test)]
+mod layers;
 pub mod live;
 pub mod metrics;
 pub mod model;

@@ -61,7 +61,7 @@ pub async fn engine(config: &Config, games: GameRegistry) -> Result<Engine, Star
         None => std::env::current_exe().map_err(StartupError::Sandbox)?,
     };
     let sandbox = SandboxPool::new(program, config.hook_limits.limits(), config.sandbox_workers)
-        .with_bot_search(config.bot_search);
+        .with_bot_search(config.bot_search.budget());
     let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
     Ok(Engine::start(store, games, sandbox, bot_seed).await?)
 }

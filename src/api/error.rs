@@ -7,7 +7,7 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{EngineError, RegisterError, VIEW_HOOK};
+use crate::engine::{EngineError, ErrorKind, RegisterError, VIEW_HOOK};
 use crate::store::StorageFault;
 
 #[derive(Debug, thiserror::Error)]
@@ -88,53 +88,7 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "payload_too_large"),
             ApiError::UsernameTaken(_) => (S::CONFLICT, "username_taken"),
             ApiError::RateLimited { .. } => (S::TOO_MANY_REQUESTS, "rate_limited"),
-            ApiError::Engine(err) => match err {
-                EngineError::RoomNotFound => (S::NOT_FOUND, "room_not_found"),
-                EngineError::GameNotFound(_) => (S::NOT_FOUND, "game_not_found"),
-                EngineError::GameUnavailable(_) => (S::SERVICE_UNAVAILABLE, "game_unavailable"),
-                EngineError::GameVersionNotFound { .. } => (S::NOT_FOUND, "game_version_not_found"),
-                EngineError::FrontendNotFound { .. } => (S::NOT_FOUND, "frontend_not_found"),
-                EngineError::FrontendFileNotFound { .. } => {
-                    (S::NOT_FOUND, "frontend_file_not_found")
-                }
-                EngineError::InvalidFrontend(_) => (S::UNPROCESSABLE_ENTITY, "invalid_frontend"),
-                EngineError::GameIsBuiltin(_) => (S::CONFLICT, "game_is_builtin"),
-                EngineError::NotTheOwner(_) => (S::FORBIDDEN, "not_the_owner"),
-                EngineError::InvalidGameCode { .. } => {
-                    (S::UNPROCESSABLE_ENTITY, "invalid_game_code")
-                }
-                EngineError::InvalidGameSettings(_) => {
-                    (S::UNPROCESSABLE_ENTITY, "invalid_game_settings")
-                }
-                EngineError::NotAPlayer => (S::FORBIDDEN, "not_a_player"),
-                EngineError::RoomNotJoinable => (S::CONFLICT, "room_not_joinable"),
-                EngineError::RoomFinished => (S::CONFLICT, "room_finished"),
-                EngineError::RoomNotFinished => (S::CONFLICT, "room_not_finished"),
-                EngineError::AlreadyAPlayer => (S::CONFLICT, "already_a_player"),
-                EngineError::RoomFull(_) => (S::CONFLICT, "room_full"),
-                EngineError::BotsUnsupported(_) => (S::UNPROCESSABLE_ENTITY, "bots_unsupported"),
-                EngineError::ClockUnsupported(_) => (S::UNPROCESSABLE_ENTITY, "clock_unsupported"),
-                EngineError::VersionMismatch { .. } => (S::PRECONDITION_FAILED, "version_mismatch"),
-                EngineError::VersionNotYetCommitted { .. } => (S::CONFLICT, "unknown_version"),
-                EngineError::GameRefused(_) => (S::UNPROCESSABLE_ENTITY, "game_refused"),
-                EngineError::InvalidPatch { .. } => (S::INTERNAL_SERVER_ERROR, "invalid_patch"),
-                EngineError::HookCrashed { .. } => (S::INTERNAL_SERVER_ERROR, "hook_crashed"),
-                EngineError::HookTimeout { .. } => (S::INTERNAL_SERVER_ERROR, "hook_timeout"),
-                EngineError::HookOutOfMemory { .. } => {
-                    (S::INTERNAL_SERVER_ERROR, "hook_out_of_memory")
-                }
-                EngineError::Contention => (S::SERVICE_UNAVAILABLE, "contention"),
-                EngineError::SandboxUnavailable(_) => {
-                    (S::SERVICE_UNAVAILABLE, "sandbox_unavailable")
-                }
-                EngineError::Store(err) => match err.fault() {
-                    Some(StorageFault::Busy) => (S::SERVICE_UNAVAILABLE, "storage_busy"),
-                    Some(StorageFault::Unavailable) => {
-                        (S::SERVICE_UNAVAILABLE, "storage_unavailable")
-                    }
-                    None => (S::INTERNAL_SERVER_ERROR, "internal"),
-                },
-            },
+            ApiError::Engine(err) => (status_of(err.kind()), err.code()),
         }
     }
 
@@ -246,6 +200,20 @@ impl ResponseError for ApiError {
             response.insert_header((header::RETRY_AFTER, seconds.to_string()));
         }
         response.body(Value::Object(body).to_string())
+    }
+}
+
+/// The status of each kind of engine error.
+fn status_of(kind: ErrorKind) -> StatusCode {
+    use StatusCode as S;
+    match kind {
+        ErrorKind::NotFound => S::NOT_FOUND,
+        ErrorKind::Forbidden => S::FORBIDDEN,
+        ErrorKind::Conflict => S::CONFLICT,
+        ErrorKind::Unprocessable => S::UNPROCESSABLE_ENTITY,
+        ErrorKind::PreconditionFailed => S::PRECONDITION_FAILED,
+        ErrorKind::Unavailable => S::SERVICE_UNAVAILABLE,
+        ErrorKind::GameFault | ErrorKind::Internal => S::INTERNAL_SERVER_ERROR,
     }
 }
 

@@ -8,7 +8,6 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use super::{Action, Engine, EngineError, Precondition};
-use crate::api::ApiError;
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, PlayerRef};
 use crate::metrics::Exposition;
@@ -48,7 +47,7 @@ impl BotRoster {
     /// be given for the same fault of a hook.
     fn fault(&self, room: &Room, bot: &PlayerRef, error: EngineError) {
         tracing::error!(room = %room.id, game = %room.game, version = room.version, bot = %bot.username, error = %error, "a bot could not move; the room is left as it was until someone else acts");
-        let code = ApiError::Engine(error).code();
+        let code = error.code();
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
         *faults.entry((room.game.clone(), code)).or_default() += 1;
     }

@@ -1,6 +1,6 @@
 use crate::frontend::FrontendError;
 use crate::game::{GameError, HookError, PatchError};
-use crate::store::StoreError;
+use crate::store::{StorageFault, StoreError};
 
 /// Why an action on a room was not applied. Whatever the variant, nothing was written.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +72,75 @@ pub enum EngineError {
     Store(#[from] StoreError),
 }
 
+/// What kind of refusal or failure an [`EngineError`] is, for a caller to put in its own terms
+/// (the API gives each an HTTP status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    NotFound,
+    Forbidden,
+    /// The room or game is not in a state that allows it.
+    Conflict,
+    /// Understood, and refused for what it says.
+    Unprocessable,
+    /// The version pinned is not the room's.
+    PreconditionFailed,
+    /// Passes by itself: try again later.
+    Unavailable,
+    /// The game's own code failed.
+    GameFault,
+    Internal,
+}
+
 impl EngineError {
+    /// The stable, documented name of the problem.
+    pub fn code(&self) -> &'static str {
+        self.classify().1
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.classify().0
+    }
+
+    /// The kind and code of every error, in one match so the two never drift apart.
+    fn classify(&self) -> (ErrorKind, &'static str) {
+        use ErrorKind as K;
+        match self {
+            EngineError::RoomNotFound => (K::NotFound, "room_not_found"),
+            EngineError::GameNotFound(_) => (K::NotFound, "game_not_found"),
+            EngineError::GameUnavailable(_) => (K::Unavailable, "game_unavailable"),
+            EngineError::GameVersionNotFound { .. } => (K::NotFound, "game_version_not_found"),
+            EngineError::FrontendNotFound { .. } => (K::NotFound, "frontend_not_found"),
+            EngineError::FrontendFileNotFound { .. } => (K::NotFound, "frontend_file_not_found"),
+            EngineError::InvalidFrontend(_) => (K::Unprocessable, "invalid_frontend"),
+            EngineError::GameIsBuiltin(_) => (K::Conflict, "game_is_builtin"),
+            EngineError::NotTheOwner(_) => (K::Forbidden, "not_the_owner"),
+            EngineError::InvalidGameCode { .. } => (K::Unprocessable, "invalid_game_code"),
+            EngineError::InvalidGameSettings(_) => (K::Unprocessable, "invalid_game_settings"),
+            EngineError::NotAPlayer => (K::Forbidden, "not_a_player"),
+            EngineError::RoomNotJoinable => (K::Conflict, "room_not_joinable"),
+            EngineError::RoomFinished => (K::Conflict, "room_finished"),
+            EngineError::RoomNotFinished => (K::Conflict, "room_not_finished"),
+            EngineError::AlreadyAPlayer => (K::Conflict, "already_a_player"),
+            EngineError::RoomFull(_) => (K::Conflict, "room_full"),
+            EngineError::BotsUnsupported(_) => (K::Unprocessable, "bots_unsupported"),
+            EngineError::ClockUnsupported(_) => (K::Unprocessable, "clock_unsupported"),
+            EngineError::VersionMismatch { .. } => (K::PreconditionFailed, "version_mismatch"),
+            EngineError::VersionNotYetCommitted { .. } => (K::Conflict, "unknown_version"),
+            EngineError::GameRefused(_) => (K::Unprocessable, "game_refused"),
+            EngineError::InvalidPatch { .. } => (K::GameFault, "invalid_patch"),
+            EngineError::HookCrashed { .. } => (K::GameFault, "hook_crashed"),
+            EngineError::HookTimeout { .. } => (K::GameFault, "hook_timeout"),
+            EngineError::HookOutOfMemory { .. } => (K::GameFault, "hook_out_of_memory"),
+            EngineError::Contention => (K::Unavailable, "contention"),
+            EngineError::SandboxUnavailable(_) => (K::Unavailable, "sandbox_unavailable"),
+            EngineError::Store(err) => match err.fault() {
+                Some(StorageFault::Busy) => (K::Unavailable, "storage_busy"),
+                Some(StorageFault::Unavailable) => (K::Unavailable, "storage_unavailable"),
+                None => (K::Internal, "internal"),
+            },
+        }
+    }
+
     /// A refusal that another version of the room might not give.
     pub fn depends_on_the_room(&self) -> bool {
         matches!(

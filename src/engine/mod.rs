@@ -35,7 +35,7 @@ pub use catalog::{
 };
 use catalog::{HostedCache, CACHED_VERSIONS};
 use deadlines::Alarm;
-pub use error::EngineError;
+pub use error::{EngineError, ErrorKind};
 use hook_runner::run_hooks;
 pub use precondition::Precondition;
 use room_cache::RoomCache;

@@ -183,17 +183,17 @@ impl Game for HostedGame {
         let budget = self.pool.bot_search();
         let playouts = match level {
             BotLevel::Easy => 0,
-            BotLevel::Medium => budget.bot_medium_playouts,
-            BotLevel::Hard => budget.bot_hard_playouts,
+            BotLevel::Medium => budget.medium_playouts,
+            BotLevel::Hard => budget.hard_playouts,
         };
         let options = serde_json::json!({
             "seed": seed & 0xffff_ffff,
             "level": level.as_str(),
             "playouts": playouts,
             "depth": SEARCH_DEPTH,
-            "timeMs": budget.bot_search_ms,
+            "timeMs": budget.time.as_millis() as u64,
         });
-        let time = Duration::from_millis(budget.bot_search_ms.saturating_mul(2));
+        let time = budget.time.saturating_mul(2);
         let outcome = self.pool.search(
             &self.key,
             &self.source,

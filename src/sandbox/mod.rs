@@ -17,6 +17,6 @@ pub mod quickjs;
 pub mod worker;
 
 pub use hosted::{HostedGame, SEARCH};
-pub use pool::{CheckError, Checked, PoolError, SandboxPool};
+pub use pool::{CheckError, Checked, PoolError, SandboxPool, SearchBudget};
 pub use protocol::Format;
 pub use quickjs::Limits;

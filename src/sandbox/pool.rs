@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{Format, LogLine, Outcome, Request, Response};
 use super::quickjs::Limits;
-use crate::config::BotSearch;
 use crate::game::OptionalHooks;
 
 /// The largest response read from a worker; a patch is at most about 1 MiB.
@@ -31,6 +30,29 @@ pub enum PoolError {
     Died(String),
     #[error("no sandbox process could be started: {0}")]
     Unavailable(String),
+}
+
+/// How hard the computer opponents of uploaded games search: one call per decision, over the
+/// game's own hooks. The server's settings build it (`config::BotSearch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchBudget {
+    /// How long one decision searches; the sandbox stops it outright at twice this.
+    pub time: Duration,
+    pub medium_playouts: u32,
+    pub hard_playouts: u32,
+    /// Searches that run at once; 0 is one fewer than the cores (see [`search_slots`]).
+    pub concurrent: usize,
+}
+
+impl Default for SearchBudget {
+    fn default() -> Self {
+        Self {
+            time: Duration::from_secs(1),
+            medium_playouts: 200,
+            hard_playouts: 2000,
+            concurrent: 0,
+        }
+    }
 }
 
 /// A source that passed the upload check.
@@ -59,7 +81,7 @@ struct Shared {
     program: PathBuf,
     limits: Limits,
     size: usize,
-    bot_search: BotSearch,
+    bot_search: SearchBudget,
     state: Mutex<PoolState>,
     freed: Condvar,
     /// How many bot searches may run at once (see [`search_slots`]).
@@ -87,10 +109,10 @@ impl SandboxPool {
                 program,
                 limits,
                 size: size.max(1),
-                bot_search: BotSearch::default(),
+                bot_search: SearchBudget::default(),
                 state: Mutex::new(PoolState::default()),
                 freed: Condvar::new(),
-                search_slots: search_slots(&BotSearch::default(), size.max(1)),
+                search_slots: search_slots(&SearchBudget::default(), size.max(1)),
                 searches: Mutex::new(0),
                 search_ended: Condvar::new(),
             }),
@@ -102,7 +124,7 @@ impl SandboxPool {
     }
 
     /// The same pool (before it is shared), its bots searching within `budget`.
-    pub fn with_bot_search(mut self, budget: BotSearch) -> Self {
+    pub fn with_bot_search(mut self, budget: SearchBudget) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.bot_search = budget;
             shared.search_slots = search_slots(&budget, shared.size);
@@ -110,7 +132,7 @@ impl SandboxPool {
         self
     }
 
-    pub fn bot_search(&self) -> BotSearch {
+    pub fn bot_search(&self) -> SearchBudget {
         self.shared.bot_search
     }
 
@@ -294,8 +316,8 @@ const SCHEDULING_ALLOWANCE: Duration = Duration::from_secs(1);
 /// How many bot searches may run at once in a pool of `workers`: `--bot-searches`, or one
 /// fewer than the cores; at least one, and at most one fewer than the workers (one, in a pool
 /// of one).
-fn search_slots(budget: &BotSearch, workers: usize) -> usize {
-    let wanted = match budget.bot_searches {
+fn search_slots(budget: &SearchBudget, workers: usize) -> usize {
+    let wanted = match budget.concurrent {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)),
         n => n,
     };

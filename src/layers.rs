@@ -1,0 +1,116 @@
+//! The layers of the crate, and the test that keeps them: `api → engine → {game, sandbox,
+//! store, live}`, each importing only what is below it. `config` and `startup` sit on top and
+//! may reach anything; `model`, `domain`, `views`, `frontend` and `metrics` are shared leaves.
+//! See `docs/internals.md`.
+
+/// For each layer (a folder of `src/`), the modules above it that it must not import.
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    ("engine", &["api", "config", "startup"]),
+    (
+        "game",
+        &[
+            "api", "engine", "config", "startup", "sandbox", "store", "live",
+        ],
+    ),
+    (
+        "games",
+        &[
+            "api", "engine", "config", "startup", "sandbox", "store", "live",
+        ],
+    ),
+    (
+        "sandbox",
+        &["api", "engine", "config", "startup", "store", "live"],
+    ),
+    (
+        "store",
+        &["api", "engine", "config", "startup", "sandbox", "live"],
+    ),
+    ("live", &["api", "engine", "config", "startup", "sandbox"]),
+];
+
+/// Every `crate::<module>` a file names in its code (comments aside), with its line number.
+fn references(source: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (number, line) in source.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let module: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !module.is_empty() {
+                found.push((number + 1, module));
+            }
+        }
+        // `use crate::{a, b}` names several at once.
+        if let Some(at) = code.find("crate::{") {
+            let list = &code[at + "crate::{".len()..];
+            for item in list.split([',', '}']) {
+                let module = item.trim().split("::").next().unwrap_or_default();
+                if !module.is_empty()
+                    && module
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    found.push((number + 1, module.to_owned()));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("a source folder") {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn layers_only_import_what_is_below_them() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut wrong = Vec::new();
+        for (layer, forbidden) in FORBIDDEN {
+            let mut files = Vec::new();
+            rust_files(&src.join(layer), &mut files);
+            assert!(!files.is_empty(), "src/{layer} has Rust files");
+            for file in files {
+                let source = std::fs::read_to_string(&file).expect("a readable source");
+                for (line, module) in references(&source) {
+                    if forbidden.contains(&module.as_str()) {
+                        wrong.push(format!("{}:{line} imports crate::{module}", file.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "imports that point up:\n{}",
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn references_are_found_in_every_form_and_not_in_comments() {
+        let source = "use crate::api::ApiError;\n\
+                      use crate::{engine::Engine, store};\n\
+                      /// see [`crate::config::Config`]\n\
+                      let x = crate::live::Hub::new(); // crate::startup\n";
+        let modules: Vec<_> = references(source).into_iter().map(|(_, m)| m).collect();
+        assert_eq!(modules, ["api", "engine", "store", "live"]);
+    }
+}
