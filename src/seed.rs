@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::domain::username::Username;
-use crate::engine::{Engine, EngineError, Precondition, RoomOptions};
+use crate::engine::{Action, Engine, EngineError, Precondition, RoomOptions};
 use crate::model::Account;
 
 /// Copies written per transaction: large enough to be quick, small enough that a running
@@ -35,17 +35,13 @@ pub async fn seed_rooms(engine: &Engine, count: u64) -> Result<String, SeedError
     let room = engine
         .create_room(&x, "tictactoe", RoomOptions::default())
         .await?;
-    engine.join(&room.id, &o, Precondition::Any).await?;
+    engine
+        .act(&room.id, Action::Join(o.clone()), Precondition::Any)
+        .await?;
     for (turn, (row, col)) in MOVES.iter().enumerate() {
         let player = if turn % 2 == 0 { &x } else { &o };
-        engine
-            .play(
-                &room.id,
-                player,
-                &json!({"x": row, "y": col}),
-                Precondition::Any,
-            )
-            .await?;
+        let action = Action::Move(player.clone(), json!({"x": row, "y": col}));
+        engine.act(&room.id, action, Precondition::Any).await?;
     }
     let mut written = 1;
     while written < count {

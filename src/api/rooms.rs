@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{etag, not_modified, parse_query, Actor, AnyJson, IfMatch, Json, MaybeCaller};
 use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
-use crate::engine::{BotSeat, EngineError, Placement, RoomOptions};
+use crate::engine::{Action, BotSeat, EngineError, Placement, RoomOptions};
 use crate::game::PlayerRef;
 use crate::game::{BotLevel, Clock};
 use crate::model::Room;
@@ -258,25 +258,14 @@ async fn show(
     room_response(&context, StatusCode::OK, &room, caller.as_ref()).await
 }
 
-/// The actions that are a bodiless POST on a room: join, quit, play again.
-#[derive(Debug, Clone, Copy)]
-enum Action {
-    Join,
-    Quit,
-    Reset,
-}
-
-fn action_route(path: &'static str, action: Action) -> RouteDef {
+/// A route for an action that is a bodiless POST on a room: join, quit, play again.
+fn action_route(path: &'static str, action: fn(PlayerRef) -> Action) -> RouteDef {
     let handler = move |context: web::Data<AppContext>,
                         path: web::Path<String>,
                         Actor(player): Actor,
                         IfMatch(pinned): IfMatch| async move {
         let (engine, id) = (&context.engine, room_id(path)?);
-        let room = match action {
-            Action::Join => engine.join(&id, &player, pinned).await?,
-            Action::Quit => engine.quit(&id, &player, pinned).await?,
-            Action::Reset => engine.reset(&id, &player, pinned).await?,
-        };
+        let room = engine.act(&id, action(player.clone()), pinned).await?;
         room_response(&context, StatusCode::OK, &room, Some(&player)).await
     };
     route(Method::POST, path, handler)
@@ -290,10 +279,8 @@ async fn play(
     IfMatch(pinned): IfMatch,
     AnyJson(mv): AnyJson,
 ) -> Result<HttpResponse, ApiError> {
-    let room = context
-        .engine
-        .play(&room_id(path)?, &player, &mv, pinned)
-        .await?;
+    let action = Action::Move(player.clone(), mv);
+    let room = context.engine.act(&room_id(path)?, action, pinned).await?;
     room_response(&context, StatusCode::OK, &room, Some(&player)).await
 }
 

@@ -14,19 +14,35 @@ use crate::model::EventKind;
 pub enum Action {
     /// The player takes a seat: `onPlayerJoin`.
     Join(PlayerRef),
-    /// The player leaves: `onPlayerQuit`, or in a finished room only inactive.
+    /// The player leaves. In an unfinished game `onPlayerQuit` decides what that means (a
+    /// forfeit, usually); from a finished room the player only moves to the inactive players.
     Quit(PlayerRef),
     /// The player sends a move, any JSON: `onPlayerMove`.
     Move(PlayerRef, Value),
-    /// Play again in a finished room: `onRoomStart`, then the player and any seated bots join.
+    /// Play again in a finished room: the players become inactive, `onRoomStart` runs again,
+    /// then the player and any seated bots join; the version keeps counting and the history is
+    /// kept.
     Reset(PlayerRef),
-    /// The room's deadline has passed: `onTimeout`.
+    /// The room's deadline has passed: `onTimeout`. (This and the next are the engine's own,
+    /// from its deadline task.)
     Timeout,
     /// The room's deadline passed and `onTimeout` failed: the deadline is cleared.
     ClearFailedTimeout,
 }
 
 impl Action {
+    /// What the action is called, for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Join(_) => "join",
+            Action::Quit(_) => "quit",
+            Action::Move(..) => "move",
+            Action::Reset(_) => "reset",
+            Action::Timeout => "timeout",
+            Action::ClearFailedTimeout => "clear_failed_timeout",
+        }
+    }
+
     /// Checks the action against the room and applies its hooks to `step`. Pure but for the
     /// hooks themselves: it reads nothing else and writes nothing.
     pub fn apply(&self, step: &mut Transition, bots: &BotRoster) -> Result<(), EngineError> {

@@ -8,10 +8,12 @@ mod action;
 mod bots;
 mod bounded_cache;
 mod catalog;
+mod commit;
 mod deadlines;
 mod error;
 mod follow;
 mod hook_runner;
+mod opening;
 mod precondition;
 mod room_cache;
 mod room_locks;
@@ -21,14 +23,10 @@ pub use viewing::VIEW_HOOK;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::time::Duration;
-
-use rand::Rng;
-use serde_json::Value;
 
 use accounts::AccountCache;
 pub use accounts::RegisterError;
-use action::Action;
+pub use action::Action;
 use bots::BotRoster;
 pub use catalog::{
     Carry, FrontendUpload, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES,
@@ -36,19 +34,17 @@ pub use catalog::{
 use catalog::{HostedCache, CACHED_VERSIONS};
 use deadlines::Alarm;
 pub use error::{EngineError, ErrorKind};
-use hook_runner::run_hooks;
+pub use opening::{BotSeat, Placement, RoomOptions};
 pub use precondition::Precondition;
 use room_cache::RoomCache;
 use room_locks::RoomLocks;
-use transition::Transition;
 
-use crate::domain::ids::new_id;
-use crate::game::{BotLevel, Clock, GameRegistry, PlayerRef};
+use crate::game::{Clock, GameRegistry, PlayerRef};
 use crate::live::{Hub, LobbyFeed, RoomFeed};
 use crate::metrics::Exposition;
-use crate::model::{now, EventKind, Room, RoomEvent};
+use crate::model::{Room, RoomEvent};
 use crate::sandbox::SandboxPool;
-use crate::store::{RoomQuery, Store, StoreError};
+use crate::store::{RoomQuery, Store};
 use crate::views::RoomHeader;
 
 /// No room holds more players than this, whatever its game says.
@@ -62,30 +58,6 @@ const CACHED_ACCOUNTS: usize = 65_536;
 
 /// How many times an action is re-read and re-run after losing a version race.
 const MAX_ATTEMPTS: usize = 20;
-
-/// A computer opponent to seat in a new room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BotSeat {
-    pub level: BotLevel,
-    /// The bot takes the first seat (and so, in two-seat games, the first move).
-    pub plays_first: bool,
-}
-
-/// What a new room should be.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RoomOptions {
-    pub private: bool,
-    pub bot: Option<BotSeat>,
-    /// How long the player to move has, for games that time their players.
-    pub clock: Option<Clock>,
-}
-
-/// How quick play placed the caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
-    Joined,
-    Created,
-}
 
 #[derive(Clone)]
 pub struct Engine {
@@ -152,35 +124,6 @@ impl Engine {
             Some(room) => Ok(room),
             None => self.stored_room(room_id).await,
         }
-    }
-
-    /// A copy of the room to compute a change from, and whether it is sure to be current: the
-    /// room as this server last saw it unless `confirmed` is asked for (the compare-and-set
-    /// checks the copy when the change is committed).
-    async fn working_copy(
-        &self,
-        room_id: &str,
-        confirmed: bool,
-    ) -> Result<(Room, bool), EngineError> {
-        if let Some(room) = self.rooms.current(&self.store, room_id) {
-            return Ok((room, true));
-        }
-        if let Some(room) = self.rooms.last_seen(room_id).filter(|_| !confirmed) {
-            return Ok((room, false));
-        }
-        Ok((self.stored_room(room_id).await?, true))
-    }
-
-    /// The room as the database has it, remembered for next time.
-    async fn stored_room(&self, room_id: &str) -> Result<Room, EngineError> {
-        let epoch = self.rooms.epoch(&self.store);
-        let room = self
-            .store
-            .room(room_id)
-            .await?
-            .ok_or(EngineError::RoomNotFound)?;
-        self.rooms.remember(epoch, &room);
-        Ok(room)
     }
 
     /// Writes `copies` rooms just like `template`, history and all, under fresh ids (for
@@ -272,50 +215,6 @@ impl Engine {
         Ok(LobbyFeed::new(self.hub.subscribe_lobby(), game))
     }
 
-    /// The one way a room changes: the commit, durable once this returns, then its versions
-    /// to live subscribers. Callers hold the room's turn, so versions are published in order.
-    async fn commit(
-        &self,
-        step: Transition,
-        only_if_no_open_room_for: Option<String>,
-    ) -> Result<Room, StoreError> {
-        let mut commit = step.into_commit();
-        let room_id = commit.room.id.clone();
-        commit.only_if_no_open_room_for = only_if_no_open_room_for;
-        let epoch = self.rooms.epoch(&self.store);
-        let commit = match self.store.commit(commit).await {
-            Ok(commit) => commit,
-            Err(err) => {
-                // Whatever this process remembered of the room may be behind.
-                self.rooms.forget(&room_id);
-                return Err(err);
-            }
-        };
-        self.rooms.remember(epoch, &commit.room);
-        if let Some(at) = &commit.room.trigger_timeout_at {
-            self.alarm.armed(at);
-        }
-        self.hub.publish(&commit.room, &commit.events);
-        if let Some(change) = commit.lobby_change {
-            self.tell_lobby(&commit.room, change).await;
-        }
-        Ok(commit.room)
-    }
-
-    /// Tells the lobby's streams that a public room was `created` or `updated`, showing what
-    /// anyone may see of it. A room that cannot be viewed (its view hook failed) is left out.
-    async fn tell_lobby(&self, room: &Room, change: &str) {
-        if room.private || !self.hub.lobby_watched() {
-            return;
-        }
-        match self.view_room(room, None).await {
-            Ok(view) => self.hub.publish_lobby(&room.game, change, &view),
-            Err(err) => {
-                tracing::warn!(room = %room.id, error = %err, "a room could not be shown to the lobby")
-            }
-        }
-    }
-
     /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before
     /// or after them): one version per hook, one commit.
     #[tracing::instrument(level = "debug", skip(self, creator), fields(player = %creator.id))]
@@ -339,144 +238,14 @@ impl Engine {
         game_id: &str,
         clock: Option<Clock>,
     ) -> Result<(Room, Placement), EngineError> {
-        self.require_game(game_id).await?;
-        let options = RoomOptions {
-            clock,
-            ..RoomOptions::default()
-        };
-        for _ in 0..MAX_ATTEMPTS {
-            match self
-                .store
-                .oldest_open_room(game_id, &player.id, clock)
-                .await?
-            {
-                Some(room_id) => match self.join(&room_id, player, Precondition::Any).await {
-                    Ok(room) => return Ok((room, Placement::Joined)),
-                    // Filled or closed since it was found: look again.
-                    Err(
-                        EngineError::RoomNotJoinable
-                        | EngineError::RoomFinished
-                        | EngineError::RoomFull(_)
-                        | EngineError::AlreadyAPlayer,
-                    ) => continue,
-                    Err(other) => return Err(other),
-                },
-                None => match self.insert_room(player, game_id, options, true).await {
-                    Ok(room) => return Ok((room, Placement::Created)),
-                    // Someone opened a room meanwhile: join it instead.
-                    Err(EngineError::Store(StoreError::Conflict)) => continue,
-                    Err(other) => return Err(other),
-                },
-            }
-        }
-        Err(EngineError::Contention)
+        self.quick_play(player, game_id, clock).await
     }
 
-    async fn insert_room(
-        &self,
-        creator: &PlayerRef,
-        game_id: &str,
-        options: RoomOptions,
-        only_if_none_open: bool,
-    ) -> Result<Room, EngineError> {
-        let (game, game_version) = self.game_for_new_room(game_id).await?;
-        if options.clock.is_some() && !game.handles_timeouts() {
-            return Err(EngineError::ClockUnsupported(game_id.to_owned()));
-        }
-        let mut seats = vec![creator.clone()];
-        if let Some(seat) = options.bot {
-            if !game.info().bots {
-                return Err(EngineError::BotsUnsupported(game_id.to_owned()));
-            }
-            let bot = self.bots.account(seat.level).clone();
-            if seat.plays_first {
-                seats.insert(0, bot);
-            } else {
-                seats.push(bot);
-            }
-        }
-        let room_id = new_id();
-        // Nobody else can know the id yet, but its first versions must be published before
-        // anything done to the room once it is found.
-        let _turn = self.locks.lock(&room_id).await;
-        let room = Room {
-            clock: options.clock,
-            ..Room::blank(
-                room_id.clone(),
-                game_id.to_owned(),
-                game_version,
-                options.private,
-                now(),
-            )
-        };
-        let starter = creator.clone();
-        let step = run_hooks(game, move |game| {
-            let mut step = Transition::new(game, room, None);
-            step.run_hook(EventKind::RoomStart, &starter, None)?;
-            for player in &seats {
-                step.add_player(player);
-                step.run_hook(EventKind::Join, player, None)?;
-            }
-            Ok(step)
-        })
-        .await?;
-        let only_if_none_open_for = only_if_none_open.then(|| creator.id.clone());
-        Ok(self.commit(step, only_if_none_open_for).await?)
-    }
-
-    #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
-    pub async fn join(
-        &self,
-        room_id: &str,
-        player: &PlayerRef,
-        if_match: Precondition,
-    ) -> Result<Room, EngineError> {
-        self.act(room_id, Action::Join(player.clone()), if_match)
-            .await
-    }
-
-    /// A player leaves. In an unfinished game `onPlayerQuit` decides what that means (a forfeit,
-    /// usually); from a finished room the player only moves to the inactive players.
-    #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
-    pub async fn quit(
-        &self,
-        room_id: &str,
-        player: &PlayerRef,
-        if_match: Precondition,
-    ) -> Result<Room, EngineError> {
-        self.act(room_id, Action::Quit(player.clone()), if_match)
-            .await
-    }
-
-    /// A move by a current player of an unfinished room; seated bots answer before this returns.
-    #[tracing::instrument(level = "debug", skip(self, player, mv), fields(player = %player.id))]
-    pub async fn play(
-        &self,
-        room_id: &str,
-        player: &PlayerRef,
-        mv: &Value,
-        if_match: Precondition,
-    ) -> Result<Room, EngineError> {
-        self.act(room_id, Action::Move(player.clone(), mv.clone()), if_match)
-            .await
-    }
-
-    /// Play again: a player of a finished room starts a fresh game in it. The players become
-    /// inactive, `onRoomStart` runs again, the caller joins, then any bots that were seated;
-    /// the version keeps counting and the history is kept.
-    #[tracing::instrument(level = "debug", skip(self, player), fields(player = %player.id))]
-    pub async fn reset(
-        &self,
-        room_id: &str,
-        player: &PlayerRef,
-        if_match: Precondition,
-    ) -> Result<Room, EngineError> {
-        self.act(room_id, Action::Reset(player.clone()), if_match)
-            .await
-    }
-
-    /// Applies a player's action, then lets seated bots take their turns.
-    async fn act(
+    /// The one door for every change to an existing room: applies `action` if the room is at a
+    /// version `if_match` admits (re-reading and re-running after losing a race to another
+    /// server), commits it, then lets seated bots take their turns. See `docs/internals.md`.
+    #[tracing::instrument(level = "debug", skip(self, action), fields(action = action.name()))]
+    pub async fn act(
         &self,
         room_id: &str,
         action: Action,
@@ -484,65 +253,5 @@ impl Engine {
     ) -> Result<Room, EngineError> {
         let room = self.update(room_id, if_match, action).await?;
         self.let_bots_play(room).await
-    }
-
-    /// Reads the room, applies `action` to a working copy, and commits it if the room is still
-    /// at the version that was read; otherwise reads again. A pinned version (`if_match`) that
-    /// is no longer current is answered at once instead. Actions of this process on one room
-    /// take turns, so a race is only ever lost to another instance.
-    async fn update(
-        &self,
-        room_id: &str,
-        if_match: Precondition,
-        action: Action,
-    ) -> Result<Room, EngineError> {
-        let _turn = self.locks.lock(room_id).await;
-        let mut confirmed = false;
-        for attempt in 0..MAX_ATTEMPTS {
-            let (mut room, current) = self.working_copy(room_id, confirmed).await?;
-            if !if_match.admits(room.version) {
-                // Only the database can say the pinned version is not current.
-                room = self.stored_room(room_id).await?;
-                if !if_match.admits(room.version) {
-                    return Err(EngineError::VersionMismatch {
-                        current: room.version,
-                    });
-                }
-            }
-            let game = self.game_of(&room).await?;
-            let version = room.version;
-            let (action, bots) = (action.clone(), self.bots.clone());
-            let step = match run_hooks(game, move |game| {
-                let mut step = Transition::new(game, room, Some(version));
-                action.apply(&mut step, &bots)?;
-                Ok(step)
-            })
-            .await
-            {
-                Ok(step) => step,
-                // Refused by a copy that may be behind (another server may have made it this
-                // player's turn): only the current room can refuse.
-                Err(err) if !current && err.depends_on_the_room() => {
-                    confirmed = true;
-                    continue;
-                }
-                Err(err) => return Err(err),
-            };
-            match self.commit(step, None).await {
-                Ok(room) => return Ok(room),
-                Err(StoreError::Conflict) => {
-                    tracing::debug!(
-                        attempt,
-                        room = room_id,
-                        "lost a version race; reading again"
-                    );
-                    // A little jitter so the losers of one race do not all collide again.
-                    let pause = rand::rng().random_range(0..=(attempt as u64 + 1) * 2);
-                    tokio::time::sleep(Duration::from_millis(pause)).await;
-                }
-                Err(other) => return Err(other.into()),
-            }
-        }
-        Err(EngineError::Contention)
     }
 }

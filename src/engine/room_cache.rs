@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::bounded_cache::BoundedCache;
+use super::{Engine, EngineError};
 use crate::model::Room;
 use crate::store::Store;
 
@@ -113,6 +114,37 @@ impl RoomCache {
 
     pub fn len(&self) -> usize {
         self.rooms.len()
+    }
+}
+
+impl Engine {
+    /// A copy of the room to compute a change from, and whether it is sure to be current: the
+    /// room as this server last saw it unless `confirmed` is asked for (the compare-and-set
+    /// checks the copy when the change is committed).
+    pub(super) async fn working_copy(
+        &self,
+        room_id: &str,
+        confirmed: bool,
+    ) -> Result<(Room, bool), EngineError> {
+        if let Some(room) = self.rooms.current(&self.store, room_id) {
+            return Ok((room, true));
+        }
+        if let Some(room) = self.rooms.last_seen(room_id).filter(|_| !confirmed) {
+            return Ok((room, false));
+        }
+        Ok((self.stored_room(room_id).await?, true))
+    }
+
+    /// The room as the database has it, remembered for next time.
+    pub(super) async fn stored_room(&self, room_id: &str) -> Result<Room, EngineError> {
+        let epoch = self.rooms.epoch(&self.store);
+        let room = self
+            .store
+            .room(room_id)
+            .await?
+            .ok_or(EngineError::RoomNotFound)?;
+        self.rooms.remember(epoch, &room);
+        Ok(room)
     }
 }
 

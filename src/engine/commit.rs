@@ -1,0 +1,121 @@
+//! How a room changes: an action is applied to a working copy of the room and committed with a
+//! compare-and-set on its version, re-read and re-run after a lost race; the commit, once
+//! durable, is remembered, arms the room's deadline and is published to live subscribers. The
+//! life of a move through here is told in `docs/internals.md`.
+
+use std::time::Duration;
+
+use rand::Rng;
+
+use super::action::Action;
+use super::hook_runner::run_hooks;
+use super::transition::Transition;
+use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
+use crate::model::Room;
+use crate::store::StoreError;
+
+impl Engine {
+    /// Reads the room, applies `action` to a working copy, and commits it if the room is still
+    /// at the version that was read; otherwise reads again. A pinned version (`if_match`) that
+    /// is no longer current is answered at once instead. Actions of this process on one room
+    /// take turns, so a race is only ever lost to another instance.
+    pub(super) async fn update(
+        &self,
+        room_id: &str,
+        if_match: Precondition,
+        action: Action,
+    ) -> Result<Room, EngineError> {
+        let _turn = self.locks.lock(room_id).await;
+        let mut confirmed = false;
+        for attempt in 0..MAX_ATTEMPTS {
+            let (mut room, current) = self.working_copy(room_id, confirmed).await?;
+            if !if_match.admits(room.version) {
+                // Only the database can say the pinned version is not current.
+                room = self.stored_room(room_id).await?;
+                if !if_match.admits(room.version) {
+                    return Err(EngineError::VersionMismatch {
+                        current: room.version,
+                    });
+                }
+            }
+            let game = self.game_of(&room).await?;
+            let version = room.version;
+            let (action, bots) = (action.clone(), self.bots.clone());
+            let step = match run_hooks(game, move |game| {
+                let mut step = Transition::new(game, room, Some(version));
+                action.apply(&mut step, &bots)?;
+                Ok(step)
+            })
+            .await
+            {
+                Ok(step) => step,
+                // Refused by a copy that may be behind (another server may have made it this
+                // player's turn): only the current room can refuse.
+                Err(err) if !current && err.depends_on_the_room() => {
+                    confirmed = true;
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            match self.commit(step, None).await {
+                Ok(room) => return Ok(room),
+                Err(StoreError::Conflict) => {
+                    tracing::debug!(
+                        attempt,
+                        room = room_id,
+                        "lost a version race; reading again"
+                    );
+                    // A little jitter so the losers of one race do not all collide again.
+                    let pause = rand::rng().random_range(0..=(attempt as u64 + 1) * 2);
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Err(EngineError::Contention)
+    }
+
+    /// The one way a room changes: the commit, durable once this returns, then its versions
+    /// to live subscribers. Callers hold the room's turn, so versions are published in order.
+    pub(super) async fn commit(
+        &self,
+        step: Transition,
+        only_if_no_open_room_for: Option<String>,
+    ) -> Result<Room, StoreError> {
+        let mut commit = step.into_commit();
+        let room_id = commit.room.id.clone();
+        commit.only_if_no_open_room_for = only_if_no_open_room_for;
+        let epoch = self.rooms.epoch(&self.store);
+        let commit = match self.store.commit(commit).await {
+            Ok(commit) => commit,
+            Err(err) => {
+                // Whatever this process remembered of the room may be behind.
+                self.rooms.forget(&room_id);
+                return Err(err);
+            }
+        };
+        self.rooms.remember(epoch, &commit.room);
+        if let Some(at) = &commit.room.trigger_timeout_at {
+            self.alarm.armed(at);
+        }
+        self.hub.publish(&commit.room, &commit.events);
+        if let Some(change) = commit.lobby_change {
+            self.tell_lobby(&commit.room, change).await;
+        }
+        Ok(commit.room)
+    }
+
+    /// Tells the lobby's streams that a public room was `created` or `updated`, showing what
+    /// anyone may see of it. A room that cannot be viewed (its view hook failed) is left out.
+    pub(super) async fn tell_lobby(&self, room: &Room, change: &str) {
+        if room.private || !self.hub.lobby_watched() {
+            return;
+        }
+        match self.view_room(room, None).await {
+            Ok(view) => self.hub.publish_lobby(&room.game, change, &view),
+            Err(err) => {
+                tracing::warn!(room = %room.id, error = %err, "a room could not be shown to the lobby")
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Opening rooms: a new room (`onRoomStart`, then its first players join, in one commit), and
+//! quick play, which joins the oldest open room that fits or opens one.
+
+use super::action::Action;
+use super::hook_runner::run_hooks;
+use super::transition::Transition;
+use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
+use crate::domain::ids::new_id;
+use crate::game::{BotLevel, Clock, PlayerRef};
+use crate::model::{now, EventKind, Room};
+use crate::store::StoreError;
+
+/// A computer opponent to seat in a new room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BotSeat {
+    pub level: BotLevel,
+    /// The bot takes the first seat (and so, in two-seat games, the first move).
+    pub plays_first: bool,
+}
+
+/// What a new room should be.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoomOptions {
+    pub private: bool,
+    pub bot: Option<BotSeat>,
+    /// How long the player to move has, for games that time their players.
+    pub clock: Option<Clock>,
+}
+
+/// How quick play placed the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    Joined,
+    Created,
+}
+
+impl Engine {
+    /// See [`Engine::quickplay`].
+    pub(super) async fn quick_play(
+        &self,
+        player: &PlayerRef,
+        game_id: &str,
+        clock: Option<Clock>,
+    ) -> Result<(Room, Placement), EngineError> {
+        self.require_game(game_id).await?;
+        let options = RoomOptions {
+            clock,
+            ..RoomOptions::default()
+        };
+        for _ in 0..MAX_ATTEMPTS {
+            match self
+                .store
+                .oldest_open_room(game_id, &player.id, clock)
+                .await?
+            {
+                Some(room_id) => match self
+                    .act(&room_id, Action::Join(player.clone()), Precondition::Any)
+                    .await
+                {
+                    Ok(room) => return Ok((room, Placement::Joined)),
+                    // Filled or closed since it was found: look again.
+                    Err(
+                        EngineError::RoomNotJoinable
+                        | EngineError::RoomFinished
+                        | EngineError::RoomFull(_)
+                        | EngineError::AlreadyAPlayer,
+                    ) => continue,
+                    Err(other) => return Err(other),
+                },
+                None => match self.insert_room(player, game_id, options, true).await {
+                    Ok(room) => return Ok((room, Placement::Created)),
+                    // Someone opened a room meanwhile: join it instead.
+                    Err(EngineError::Store(StoreError::Conflict)) => continue,
+                    Err(other) => return Err(other),
+                },
+            }
+        }
+        Err(EngineError::Contention)
+    }
+
+    pub(super) async fn insert_room(
+        &self,
+        creator: &PlayerRef,
+        game_id: &str,
+        options: RoomOptions,
+        only_if_none_open: bool,
+    ) -> Result<Room, EngineError> {
+        let (game, game_version) = self.game_for_new_room(game_id).await?;
+        if options.clock.is_some() && !game.handles_timeouts() {
+            return Err(EngineError::ClockUnsupported(game_id.to_owned()));
+        }
+        let mut seats = vec![creator.clone()];
+        if let Some(seat) = options.bot {
+            if !game.info().bots {
+                return Err(EngineError::BotsUnsupported(game_id.to_owned()));
+            }
+            let bot = self.bots.account(seat.level).clone();
+            if seat.plays_first {
+                seats.insert(0, bot);
+            } else {
+                seats.push(bot);
+            }
+        }
+        let room_id = new_id();
+        // Nobody else can know the id yet, but its first versions must be published before
+        // anything done to the room once it is found.
+        let _turn = self.locks.lock(&room_id).await;
+        let room = Room {
+            clock: options.clock,
+            ..Room::blank(
+                room_id.clone(),
+                game_id.to_owned(),
+                game_version,
+                options.private,
+                now(),
+            )
+        };
+        let starter = creator.clone();
+        let step = run_hooks(game, move |game| {
+            let mut step = Transition::new(game, room, None);
+            step.run_hook(EventKind::RoomStart, &starter, None)?;
+            for player in &seats {
+                step.add_player(player);
+                step.run_hook(EventKind::Join, player, None)?;
+            }
+            Ok(step)
+        })
+        .await?;
+        let only_if_none_open_for = only_if_none_open.then(|| creator.id.clone());
+        Ok(self.commit(step, only_if_none_open_for).await?)
+    }
+}
