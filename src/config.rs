@@ -17,11 +17,12 @@ use crate::sandbox::{Limits, SearchBudget};
 )]
 pub struct Config {
     /// Address to listen on (port 0 picks a free port).
-    #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
+    #[arg(global = true, long, env = "BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
 
     /// Database: a `sqlite:` URL or a file path. Created and migrated on first start.
     #[arg(
+        global = true,
         long = "database",
         env = "DATABASE_URL",
         default_value = "sqlite://data/turnhouse.db"
@@ -30,18 +31,23 @@ pub struct Config {
 
     /// How long a write waits, in milliseconds, while another connection (say, someone in
     /// `sqlite3`) holds the database's write lock, before it is answered `503 storage_busy`.
-    #[arg(long, env = "DATABASE_BUSY_TIMEOUT_MS", default_value_t = 5000)]
+    #[arg(
+        global = true,
+        long,
+        env = "DATABASE_BUSY_TIMEOUT_MS",
+        default_value_t = 5000
+    )]
     pub database_busy_timeout_ms: u64,
 
     /// Seed for the computer opponents' random choices. With a fixed seed, a room with the same
     /// history gets the same bot moves (for tests and replays); by default each start picks one.
-    #[arg(long, env = "BOT_SEED")]
+    #[arg(global = true, long, env = "BOT_SEED")]
     pub bot_seed: Option<u64>,
 
     /// Origins a browser page may call the API from: `*` (any; tokens never travel in
     /// cookies, so this is safe) or a comma-separated list of exact origins, such as
     /// `https://games.example,http://localhost:5173`.
-    #[arg(long, env = "CORS_ORIGINS", default_value = "*")]
+    #[arg(global = true, long, env = "CORS_ORIGINS", default_value = "*")]
     pub cors_origins: CorsOrigins,
 
     #[command(flatten)]
@@ -54,16 +60,16 @@ pub struct Config {
     pub bot_search: BotSearch,
 
     /// Sandbox processes that run uploaded games' hooks, at most (each runs one call at a time).
-    #[arg(long, env = "SANDBOX_WORKERS", default_value_t = 4)]
+    #[arg(global = true, long, env = "SANDBOX_WORKERS", default_value_t = 4)]
     pub sandbox_workers: usize,
 
     /// The program started as `<program> sandbox-worker` for sandbox processes; this binary
     /// unless set.
-    #[arg(long, env = "SANDBOX_PROGRAM", hide = true)]
+    #[arg(global = true, long, env = "SANDBOX_PROGRAM", hide = true)]
     pub sandbox_program: Option<PathBuf>,
 
     /// Seconds between keep-alive comments on an idle stream, so proxies do not close it.
-    #[arg(long, env = "STREAM_KEEPALIVE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=15))]
+    #[arg(global = true, long, env = "STREAM_KEEPALIVE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=15))]
     pub stream_keepalive_secs: u64,
 
     #[command(subcommand)]
@@ -72,9 +78,10 @@ pub struct Config {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
-    /// A sandbox process, started by the server (not for people to run).
+    /// A sandbox process, started by the server (not for people to run), under the hook
+    /// limits given.
     #[command(hide = true)]
-    SandboxWorker(HookLimits),
+    SandboxWorker,
     /// Fills the database with finished tic-tac-toe rooms (one game played through the engine,
     /// then copied, history and all), to measure the service with many rooms stored. Run it
     /// with the server stopped or running; it prints how long it took.
@@ -98,20 +105,25 @@ pub enum Command {
 pub struct BotSearch {
     /// Milliseconds a bot of an uploaded game searches for one move at most; the sandbox
     /// stops the search outright at twice this (its own limit, not the hook's).
-    #[arg(long, env = "BOT_SEARCH_MS", default_value_t = 1000)]
+    #[arg(global = true, long, env = "BOT_SEARCH_MS", default_value_t = 1000)]
     pub bot_search_ms: u64,
 
     /// Playouts a medium bot's search runs per move.
-    #[arg(long, env = "BOT_MEDIUM_PLAYOUTS", default_value_t = 200)]
+    #[arg(
+        global = true,
+        long,
+        env = "BOT_MEDIUM_PLAYOUTS",
+        default_value_t = 200
+    )]
     pub bot_medium_playouts: u32,
 
     /// Playouts a hard bot's search runs per move.
-    #[arg(long, env = "BOT_HARD_PLAYOUTS", default_value_t = 2000)]
+    #[arg(global = true, long, env = "BOT_HARD_PLAYOUTS", default_value_t = 2000)]
     pub bot_hard_playouts: u32,
 
     /// Bot searches that run at once (the others wait their turn); 0 is one fewer than the
     /// CPU cores, at least one. Never more than one fewer than --sandbox-workers.
-    #[arg(long, env = "BOT_SEARCHES", default_value_t = 0)]
+    #[arg(global = true, long, env = "BOT_SEARCHES", default_value_t = 0)]
     pub bot_searches: usize,
 }
 
@@ -143,20 +155,20 @@ impl Default for BotSearch {
 pub struct AbuseLimits {
     /// Sign-ups per client address: `N/s`, `N/min`, `N/h`, `N/day` (a burst of N, refilled at
     /// N per period), or `off`.
-    #[arg(long, env = "SIGNUP_RATE", default_value = "300/h")]
+    #[arg(global = true, long, env = "SIGNUP_RATE", default_value = "300/h")]
     pub signup_rate: RateSetting,
 
     /// Actions (new rooms, quick play, joins, moves, quits, play again, token rotation) per
     /// player.
-    #[arg(long, env = "ACTION_RATE", default_value = "1200/min")]
+    #[arg(global = true, long, env = "ACTION_RATE", default_value = "1200/min")]
     pub action_rate: RateSetting,
 
     /// Game uploads per author.
-    #[arg(long, env = "UPLOAD_RATE", default_value = "60/h")]
+    #[arg(global = true, long, env = "UPLOAD_RATE", default_value = "60/h")]
     pub upload_rate: RateSetting,
 
     /// `off` turns every one of these limits off.
-    #[arg(long, env = "RATE_LIMITS", default_value = "on", value_parser = ["on", "off"])]
+    #[arg(global = true, long, env = "RATE_LIMITS", default_value = "on", value_parser = ["on", "off"])]
     pub rate_limits: String,
 }
 
@@ -191,6 +203,7 @@ impl AbuseLimits {
 pub struct HookLimits {
     /// CPU time one hook call may use, in milliseconds (waiting for a core does not count).
     #[arg(
+        global = true,
         long = "hook-time-limit-ms",
         env = "HOOK_TIME_LIMIT_MS",
         default_value_t = 50
@@ -199,6 +212,7 @@ pub struct HookLimits {
 
     /// Memory one hook call's JavaScript heap may use, in MiB.
     #[arg(
+        global = true,
         long = "hook-memory-limit-mib",
         env = "HOOK_MEMORY_LIMIT_MIB",
         default_value_t = 32
@@ -207,6 +221,7 @@ pub struct HookLimits {
 
     /// Stack one hook call may use, in KiB (deep recursion stops here).
     #[arg(
+        global = true,
         long = "hook-stack-limit-kib",
         env = "HOOK_STACK_LIMIT_KIB",
         default_value_t = 512

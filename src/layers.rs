@@ -104,6 +104,40 @@ mod tests {
         );
     }
 
+    /// Every source file `docs/internals.md`'s life of a move names (as `path.rs` or
+    /// `path.rs::item`, under `src/`) exists and links back to the page.
+    #[test]
+    fn every_stop_in_the_life_of_a_move_links_back() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let page = std::fs::read_to_string(root.join("docs/internals.md")).expect("the page");
+        let start = page.find("## The life of a move").expect("the section");
+        let section = &page[start..];
+        let section = &section[..section[3..]
+            .find("\n## ")
+            .map_or(section.len(), |end| end + 3)];
+        let mut named = 0;
+        for quoted in section.split('`').skip(1).step_by(2) {
+            let path = quoted.split("::").next().unwrap_or_default();
+            if !path.ends_with(".rs") || path.contains(' ') {
+                continue;
+            }
+            let path = path.strip_prefix("src/").unwrap_or(path);
+            let source =
+                std::fs::read_to_string(root.join("src").join(path)).unwrap_or_else(|_| {
+                    panic!("docs/internals.md names src/{path}, which is not there")
+                });
+            assert!(
+                source.contains("docs/internals.md"),
+                "src/{path} does not link back to docs/internals.md"
+            );
+            named += 1;
+        }
+        assert!(
+            named > 20,
+            "the section names the files on the way ({named})"
+        );
+    }
+
     #[test]
     fn references_are_found_in_every_form_and_not_in_comments() {
         let source = "use crate::api::ApiError;\n\

@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     let config = Config::parse();
     match config.command {
         // A sandbox process: no runtime, no logging, nothing but the JS engine.
-        Some(Command::SandboxWorker(limits)) => sandbox::worker::run(limits.limits()),
+        Some(Command::SandboxWorker) => sandbox::worker::run(config.hook_limits.limits()),
         Some(Command::SeedRooms { count }) => seed_rooms(config, count),
         Some(Command::Backup { ref dest }) => backup(&config, dest),
         None => serve(config),

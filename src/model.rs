@@ -80,6 +80,32 @@ impl Room {
     }
 }
 
+/// How a public room's lobby entry changed: it `created` a room or `updated` one (opened,
+/// filled, emptied or finished).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LobbyChange {
+    Created,
+    Updated,
+}
+
+impl LobbyChange {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LobbyChange::Created => "created",
+            LobbyChange::Updated => "updated",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "created" => Some(LobbyChange::Created),
+            "updated" => Some(LobbyChange::Updated),
+            _ => None,
+        }
+    }
+}
+
 /// What made a new version of a room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {

@@ -1,4 +1,6 @@
 //! Builds the HTTP application around an engine, so `main` and the tests start it the same way.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::net::TcpListener;
 

@@ -6,6 +6,8 @@
 //! A view is given the state its viewer may see (and, for history, the move), which the
 //! engine decides (see `Engine::viewed`): the stored state, or what the game's view hook makes
 //! of it for that viewer.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::borrow::Cow;
 
@@ -14,7 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::game::{Clock, PlayerRef};
-use crate::model::{Room, RoomEvent};
+use crate::model::{LobbyChange, Room, RoomEvent};
 
 /// A room as one viewer receives it.
 #[derive(Debug, Serialize)]
@@ -149,13 +151,13 @@ pub fn version_frame(room: &RoomHeader, event: &EventView) -> Bytes {
 
 #[derive(Serialize)]
 struct LobbyData<'a> {
-    change: &'a str,
+    change: LobbyChange,
     room: &'a RoomView<'a>,
 }
 
 /// `event: room`, `{"change": …, "room": …}`. Lobby events carry no id: a client that
 /// reconnects lists the rooms again.
-pub fn lobby_frame(change: &str, room: &RoomView) -> Bytes {
+pub fn lobby_frame(change: LobbyChange, room: &RoomView) -> Bytes {
     let json = serde_json::to_string(&LobbyData { change, room }).expect("rooms always serialise");
     format!("event: room\ndata: {json}\n\n").into()
 }

@@ -30,9 +30,10 @@ pub fn run_if_asked() -> Option<ExitCode> {
     if std::env::args().nth(1).as_deref() != Some("sandbox-worker") {
         return None;
     }
-    match Config::parse().command {
-        Some(Command::SandboxWorker(limits)) => {
-            Some(turnhouse::sandbox::worker::run(limits.limits()))
+    let config = Config::parse();
+    match config.command {
+        Some(Command::SandboxWorker) => {
+            Some(turnhouse::sandbox::worker::run(config.hook_limits.limits()))
         }
         _ => None,
     }

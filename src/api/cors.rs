@@ -5,6 +5,8 @@
 //! attaches a credential on its own: allowing every origin (`*`, the default) lets a page use
 //! only the tokens it already holds. A list of exact origins narrows that for operators who
 //! want it. `Access-Control-Allow-Credentials` is never sent.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::str::FromStr;
 

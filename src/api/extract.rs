@@ -1,5 +1,7 @@
 //! Request extractors that validate at the edge: the caller's identity, JSON bodies (with a
 //! size limit and problem+json errors whatever the content type), and version preconditions.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::future::{ready, Ready};
 

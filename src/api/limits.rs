@@ -2,6 +2,8 @@
 //! author may make. Each is a token bucket per key: a burst of `N` at once, refilled at `N` per
 //! period, so a steady user never notices and a script is slowed to the rate. Over the limit,
 //! `429 rate_limited` with `Retry-After`; nothing is done.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::HashMap;
 use std::str::FromStr;

@@ -3,6 +3,8 @@
 //! the `X-Request-Id` header of every response, put in every problem+json body as
 //! `requestId`, and carried by the request's log line and by everything logged while the
 //! request is served, so one grep finds a user's report in the log.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::time::Instant;
 

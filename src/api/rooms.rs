@@ -1,4 +1,6 @@
 //! Rooms: creating, listing, watching, joining, quitting, moving, and their history.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use actix_web::http::{header, Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};

@@ -1,4 +1,6 @@
 //! Server-sent event streams: one room's versions, resumable, and the lobby's changes.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::time::Duration;
 

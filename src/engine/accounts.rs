@@ -1,4 +1,6 @@
 //! Player accounts: registration and bearer-token authentication.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use super::{Engine, EngineError};
 use crate::domain::credentials::{self, PresentedToken};

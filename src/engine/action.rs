@@ -1,6 +1,8 @@
 //! The actions a player takes on an existing room, as values. Each checks its preconditions
 //! against the room and runs its hooks on a working copy; the engine runs every one of them
 //! through the same path (read, hooks, compare-and-set commit, retry).
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use serde_json::Value;
 

@@ -1,6 +1,8 @@
 //! Computer opponents: one player account per level, and the loop that lets seated bots move
 //! when it is their turn. A bot's move is an ordinary `onPlayerMove`, pinned to the version the
 //! bot looked at, so it can never land on a room that changed under it.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;

@@ -11,7 +11,7 @@ use super::action::Action;
 use super::hook_runner::run_hooks;
 use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
-use crate::model::Room;
+use crate::model::{LobbyChange, Room};
 use crate::store::StoreError;
 
 impl Engine {
@@ -107,7 +107,7 @@ impl Engine {
 
     /// Tells the lobby's streams that a public room was `created` or `updated`, showing what
     /// anyone may see of it. A room that cannot be viewed (its view hook failed) is left out.
-    pub(super) async fn tell_lobby(&self, room: &Room, change: &str) {
+    pub(super) async fn tell_lobby(&self, room: &Room, change: LobbyChange) {
         if room.private || !self.hub.lobby_watched() {
             return;
         }

@@ -12,6 +12,8 @@
 //! move that arrives first makes the deadline's version stale, so it does not fire (the
 //! room's new deadline, if it has one, is the one found next). After a restart the first
 //! look finds every deadline that passed meanwhile, earliest first.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

@@ -2,6 +2,8 @@
 //! this server's copy of the room, wakes the streams watching it here (which read the new
 //! versions from the history) and, for a public room whose lobby entry changed, tells this
 //! server's lobby streams.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use tokio::sync::mpsc;
 
@@ -25,7 +27,7 @@ pub(super) async fn follow(mut changes: mpsc::Receiver<Change>, engine: Engine) 
                     let engine = engine.clone();
                     tokio::spawn(async move {
                         match engine.store.room(&room).await {
-                            Ok(Some(room)) => engine.tell_lobby(&room, &change).await,
+                            Ok(Some(room)) => engine.tell_lobby(&room, change).await,
                             Ok(None) => {}
                             Err(err) => {
                                 tracing::warn!(error = %err, room, "could not read a room another server changed")

@@ -2,6 +2,8 @@
 //! pure computation and run in place; hooks that wait (an uploaded game's, on its sandbox
 //! process) run on the blocking pool, so a slow or runaway game never holds a thread that
 //! serves other requests.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::Arc;
 

@@ -17,6 +17,8 @@
 //! cache is emptied, since the other server may have changed any room. (A room edited by hand
 //! in the `sqlite3` shell is not noticed until it is next changed through the server; the
 //! compare-and-set still stops a move on a stale copy.)
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -1,6 +1,8 @@
 //! One queue per room inside this process, so concurrent actions on a room take turns instead
 //! of racing. The version compare-and-set still guards the database (other instances may write
 //! the same room); this only spares one instance from racing itself.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};

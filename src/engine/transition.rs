@@ -1,5 +1,7 @@
 //! One step of a room's life: a working copy of the room that hooks are applied to, one
 //! version and one event at a time, until it is committed or dropped.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -11,7 +13,7 @@ use super::EngineError;
 use chrono::{DateTime, Utc};
 
 use crate::game::{deadline_text, Game, HookError, PatchError, PlayerRef};
-use crate::model::{EventKind, Room, RoomEvent};
+use crate::model::{EventKind, LobbyChange, Room, RoomEvent};
 use crate::store::RoomCommit;
 
 pub struct Transition {
@@ -225,10 +227,10 @@ impl Transition {
 
     /// How the step changes the room for a lobby: `created`, `updated` (opened, filled,
     /// emptied or finished), or nothing a lobby shows.
-    pub fn lobby_change(&self) -> Option<&'static str> {
+    pub fn lobby_change(&self) -> Option<LobbyChange> {
         match self.lobby_before {
-            None => Some("created"),
-            Some(before) if before != LobbyView::of(&self.room) => Some("updated"),
+            None => Some(LobbyChange::Created),
+            Some(before) if before != LobbyView::of(&self.room) => Some(LobbyChange::Updated),
             Some(_) => None,
         }
     }

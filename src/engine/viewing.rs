@@ -7,6 +7,8 @@
 //! kept in memory per room, version and viewer, so a version watched by many people costs one
 //! call per distinct viewer (the players, and one for all watchers), not one per watcher. A
 //! hook that fails answers the request with its fault, never with the unfiltered state.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;

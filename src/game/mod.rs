@@ -1,6 +1,8 @@
 //! The contract between the platform and a game: four hooks that see a copy of the room and
 //! answer with a partial patch. Games know nothing of HTTP or SQL, and the trait is object-safe
 //! so natively compiled games and sandboxed uploaded ones can sit behind the same `dyn Game`.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 mod patch;
 mod registry;

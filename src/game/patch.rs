@@ -1,5 +1,7 @@
 //! The partial patch a hook returns. It is kept as the JSON object the hook produced, so that
 //! games of any origin (native or uploaded) are validated by the same rules in one place.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use serde_json::{Map, Value};
 

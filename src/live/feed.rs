@@ -1,5 +1,7 @@
 //! What one stream reads: a room's versions after a given one, each exactly once and in order,
 //! or the lobby's changes.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

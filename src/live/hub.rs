@@ -1,4 +1,6 @@
 //! The broadcast hub: one channel per watched room, one for the lobby.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -7,7 +9,7 @@ use bytes::Bytes;
 use tokio::sync::broadcast;
 
 use super::sse;
-use crate::model::{Room, RoomEvent};
+use crate::model::{LobbyChange, Room, RoomEvent};
 use crate::views::{lobby_frame, version_frame, EventView, RoomHeader, RoomView};
 
 /// How many versions a room's channel holds for a reader that has not caught up; one further
@@ -70,7 +72,7 @@ impl Hub {
 
     /// Tells the lobby that a public room of `game` was `created` or `updated`; `room` is
     /// what anyone may see of it.
-    pub fn publish_lobby(&self, game: &str, change: &str, room: &RoomView) {
+    pub fn publish_lobby(&self, game: &str, change: LobbyChange, room: &RoomView) {
         if self.lobby_watched() {
             let update = LobbyUpdate {
                 game: game.to_owned(),

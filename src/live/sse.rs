@@ -1,5 +1,7 @@
 //! The wire format of the streams (server-sent events) beyond the frames of rooms, which
 //! [`crate::views`] builds: each frame is built once and shared by every subscriber.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use bytes::Bytes;
 

@@ -1,4 +1,6 @@
 //! Requests served, by method, route and status, each with a latency histogram.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};

@@ -1,5 +1,7 @@
 //! An uploaded game: one published version of an author's JavaScript, behind the same
 //! [`Game`] trait as the built-in games. Its hooks are calls into the sandbox pool.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -14,6 +14,7 @@ pub mod hosted;
 pub mod pool;
 pub mod protocol;
 pub mod quickjs;
+mod watchdog;
 pub mod worker;
 
 pub use hosted::{HostedGame, SEARCH};

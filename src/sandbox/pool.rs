@@ -3,16 +3,19 @@
 //! has a deadline; a worker that misses it is killed (SIGKILL, whatever it is doing) and a
 //! fresh one is started when next needed. A worker that dies on its own is replaced the same
 //! way. Callers block, so the engine calls this from its blocking pool.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::protocol::{Format, LogLine, Outcome, Request, Response};
 use super::quickjs::Limits;
+use super::watchdog::{cpu_time, Watchdog};
 use crate::game::OptionalHooks;
 
 /// The largest response read from a worker; a patch is at most about 1 MiB.
@@ -184,7 +187,7 @@ impl SandboxPool {
 
     /// Chooses the move of the bot `bot` in `room` (the room's record as JSON) with the search
     /// that ships with the server, inside the game's realm, stopped after `time` (the
-    /// watchdog waits as for a hook: see [`watchdog`]).
+    /// watchdog waits as for a hook: see [`Watchdog`]).
     pub fn search(
         &self,
         key: &str,
@@ -217,7 +220,7 @@ impl SandboxPool {
         let mut lease = self.lease()?;
         let mut loaded = false;
         loop {
-            match lease.exchange(request, watchdog(time))? {
+            match lease.exchange(request, Watchdog::for_work(time))? {
                 Response::Done { outcome, logs } => return Ok((outcome, logs)),
                 Response::Missing if !loaded => {
                     let load = Request::Load {
@@ -244,8 +247,8 @@ impl SandboxPool {
         }
     }
 
-    fn compile_deadline(&self) -> Instant {
-        watchdog(self.shared.limits.time) + COMPILE_ALLOWANCE
+    fn compile_deadline(&self) -> Watchdog {
+        Watchdog::for_work(self.shared.limits.time).allowing(COMPILE_ALLOWANCE)
     }
 
     /// Waits for an idle worker, starting one if the pool is not full.
@@ -301,18 +304,6 @@ impl Drop for Shared {
     }
 }
 
-/// When a worker doing work limited to `time` is killed if it has not answered. The engine
-/// stops code at `time` of CPU time (a runaway, then, at `time` on an idle machine); the
-/// watchdog goes by the clock and catches what that cannot (an engine loop that skips its
-/// checks, a stopped process): it allows half as much again, and a second for a process the
-/// machine kept waiting for a core.
-fn watchdog(time: Duration) -> Instant {
-    Instant::now() + time * 3 / 2 + SCHEDULING_ALLOWANCE
-}
-
-/// See [`watchdog`].
-const SCHEDULING_ALLOWANCE: Duration = Duration::from_secs(1);
-
 /// How many bot searches may run at once in a pool of `workers`: `--bot-searches`, or one
 /// fewer than the cores; at least one, and at most one fewer than the workers (one, in a pool
 /// of one).
@@ -360,11 +351,11 @@ impl Lease {
         }
     }
 
-    /// Sends `request` and reads the response by `deadline`. On any failure the worker is
-    /// killed and its place freed.
-    fn exchange(&mut self, request: &Request, deadline: Instant) -> Result<Response, PoolError> {
+    /// Sends `request` and reads the response before `watchdog` gives up. On any failure the
+    /// worker is killed and its place freed.
+    fn exchange(&mut self, request: &Request, watchdog: Watchdog) -> Result<Response, PoolError> {
         let worker = self.worker.as_mut().expect("a lease holds a worker");
-        let result = worker.exchange(request, deadline);
+        let result = worker.exchange(request, watchdog);
         if result.is_err() {
             self.retire();
         }
@@ -436,7 +427,8 @@ impl Worker {
         })
     }
 
-    fn exchange(&mut self, request: &Request, deadline: Instant) -> Result<Response, PoolError> {
+    fn exchange(&mut self, request: &Request, watchdog: Watchdog) -> Result<Response, PoolError> {
+        let cpu_before = cpu_time(self.child.id());
         let mut line = serde_json::to_vec(request).expect("requests always serialise");
         line.push(b'\n');
         if let Err(err) = self
@@ -446,13 +438,18 @@ impl Worker {
         {
             return Err(self.died(err));
         }
-        let line = self.read_line(deadline)?;
+        let line = self.read_line(watchdog, cpu_before)?;
         serde_json::from_slice(&line)
             .map_err(|err| PoolError::Died(format!("it sent an unreadable response: {err}")))
     }
 
-    /// Reads up to the next newline, waiting no later than `deadline`.
-    fn read_line(&mut self, deadline: Instant) -> Result<Vec<u8>, PoolError> {
+    /// Reads up to the next newline, until `watchdog` says the worker has had its time (it had
+    /// used `cpu_before` when the exchange began).
+    fn read_line(
+        &mut self,
+        watchdog: Watchdog,
+        cpu_before: Option<Duration>,
+    ) -> Result<Vec<u8>, PoolError> {
         let mut scanned = 0;
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
@@ -465,9 +462,15 @@ impl Worker {
             if scanned > MAX_RESPONSE_BYTES {
                 return Err(PoolError::Died("its response was too large".into()));
             }
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            if remaining.is_zero() || !self.wait_readable(remaining)? {
+            let wait = watchdog.next_wait();
+            if wait.is_zero() {
                 return Err(PoolError::Timeout);
+            }
+            if !self.wait_readable(wait)? {
+                if watchdog.spent(self.child.id(), cpu_before) {
+                    return Err(PoolError::Timeout);
+                }
+                continue;
             }
             match self.stdout.read(&mut chunk) {
                 Ok(0) => return Err(self.died("it closed its output")),

@@ -1,5 +1,7 @@
 //! What the server and a sandbox process say to each other: one JSON object per line on the
 //! process's stdin (requests) and stdout (responses), one request at a time.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

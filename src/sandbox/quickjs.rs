@@ -4,6 +4,8 @@
 //! seen by the next. Time is bounded by the engine's interrupt check, memory by the runtime's
 //! allocation limit, recursion by its stack limit; the process around it adds a watchdog and
 //! an address-space limit for whatever slips past those.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::CString;

@@ -3,6 +3,8 @@
 //! it has compiled. It limits itself before reading anything (no core dumps, a cap on its data
 //! segment, few file descriptors, a lower CPU priority than the server, death with the server),
 //! so that even a fault in the engine stays inside this process.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;

@@ -1,16 +1,18 @@
 //! A batch of room changes in a few statements, whatever its size: one insert for the new
 //! rooms, one compare-and-set for the moves and one for changes that move a room in the lobby
-//! (`UPDATE … FROM (VALUES …) … RETURNING`: a room not returned lost its race), one statement
+//! (`WITH v AS (VALUES …) UPDATE … FROM v … RETURNING`: a room not returned lost its race), one statement
 //! per kind of membership change, and one insert for the history.
 //!
 //! The writer splits a batch into rounds ([`rounds`]) so that no statement sees the same room
 //! twice, and no two quick-play creations of one game are checked in one statement (neither
 //! would see the other). A round's refusals are decided by the compare-and-set and the inserts
 //! alone, before anything else of it is written, so a refused change leaves nothing behind.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::{HashMap, HashSet};
 
-use super::dialect::{Dialect, SetSql};
+use super::dialect::{Dialect, SetRow, SetSql};
 use super::rows::to_json;
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
@@ -20,19 +22,19 @@ use super::types::{RoomCommit, StoreError};
 const MAX_ARGS: usize = 30_000;
 
 /// A membership: who is (`active`) or was in a room.
-const UPSERT_MEMBERS: SetSql = SetSql {
-    head: "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
-           SELECT v.column1, v.column2, v.column3, r.seq, r.game, r.finished",
-    width: 3,
-    tail: "JOIN rooms r ON r.id = v.column1 WHERE true \
-           ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active",
+pub(super) const UPSERT_MEMBERS: SetSql = SetSql {
+    columns: "room_id, player_id, active",
+    statement: "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
+         SELECT v.room_id, v.player_id, v.active, r.seq, r.game, r.finished \
+         FROM v JOIN rooms r ON r.id = v.room_id WHERE true \
+         ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active",
 };
 
 /// A room's `finished`, copied onto its memberships.
-const SET_MEMBERS_FINISHED: SetSql = SetSql {
-    head: "UPDATE room_players SET finished = v.column2",
-    width: 2,
-    tail: "WHERE room_players.room_id = v.column1",
+pub(super) const SET_MEMBERS_FINISHED: SetSql = SetSql {
+    columns: "room_id, finished",
+    statement: "UPDATE room_players SET finished = v.finished FROM v \
+         WHERE room_players.room_id = v.room_id",
 };
 
 /// Splits `commits` (in the order they arrived) into rounds, each a list of indexes: a commit
@@ -119,31 +121,31 @@ async fn insert_rooms<D: Dialect>(
     conn: &mut D::Connection,
     rooms: &[&RoomCommit],
 ) -> Result<Vec<String>, StoreError> {
-    let statements = set_statements::<D, _>(D::INSERT_ROOMS, rooms, |statement, commit| {
+    let statements = set_statements::<D, _>(D::INSERT_ROOMS, rooms, |row, commit| {
         let room = &commit.room;
-        statement.push(room.id.as_str());
-        statement.push(room.game.as_str());
-        statement.push(room.private);
-        push_changing_columns(statement, room);
-        statement.push(room.created_at.as_str());
-        statement.push(room.updated_at.as_str());
-        statement.push(room.game_version);
-        statement.push(room.clock.map(|clock| i64::from(clock.move_seconds)));
-        statement.push(commit.only_if_no_open_room_for.clone());
+        row.put("id", room.id.as_str());
+        row.put("game", room.game.as_str());
+        row.put("private", room.private);
+        put_changing_columns(row, room);
+        row.put("created_at", room.created_at.as_str());
+        row.put("updated_at", room.updated_at.as_str());
+        row.put("game_version", room.game_version);
+        let move_seconds = room.clock.map(|clock| i64::from(clock.move_seconds));
+        row.put("clock_move_seconds", move_seconds);
+        row.put("quick_play_for", commit.only_if_no_open_room_for.clone());
     });
     returned_ids::<D>(conn, statements).await
 }
 
-/// The columns a room change writes, in the order the room SQL lists them: version,
-/// joinable, finished, state, players, inactive players, deadline.
-fn push_changing_columns(statement: &mut Statement, room: &crate::model::Room) {
-    statement.push(room.version);
-    statement.push(room.joinable);
-    statement.push(room.finished);
-    statement.push(room.state.to_string());
-    statement.push(to_json(&room.players));
-    statement.push(to_json(&room.inactive_players));
-    statement.push(room.trigger_timeout_at.clone());
+/// The columns a room change writes, which a new room's row has in the same order.
+fn put_changing_columns(row: &mut SetRow, room: &crate::model::Room) {
+    row.put("version", room.version);
+    row.put("joinable", room.joinable);
+    row.put("finished", room.finished);
+    row.put("state", room.state.to_string());
+    row.put("players", to_json(&room.players));
+    row.put("inactive_players", to_json(&room.inactive_players));
+    row.put("trigger_timeout_at", room.trigger_timeout_at.clone());
 }
 
 /// The compare-and-set of `changes` with `sql` ([`Dialect::UPDATE_ROOMS`] or
@@ -153,12 +155,12 @@ async fn update_rooms<D: Dialect>(
     sql: SetSql,
     changes: &[&RoomCommit],
 ) -> Result<Vec<String>, StoreError> {
-    let statements = set_statements::<D, _>(sql, changes, |statement, commit| {
+    let statements = set_statements::<D, _>(sql, changes, |row, commit| {
         let room = &commit.room;
-        statement.push(room.id.as_str());
-        push_changing_columns(statement, room);
-        statement.push(room.updated_at.as_str());
-        statement.push(commit.expected_version);
+        row.put("id", room.id.as_str());
+        put_changing_columns(row, room);
+        row.put("updated_at", room.updated_at.as_str());
+        row.put("expected_version", commit.expected_version);
     });
     returned_ids::<D>(conn, statements).await
 }
@@ -186,10 +188,10 @@ async fn upsert_members<D: Dialect>(
             }
         }
     }
-    execute_set::<D, _>(conn, UPSERT_MEMBERS, &members, |statement, member| {
-        statement.push(member.0);
-        statement.push(member.1);
-        statement.push(member.2);
+    execute_set::<D, _>(conn, UPSERT_MEMBERS, &members, |row, member| {
+        row.put("room_id", member.0);
+        row.put("player_id", member.1);
+        row.put("active", member.2);
     })
     .await
 }
@@ -205,9 +207,9 @@ async fn set_members_finished<D: Dialect>(
         .copied()
         .filter(|c| c.finished_changed && c.expected_version.is_some())
         .collect();
-    execute_set::<D, _>(conn, SET_MEMBERS_FINISHED, &rooms, |statement, commit| {
-        statement.push(commit.room.id.as_str());
-        statement.push(commit.room.finished);
+    execute_set::<D, _>(conn, SET_MEMBERS_FINISHED, &rooms, |row, commit| {
+        row.put("room_id", commit.room.id.as_str());
+        row.put("finished", commit.room.finished);
     })
     .await
 }
@@ -220,24 +222,19 @@ async fn insert_events<D: Dialect>(
         .iter()
         .flat_map(|c| c.events.iter().map(move |e| (c.room.id.as_str(), e)))
         .collect();
-    execute_set::<D, _>(
-        conn,
-        D::INSERT_EVENTS,
-        &events,
-        |statement, (room, event)| {
-            statement.push(*room);
-            statement.push(event.version);
-            statement.push(event.kind.as_str());
-            statement.push(event.player.as_ref().map(|p| p.id.clone()));
-            statement.push(event.mv.as_ref().map(|mv| mv.to_string()));
-            statement.push(event.state.to_string());
-            statement.push(event.joinable);
-            statement.push(event.finished);
-            statement.push(to_json(&event.players));
-            statement.push(event.created_at.as_str());
-            statement.push(event.trigger_timeout_at.clone());
-        },
-    )
+    execute_set::<D, _>(conn, D::INSERT_EVENTS, &events, |row, (room, event)| {
+        row.put("room_id", *room);
+        row.put("version", event.version);
+        row.put("kind", event.kind.as_str());
+        row.put("player_id", event.player.as_ref().map(|p| p.id.clone()));
+        row.put("move", event.mv.as_ref().map(|mv| mv.to_string()));
+        row.put("state", event.state.to_string());
+        row.put("joinable", event.joinable);
+        row.put("finished", event.finished);
+        row.put("players", to_json(&event.players));
+        row.put("created_at", event.created_at.as_str());
+        row.put("trigger_timeout_at", event.trigger_timeout_at.clone());
+    })
     .await
 }
 
@@ -246,14 +243,15 @@ async fn insert_events<D: Dialect>(
 fn set_statements<D: Dialect, T>(
     sql: SetSql,
     rows: &[T],
-    mut bind: impl FnMut(&mut Statement, &T),
+    mut bind: impl FnMut(&mut SetRow, &T),
 ) -> Vec<Statement> {
-    rows.chunks(MAX_ARGS / sql.width)
+    rows.chunks(MAX_ARGS / sql.width())
         .map(|chunk| {
             let mut statement = Statement::built(sql.text(chunk.len(), D::NUMBERED_PLACEHOLDERS));
-            for row in chunk {
-                bind(&mut statement, row);
-                debug_assert_eq!(statement.bound() % sql.width, 0, "a row binds its width");
+            for value in chunk {
+                let mut row = SetRow::new(&mut statement, &sql);
+                bind(&mut row, value);
+                debug_assert!(row.complete(), "a row binds every column");
             }
             statement
         })
@@ -265,7 +263,7 @@ async fn execute_set<D: Dialect, T>(
     conn: &mut D::Connection,
     sql: SetSql,
     rows: &[T],
-    bind: impl FnMut(&mut Statement, &T),
+    bind: impl FnMut(&mut SetRow, &T),
 ) -> Result<(), StoreError> {
     for statement in set_statements::<D, _>(sql, rows, bind) {
         D::execute(conn, statement).await?;

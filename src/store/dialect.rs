@@ -6,54 +6,110 @@
 //! The differences in SQL are few: PostgreSQL keeps JSON in `json`/`jsonb` columns, so text
 //! bound for them is cast, while SQLite keeps it as text (and must not cast it: its `CAST(… AS
 //! json)` would turn a document into a number); SQLite spells a flag 0 or 1 and its partial
-//! indexes are written with those literals; and each makes ids and counts its own way. The
-//! macros below build each statement from the parts both share and the database's spelling.
+//! indexes are written with those literals; and each makes ids and counts its own way. Each
+//! database writes its statements out in full, in its own module, so the statement that runs
+//! is the one a reader sees; `statements.sql` beside this file holds every final statement of
+//! both, rewritten by a test, so a review shows what changed.
 
 use std::future::Future;
 
-use super::sql::Sql;
+use super::sql::{Arg, Sql, Statement};
 use super::types::{RoomCommit, StoreError};
 
-/// A statement over a set of rows: `<head> FROM (VALUES (…), (…)) AS v <tail>`, each row
-/// `width` arguments wide, read as `v.column1`… (both databases name a `VALUES` list's columns
-/// so). One statement serves a whole batch, whatever its size.
+/// A statement over a set of rows: `WITH v (<columns>) AS (VALUES (…), (…)) <statement>`, the
+/// statement reading each row's values as `v.<column>`. One statement serves a whole batch,
+/// whatever its size; each row binds its values in the order `columns` names them (see
+/// [`SetRow`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SetSql {
-    pub(super) head: &'static str,
-    pub(super) width: usize,
-    pub(super) tail: &'static str,
+    /// The row's column names, separated by `, `.
+    pub(super) columns: &'static str,
+    pub(super) statement: &'static str,
 }
 
 impl SetSql {
+    pub(super) fn width(&self) -> usize {
+        self.columns.split(", ").count()
+    }
+
     /// The statement's text for `rows` rows, with placeholders `$1`, `$2`… when `numbered`,
     /// else `?` each (which SQLite binds in order without looking each one up by name, a cost
     /// that grows with the square of the placeholders).
     pub(super) fn text(&self, rows: usize, numbered: bool) -> String {
-        let mut sql =
-            String::with_capacity(self.head.len() + self.tail.len() + rows * self.width * 5 + 32);
-        sql.push_str(self.head);
-        sql.push_str(" FROM (VALUES ");
+        let width = self.width();
+        let mut sql = String::with_capacity(self.statement.len() + rows * width * 5 + 160);
+        sql.push_str("WITH v (");
+        sql.push_str(self.columns);
+        sql.push_str(") AS (VALUES ");
         for row in 0..rows {
             sql.push_str(if row == 0 { "(" } else { ", (" });
-            for column in 0..self.width {
+            for column in 0..width {
                 if column > 0 {
                     sql.push_str(", ");
                 }
                 match numbered {
                     true => {
                         sql.push('$');
-                        sql.push_str(&(row * self.width + column + 1).to_string());
+                        sql.push_str(&(row * width + column + 1).to_string());
                     }
                     false => sql.push('?'),
                 }
             }
             sql.push(')');
         }
-        sql.push_str(") AS v ");
-        sql.push_str(self.tail);
+        sql.push_str(") ");
+        sql.push_str(self.statement);
         sql
     }
 }
+
+/// One row of a [`SetSql`] being bound: each value is put under its column's name, which must
+/// be the next one the statement lists (checked in debug builds, so a reordering that would
+/// shift every value fails the first test that writes).
+pub(super) struct SetRow<'a> {
+    statement: &'a mut Statement,
+    /// The columns not given a value yet.
+    columns: std::str::Split<'static, &'static str>,
+}
+
+impl<'a> SetRow<'a> {
+    pub(super) fn new(statement: &'a mut Statement, sql: &SetSql) -> Self {
+        Self {
+            statement,
+            columns: sql.columns.split(", "),
+        }
+    }
+
+    pub(super) fn put(&mut self, column: &str, value: impl Into<Arg>) {
+        let expected = self.columns.next();
+        debug_assert_eq!(
+            expected,
+            Some(column),
+            "values are put in the order of the statement's columns"
+        );
+        self.statement.push(value);
+    }
+
+    /// Whether every column was given a value.
+    pub(super) fn complete(mut self) -> bool {
+        self.columns.next().is_none()
+    }
+}
+
+/// The row of a new room: its record and, for quick play, the player it must not be open to
+/// (see [`Dialect::INSERT_ROOMS`]).
+pub(super) const NEW_ROOM_ROW: &str = "id, game, private, \
+     version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
+     created_at, updated_at, game_version, clock_move_seconds, quick_play_for";
+
+/// The row of a room change: what it writes, and the version it replaces.
+pub(super) const ROOM_CHANGE_ROW: &str = "id, \
+     version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
+     updated_at, expected_version";
+
+/// The row of one version in a room's history.
+pub(super) const EVENT_ROW: &str = "room_id, version, kind, player_id, move, state, \
+     joinable, finished, players, created_at, trigger_timeout_at";
 
 /// One database's SQL and the steps whose code differs.
 pub(super) trait Dialect: Sql {
@@ -66,15 +122,15 @@ pub(super) trait Dialect: Sql {
     const FALSE: &'static str;
     /// Quick play's search: the oldest room of game `$1` with clock `$3` open to player `$2`.
     const OLDEST_OPEN_ROOM: &'static str;
-    /// New rooms (row: [`super::batch`]'s room columns and the quick-play player), each
-    /// inserted unless its id is taken or, for quick play, a room of its game is open to that
-    /// player; returns the ids inserted.
+    /// New rooms ([`NEW_ROOM_ROW`]), each inserted unless its id is taken or, for quick play,
+    /// a room of its game with its clock is open to that player; returns the ids inserted.
     const INSERT_ROOMS: SetSql;
-    /// The compare-and-set of a batch's moves; returns the ids written (a room not returned
-    /// lost its race).
+    /// The compare-and-set of a batch's moves ([`ROOM_CHANGE_ROW`]); returns the ids written
+    /// (a room not returned lost its race).
     const UPDATE_ROOMS: SetSql;
     /// The same, for changes that also move the room in the lobby (`joinable`, `finished`).
     const UPDATE_LISTED_ROOMS: SetSql;
+    /// The history of a batch ([`EVENT_ROW`]).
     const INSERT_EVENTS: SetSql;
     /// The owner of game `$1`, its row locked until the transaction ends where others could
     /// publish at the same time.
@@ -96,145 +152,6 @@ pub(super) trait Dialect: Sql {
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
-/// `<room o> is open to <player>`: of the game, with the same clock (`$is` is the database's
-/// null-safe equality), public, joinable, unfinished, and the player is not in it, with the
-/// database's literals for false and true. Shaped for the partial index on public
-/// rooms by game, joinable and finished, oldest first, with one primary-key probe of the
-/// memberships per candidate (never a walk of everything the player was in).
-macro_rules! open_to_player {
-    ($game:literal, $player:literal, $clock:literal, $no:literal, $yes:literal, $is:literal) => {
-        concat!(
-            "o.game = ",
-            $game,
-            " AND o.clock_move_seconds ",
-            $is,
-            " ",
-            $clock,
-            " AND o.private = ",
-            $no,
-            " AND o.joinable = ",
-            $yes,
-            " AND o.finished = ",
-            $no,
-            " AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = o.id \
-             AND m.player_id = ",
-            $player,
-            " AND m.active = ",
-            $yes,
-            ")"
-        )
-    };
-}
-
-/// Quick play's search (`$1` the game, `$2` the player, `$3` the clock's move seconds).
-macro_rules! oldest_open_room {
-    ($no:literal, $yes:literal, $is:literal) => {
-        concat!(
-            "SELECT o.id FROM rooms o WHERE ",
-            $crate::store::dialect::open_to_player!("$1", "$2", "$3", $no, $yes, $is),
-            " ORDER BY o.seq LIMIT 1"
-        )
-    };
-}
-
-/// `INSERT_ROOMS`; `$json`/`$jsonb` wrap a text column written to a JSON column, e.g.
-/// `("CAST(", " AS json)")`, or `("", "")` where JSON is text.
-macro_rules! insert_rooms {
-    (($j:literal, $jc:literal), ($b:literal, $bc:literal), $no:literal, $yes:literal, $is:literal) => {
-        $crate::store::dialect::SetSql {
-            head: concat!(
-                "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
-                 players, inactive_players, trigger_timeout_at, created_at, updated_at, \
-                 game_version, clock_move_seconds) \
-                 SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, ",
-                $j,
-                "v.column7",
-                $jc,
-                ", ",
-                $b,
-                "v.column8",
-                $bc,
-                ", ",
-                $b,
-                "v.column9",
-                $bc,
-                ", v.column10, v.column11, v.column12, v.column13, v.column14"
-            ),
-            width: 15,
-            tail: concat!(
-                "WHERE v.column15 IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o WHERE ",
-                $crate::store::dialect::open_to_player!(
-                    "v.column2",
-                    "v.column15",
-                    "v.column14",
-                    $no,
-                    $yes,
-                    $is
-                ),
-                ") ON CONFLICT DO NOTHING RETURNING id"
-            ),
-        }
-    };
-}
-
-/// `UPDATE_ROOMS` (`$listing` empty) or `UPDATE_LISTED_ROOMS`; the row is id, version,
-/// joinable, finished, state, players, inactive players, deadline, updated at, expected
-/// version.
-macro_rules! update_rooms {
-    ($listing:literal, ($j:literal, $jc:literal), ($b:literal, $bc:literal)) => {
-        $crate::store::dialect::SetSql {
-            head: concat!(
-                "UPDATE rooms SET version = v.column2, ",
-                $listing,
-                "state = ",
-                $j,
-                "v.column5",
-                $jc,
-                ", players = ",
-                $b,
-                "v.column6",
-                $bc,
-                ", inactive_players = ",
-                $b,
-                "v.column7",
-                $bc,
-                ", trigger_timeout_at = v.column8, updated_at = v.column9"
-            ),
-            width: 10,
-            tail: "WHERE rooms.id = v.column1 AND rooms.version = v.column10 RETURNING rooms.id",
-        }
-    };
-}
-
-/// `INSERT_EVENTS`: one row per version, in table order.
-macro_rules! insert_events {
-    (($j:literal, $jc:literal), ($b:literal, $bc:literal)) => {
-        $crate::store::dialect::SetSql {
-            head: concat!(
-                "INSERT INTO room_events (room_id, version, kind, player_id, move, state, \
-                 joinable, finished, players, created_at, trigger_timeout_at) \
-                 SELECT v.column1, v.column2, v.column3, v.column4, ",
-                $j,
-                "v.column5",
-                $jc,
-                ", ",
-                $j,
-                "v.column6",
-                $jc,
-                ", v.column7, v.column8, ",
-                $b,
-                "v.column9",
-                $bc,
-                ", v.column10, v.column11"
-            ),
-            width: 11,
-            tail: "",
-        }
-    };
-}
-
-pub(super) use {insert_events, insert_rooms, oldest_open_room, open_to_player, update_rooms};
-
 #[cfg(test)]
 mod tests {
     use super::SetSql;
@@ -242,18 +159,17 @@ mod tests {
     #[test]
     fn a_set_statement_numbers_its_rows_placeholders_in_order() {
         let sql = SetSql {
-            head: "UPDATE t SET a = v.column2",
-            width: 2,
-            tail: "WHERE t.id = v.column1",
+            columns: "id, a",
+            statement: "UPDATE t SET a = v.a FROM v WHERE t.id = v.id",
         };
         assert_eq!(
             sql.text(3, true),
-            "UPDATE t SET a = v.column2 FROM (VALUES ($1, $2), ($3, $4), ($5, $6)) AS v \
-             WHERE t.id = v.column1"
+            "WITH v (id, a) AS (VALUES ($1, $2), ($3, $4), ($5, $6)) \
+             UPDATE t SET a = v.a FROM v WHERE t.id = v.id"
         );
         assert_eq!(
             sql.text(2, false),
-            "UPDATE t SET a = v.column2 FROM (VALUES (?, ?), (?, ?)) AS v WHERE t.id = v.column1"
+            "WITH v (id, a) AS (VALUES (?, ?), (?, ?)) UPDATE t SET a = v.a FROM v WHERE t.id = v.id"
         );
     }
 }

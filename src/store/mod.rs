@@ -10,6 +10,8 @@
 //! ([`reads`]), the batch of room changes ([`batch`]), the other writes ([`writes`]) and the
 //! decoding of rows ([`rows`]) are each written once, as functions generic over it. The
 //! vocabulary they share is in [`types`].
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 mod batch;
 mod dialect;
@@ -19,6 +21,8 @@ mod reads;
 mod rows;
 mod sql;
 mod sqlite;
+#[cfg(test)]
+mod statements;
 mod types;
 mod writer;
 mod writes;
@@ -34,8 +38,26 @@ use sqlite::SqliteStore;
 use writer::Writer;
 use writes::{Job, NewBot, RoomCopies, TokenHash, Write};
 
-pub use postgres::Change;
-pub use types::{Deadline, FileKey, RoomCommit, RoomQuery, StorageFault, StoreError, StoredFile};
+pub use types::{
+    Change, Deadline, FileKey, RoomCommit, RoomQuery, StorageFault, StoreError, StoredFile,
+};
+
+/// Runs a read on this store's read pool, whichever database it is: the one place reads tell
+/// the two apart (each read is written once, generic over the [`dialect::Dialect`]).
+macro_rules! read {
+    ($store:expr, |$pool:ident| $read:expr) => {
+        match &$store.database {
+            Database::Sqlite(db) => {
+                let $pool = &db.read;
+                $read.await
+            }
+            Database::Postgres(db) => {
+                let $pool = &db.read;
+                $read.await
+            }
+        }
+    };
+}
 
 #[derive(Clone)]
 pub struct Store {
@@ -196,17 +218,11 @@ impl Store {
 
     /// Answers when the database does.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::ping(&db.read).await,
-            Database::Postgres(db) => reads::ping(&db.read).await,
-        }
+        read!(self, |pool| reads::ping(pool))
     }
 
     pub async fn room(&self, id: &str) -> Result<Option<Room>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::room(&db.read, id).await,
-            Database::Postgres(db) => reads::room(&db.read, id).await,
-        }
+        read!(self, |pool| reads::room(pool, id))
     }
 
     /// The oldest room with clock `clock` quick play can put `player_id` in.
@@ -217,30 +233,19 @@ impl Store {
         clock: Option<Clock>,
     ) -> Result<Option<String>, StoreError> {
         let seconds = clock.map(|clock| i64::from(clock.move_seconds));
-        match &self.database {
-            Database::Sqlite(db) => {
-                reads::oldest_open_room(&db.read, game, player_id, seconds).await
-            }
-            Database::Postgres(db) => {
-                reads::oldest_open_room(&db.read, game, player_id, seconds).await
-            }
-        }
+        read!(self, |pool| reads::oldest_open_room(
+            pool, game, player_id, seconds
+        ))
     }
 
     /// The `limit` earliest deadlines of all rooms, due or not, earliest first.
     pub async fn earliest_deadlines(&self, limit: i64) -> Result<Vec<Deadline>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::earliest_deadlines(&db.read, limit).await,
-            Database::Postgres(db) => reads::earliest_deadlines(&db.read, limit).await,
-        }
+        read!(self, |pool| reads::earliest_deadlines(pool, limit))
     }
 
     /// A page of rooms, newest first, each with its sequence number (for the next cursor).
     pub async fn rooms(&self, query: &RoomQuery) -> Result<Vec<(i64, Room)>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::rooms(&db.read, query).await,
-            Database::Postgres(db) => reads::rooms(&db.read, query).await,
-        }
+        read!(self, |pool| reads::rooms(pool, query))
     }
 
     /// Events of a room with a version above `after`, oldest first, at most `limit`.
@@ -250,25 +255,16 @@ impl Store {
         after: i64,
         limit: i64,
     ) -> Result<Vec<RoomEvent>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::events(&db.read, room_id, after, limit).await,
-            Database::Postgres(db) => reads::events(&db.read, room_id, after, limit).await,
-        }
+        read!(self, |pool| reads::events(pool, room_id, after, limit))
     }
 
     pub async fn account(&self, id: &str) -> Result<Option<Account>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::account(&db.read, id).await,
-            Database::Postgres(db) => reads::account(&db.read, id).await,
-        }
+        read!(self, |pool| reads::account(pool, id))
     }
 
     /// The latest version of every uploaded game, by id.
     pub async fn latest_game_versions(&self) -> Result<Vec<GameVersionRecord>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::latest_game_versions(&db.read).await,
-            Database::Postgres(db) => reads::latest_game_versions(&db.read).await,
-        }
+        read!(self, |pool| reads::latest_game_versions(pool))
     }
 
     /// One version of a game (the latest when `version` is `None`).
@@ -277,10 +273,7 @@ impl Store {
         game_id: &str,
         version: Option<i64>,
     ) -> Result<Option<GameVersionRecord>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::game_version(&db.read, game_id, version).await,
-            Database::Postgres(db) => reads::game_version(&db.read, game_id, version).await,
-        }
+        read!(self, |pool| reads::game_version(pool, game_id, version))
     }
 
     /// The source of one version of a game.
@@ -289,10 +282,7 @@ impl Store {
         game_id: &str,
         version: i64,
     ) -> Result<Option<String>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::game_source(&db.read, game_id, version).await,
-            Database::Postgres(db) => reads::game_source(&db.read, game_id, version).await,
-        }
+        read!(self, |pool| reads::game_source(pool, game_id, version))
     }
 
     /// A file of one version's frontend, if there is one: its gzipped copy when `gzip` is
@@ -302,9 +292,6 @@ impl Store {
         file: &FileKey<'_>,
         gzip: bool,
     ) -> Result<Option<StoredFile>, StoreError> {
-        match &self.database {
-            Database::Sqlite(db) => reads::frontend_file(&db.read, file, gzip).await,
-            Database::Postgres(db) => reads::frontend_file(&db.read, file, gzip).await,
-        }
+        read!(self, |pool| reads::frontend_file(pool, file, gzip))
     }
 }

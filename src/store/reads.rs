@@ -2,6 +2,8 @@
 //! which SQLite binds to the n-th argument too, and JSON columns read through `CAST(… AS
 //! TEXT)`, a no-op on SQLite's text columns that turns PostgreSQL's `json`/`jsonb` into the
 //! same text). Reads use their own pool and never wait for the writer.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use sqlx::Pool;
 
@@ -11,18 +13,18 @@ use super::sql::Statement;
 use super::types::{Deadline, FileKey, RoomQuery, StoreError, StoredFile};
 use crate::model::{Account, GameVersionRecord, Room, RoomEvent};
 
-/// Every room column of the room aliased `r`, named as [`rows::room`] reads them.
-macro_rules! room_columns {
-    () => {
-        "r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, \
-         CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, \
-         CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, \
-         r.trigger_timeout_at, r.clock_move_seconds"
-    };
-}
+/// Every room column of the room aliased `r`, named as [`rows::room`] reads them (listings
+/// put it after their `SELECT`).
+const ROOM_COLUMNS: &str = "r.seq, r.id, r.game, r.game_version, r.private, r.version, \
+     r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, \
+     CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, \
+     r.trigger_timeout_at, r.clock_move_seconds";
 
-pub(super) const ONE_ROOM: &str =
-    concat!("SELECT ", room_columns!(), " FROM rooms r WHERE r.id = $1");
+pub(super) const ONE_ROOM: &str = "SELECT r.seq, r.id, r.game, r.game_version, r.private, \
+     r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, \
+     CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, \
+     r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds \
+     FROM rooms r WHERE r.id = $1";
 
 /// A page of a room's history: `$1` the room, after version `$2`, at most `$3`.
 pub(super) const EVENTS_PAGE: &str =
@@ -31,52 +33,42 @@ pub(super) const EVENTS_PAGE: &str =
      e.trigger_timeout_at, e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
      WHERE e.room_id = $1 AND e.version > $2 ORDER BY e.version LIMIT $3";
 
-const ACCOUNT: &str = "SELECT id, username, token_hash, created_at FROM players WHERE id = $1";
+pub(super) const ACCOUNT: &str =
+    "SELECT id, username, token_hash, created_at FROM players WHERE id = $1";
 
-/// `SELECT <a version with its game's owner> FROM … <tail>`, as one static string.
-macro_rules! select_versions {
-    ($tail:literal) => {
-        concat!(
-            "SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, \
-             v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, \
-             (SELECT count(*) FROM game_frontend_files f \
-              WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, \
-             v.frontend_background, v.frontend_height, \
-             v.created_at, g.owner_id, p.username AS owner_name, \
-             g.created_at AS game_created_at \
-             FROM game_versions v JOIN games g ON g.id = v.game_id \
-             JOIN players p ON p.id = g.owner_id ",
-            $tail
-        )
-    };
-}
+/// Versions of games with their owners, in the columns [`rows::game_version`] reads: version
+/// `$2` of game `$1`, or the latest of each game where `$2` is null, of every game where `$1`
+/// is null.
+pub(super) const VERSIONS: &str = "SELECT v.game_id, v.version, v.name, v.description, \
+     v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, \
+     v.on_player_view, v.enumerate_moves, \
+     (SELECT count(*) FROM game_frontend_files f \
+      WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, \
+     v.frontend_background, v.frontend_height, v.created_at, g.owner_id, \
+     p.username AS owner_name, g.created_at AS game_created_at \
+     FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id \
+     WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, \
+     (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) \
+     ORDER BY v.game_id";
 
-const LATEST_VERSIONS: &str = select_versions!(
-    "WHERE v.version = (SELECT max(version) FROM game_versions WHERE game_id = v.game_id) \
-     ORDER BY v.game_id"
-);
-
-/// Version `$2` of game `$1`, or its latest when `$2` is null.
-const ONE_VERSION: &str = select_versions!(
-    "WHERE v.game_id = $1 AND v.version = coalesce($2, \
-     (SELECT max(version) FROM game_versions WHERE game_id = $1))"
-);
-
-const GAME_SOURCE: &str =
+pub(super) const GAME_SOURCE: &str =
     "SELECT source AS text FROM game_versions WHERE game_id = $1 AND version = $2";
 
 /// A file of a version's frontend (`$1` game, `$2` version, `$3` path): its gzipped copy when
 /// there is one.
-const FRONTEND_FILE_GZIP: &str =
+pub(super) const FRONTEND_FILE_GZIP: &str =
     "SELECT content_type, etag, coalesce(gzip, body) AS body, gzip IS NOT NULL AS gzipped \
      FROM game_frontend_files WHERE game_id = $1 AND version = $2 AND path = $3";
 
 /// A file of a version's frontend as uploaded.
-const FRONTEND_FILE: &str = "SELECT content_type, etag, body, false AS gzipped \
+pub(super) const FRONTEND_FILE: &str = "SELECT content_type, etag, body, false AS gzipped \
      FROM game_frontend_files WHERE game_id = $1 AND version = $2 AND path = $3";
 
+/// Whether the database answers.
+pub(super) const PING: &str = "SELECT 1";
+
 pub(super) async fn ping<D: Dialect>(pool: &Pool<D>) -> Result<(), StoreError> {
-    D::execute(&mut *pool.acquire().await?, Statement::new("SELECT 1")).await
+    D::execute(&mut *pool.acquire().await?, Statement::new(PING)).await
 }
 
 pub(super) async fn room<D: Dialect>(pool: &Pool<D>, id: &str) -> Result<Option<Room>, StoreError> {
@@ -106,7 +98,7 @@ pub(super) async fn oldest_open_room<D: Dialect>(
 
 /// The `limit` earliest deadlines of all rooms, due or not, earliest first: one range of
 /// `rooms_deadlines`, whatever the number of rooms with one.
-const EARLIEST_DEADLINES: &str = "SELECT id, version, trigger_timeout_at FROM rooms \
+pub(super) const EARLIEST_DEADLINES: &str = "SELECT id, version, trigger_timeout_at FROM rooms \
      WHERE trigger_timeout_at IS NOT NULL ORDER BY trigger_timeout_at LIMIT $1";
 
 pub(super) async fn earliest_deadlines<D: Dialect>(
@@ -163,7 +155,10 @@ pub(super) async fn account<D: Dialect>(
 pub(super) async fn latest_game_versions<D: Dialect>(
     pool: &Pool<D>,
 ) -> Result<Vec<GameVersionRecord>, StoreError> {
-    let rows = D::fetch_all(&mut *pool.acquire().await?, Statement::new(LATEST_VERSIONS)).await?;
+    let statement = Statement::new(VERSIONS)
+        .bind(None::<String>)
+        .bind(None::<i64>);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
     rows.iter().map(rows::game_version::<D>).collect()
 }
 
@@ -173,7 +168,7 @@ pub(super) async fn game_version<D: Dialect>(
     game_id: &str,
     version: Option<i64>,
 ) -> Result<Option<GameVersionRecord>, StoreError> {
-    let statement = Statement::new(ONE_VERSION).bind(game_id).bind(version);
+    let statement = Statement::new(VERSIONS).bind(game_id).bind(version);
     let row = D::fetch_optional(&mut *pool.acquire().await?, statement).await?;
     row.as_ref().map(rows::game_version::<D>).transpose()
 }
@@ -227,7 +222,7 @@ async fn version_text<D: Dialect>(
 /// a player's rooms skips the private ones, and `joinable=false` without `finished` skips the
 /// joinable ones.) `no` is the database's literal for false.
 pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
-    let mut sql = String::from(concat!("SELECT ", room_columns!()));
+    let mut sql = format!("SELECT {ROOM_COLUMNS}");
     let mut args = Vec::new();
     // Appends `<clause>$n`, binding `value` as the n-th argument.
     let mut filter = |sql: &mut String, clause: &str, value: super::sql::Arg| {

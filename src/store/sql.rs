@@ -115,11 +115,6 @@ impl Statement {
         self.args.push(arg.into());
     }
 
-    /// How many arguments are bound so far: the number of the next placeholder, less one.
-    pub(super) fn bound(&self) -> usize {
-        self.args.len()
-    }
-
     #[cfg(test)]
     pub(super) fn sql(&self) -> &str {
         match &self.sql {

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{Room, RoomEvent};
+use crate::model::{LobbyChange, Room, RoomEvent};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -67,7 +67,7 @@ pub struct RoomCommit {
     /// not already in exists at the moment of writing (quick play), else [`StoreError::Conflict`].
     pub only_if_no_open_room_for: Option<String>,
     /// How the room's lobby entry changed (`created`, `updated`), if it did.
-    pub lobby_change: Option<&'static str>,
+    pub lobby_change: Option<LobbyChange>,
 }
 
 /// One file of one version of a game's frontend.
@@ -201,4 +201,20 @@ pub struct Deadline {
     pub room_id: String,
     pub version: i64,
     pub at: String,
+}
+
+/// What other servers on a shared database commit, as [`super::Store::changes`] hears it
+/// (PostgreSQL's `LISTEN`).
+/// Something another server did, or the news that some of it went unheard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Another server committed `version` of `room`; `lobby` says how the room's lobby entry
+    /// changed when it did and the room is public.
+    Room {
+        room: String,
+        version: i64,
+        lobby: Option<LobbyChange>,
+    },
+    /// The listener (re)connected: changes made before may not have been heard.
+    Resync,
 }

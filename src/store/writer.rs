@@ -17,6 +17,8 @@
 //! serialisation check to another server's is applied again whole, since none of it happened.
 //! (Transactions are plain statements rather than sqlx's guards: a COMMIT that fails, on a full
 //! disk, leaves SQLite's transaction open, and only an explicit ROLLBACK closes it.)
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -37,6 +39,9 @@ use crate::metrics::{histogram, Exposition, Histogram};
 /// Writes applied in one transaction at most. Enough to amortise an fsync many times over,
 /// few enough that one batch never holds the database for long.
 const MAX_BATCH: usize = 256;
+/// Ends the writer's transaction (it begins with [`Dialect::BEGIN`]).
+pub(super) const COMMIT: &str = "COMMIT";
+pub(super) const ROLLBACK: &str = "ROLLBACK";
 /// Writes waiting beyond this make callers wait to enqueue (back-pressure, not memory growth).
 const QUEUE: usize = 4096;
 /// How many times a batch is applied again after losing to another server's transaction.
@@ -196,7 +201,7 @@ async fn apply_batch<D: Dialect>(
         let failure = match apply_all::<D>(&mut conn, &mut writes, one_by_one).await {
             Ok(()) => {
                 let committing = Instant::now();
-                match D::execute(&mut conn, Statement::new("COMMIT")).await {
+                match D::execute(&mut conn, Statement::new(COMMIT)).await {
                     Ok(()) => {
                         health.succeeded();
                         stats
@@ -216,7 +221,7 @@ async fn apply_batch<D: Dialect>(
             }
             Err(failure) => failure,
         };
-        let _ = D::execute(&mut conn, Statement::new("ROLLBACK")).await;
+        let _ = D::execute(&mut conn, Statement::new(ROLLBACK)).await;
         let Failure { culprit, err } = failure;
         if err.is_lost_race() && replays < MAX_REPLAYS {
             replays += 1;

@@ -153,19 +153,75 @@ impl Write {
     }
 }
 
+/// A new account; returns nothing if its name is taken.
+pub(super) const INSERT_ACCOUNT: &str =
+    "INSERT INTO players (id, username, token_hash, created_at) \
+     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id";
+
+/// A bot's account, unless it exists.
+pub(super) const INSERT_BOT: &str =
+    "INSERT INTO players (id, username, token_hash, created_at, bot) \
+     VALUES ($1, $2, '', $3, $4) ON CONFLICT DO NOTHING";
+
+/// The bot account of level `$1`.
+pub(super) const BOT_ACCOUNT: &str = "SELECT id, username FROM players WHERE bot = $1";
+
+/// A player's new token (bots have none).
+pub(super) const SET_TOKEN_HASH: &str =
+    "UPDATE players SET token_hash = $1 WHERE id = $2 AND bot IS NULL";
+
+/// A game, owned by the first to publish it.
+pub(super) const INSERT_GAME: &str =
+    "INSERT INTO games (id, owner_id, created_at) VALUES ($1, $2, $3) \
+     ON CONFLICT (id) DO NOTHING";
+
+/// The next version of game `$1`; returns its number.
+pub(super) const INSERT_GAME_VERSION: &str =
+    "INSERT INTO game_versions (game_id, version, name, description, min_players, \
+     max_players, format, source, sha256, created_at, move_example, on_timeout, \
+     on_player_view, enumerate_moves, frontend_background, frontend_height) \
+     SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+     $12, $13, $14, $15 \
+     FROM game_versions WHERE game_id = $1 RETURNING version";
+
+/// Version `$3`'s frontend files, as version `$2`'s.
+pub(super) const COPY_FRONTEND_FILES: &str = "INSERT INTO game_frontend_files \
+     (game_id, version, path, content_type, etag, body, gzip) \
+     SELECT game_id, $2, path, content_type, etag, body, gzip \
+     FROM game_frontend_files WHERE game_id = $1 AND version = $3";
+
+/// One file of a version's frontend.
+pub(super) const INSERT_FRONTEND_FILE: &str = "INSERT INTO game_frontend_files \
+     (game_id, version, path, content_type, etag, body, gzip) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// The newest room's sequence number.
+pub(super) const LAST_ROOM_SEQ: &str = "SELECT coalesce(max(seq), 0) AS seq FROM rooms";
+
+/// Room `$1`'s memberships, for every room after sequence number `$2`.
+pub(super) const COPY_MEMBERS: &str =
+    "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
+     SELECT r.id, m.player_id, m.active, r.seq, r.game, r.finished \
+     FROM rooms r, room_players m WHERE r.seq > $2 AND m.room_id = $1";
+
+/// Room `$1`'s history, for every room after sequence number `$2`.
+pub(super) const COPY_EVENTS: &str =
+    "INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, \
+     finished, players, created_at) \
+     SELECT r.id, e.version, e.kind, e.player_id, e.move, e.state, e.joinable, \
+     e.finished, e.players, e.created_at \
+     FROM rooms r, room_events e WHERE r.seq > $2 AND e.room_id = $1";
+
 /// A taken name is refused by what the insert returns, not by a failed statement.
 pub(super) async fn insert_account<D: Dialect>(
     conn: &mut D::Connection,
     account: &Account,
 ) -> Result<(), StoreError> {
-    let statement = Statement::new(
-        "INSERT INTO players (id, username, token_hash, created_at) \
-         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id",
-    )
-    .bind(account.id.as_str())
-    .bind(account.username.as_str())
-    .bind(account.token_hash.as_str())
-    .bind(account.created_at.as_str());
+    let statement = Statement::new(INSERT_ACCOUNT)
+        .bind(account.id.as_str())
+        .bind(account.username.as_str())
+        .bind(account.token_hash.as_str())
+        .bind(account.created_at.as_str());
     // Ids are random 128-bit numbers: a conflict is the name.
     match D::fetch_optional(conn, statement).await? {
         Some(_) => Ok(()),
@@ -179,16 +235,13 @@ pub(super) async fn ensure_bot<D: Dialect>(
     bot: &NewBot,
 ) -> Result<PlayerRef, StoreError> {
     let level = bot.level.as_str();
-    let create = Statement::new(
-        "INSERT INTO players (id, username, token_hash, created_at, bot) \
-         VALUES ($1, $2, '', $3, $4) ON CONFLICT DO NOTHING",
-    )
-    .bind(bot.id.as_str())
-    .bind(bot.username.as_str())
-    .bind(bot.created_at.as_str())
-    .bind(level);
+    let create = Statement::new(INSERT_BOT)
+        .bind(bot.id.as_str())
+        .bind(bot.username.as_str())
+        .bind(bot.created_at.as_str())
+        .bind(level);
     D::execute(conn, create).await?;
-    let read = Statement::new("SELECT id, username FROM players WHERE bot = $1").bind(level);
+    let read = Statement::new(BOT_ACCOUNT).bind(level);
     match D::fetch_optional(conn, read).await? {
         Some(row) => rows::player::<D>(&row),
         None => Err(StoreError::Corrupt(format!(
@@ -201,10 +254,9 @@ pub(super) async fn set_token_hash<D: Dialect>(
     conn: &mut D::Connection,
     change: &TokenHash,
 ) -> Result<(), StoreError> {
-    let statement =
-        Statement::new("UPDATE players SET token_hash = $1 WHERE id = $2 AND bot IS NULL")
-            .bind(change.token_hash.as_str())
-            .bind(change.player_id.as_str());
+    let statement = Statement::new(SET_TOKEN_HASH)
+        .bind(change.token_hash.as_str())
+        .bind(change.player_id.as_str());
     D::execute(conn, statement).await
 }
 
@@ -214,13 +266,10 @@ pub(super) async fn publish<D: Dialect>(
     conn: &mut D::Connection,
     upload: &NewGameVersion,
 ) -> Result<i64, StoreError> {
-    let create = Statement::new(
-        "INSERT INTO games (id, owner_id, created_at) VALUES ($1, $2, $3) \
-         ON CONFLICT (id) DO NOTHING",
-    )
-    .bind(upload.game_id.as_str())
-    .bind(upload.owner_id.as_str())
-    .bind(upload.created_at.as_str());
+    let create = Statement::new(INSERT_GAME)
+        .bind(upload.game_id.as_str())
+        .bind(upload.owner_id.as_str())
+        .bind(upload.created_at.as_str());
     D::execute(conn, create).await?;
     let owner = Statement::new(D::GAME_OWNER).bind(upload.game_id.as_str());
     let owner = match D::fetch_optional(conn, owner).await? {
@@ -235,29 +284,22 @@ pub(super) async fn publish<D: Dialect>(
     if owner != upload.owner_id {
         return Err(StoreError::NotTheOwner);
     }
-    let insert = Statement::new(
-        "INSERT INTO game_versions (game_id, version, name, description, min_players, \
-         max_players, format, source, sha256, created_at, move_example, on_timeout, \
-         on_player_view, enumerate_moves, frontend_background, frontend_height) \
-         SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-         $12, $13, $14, $15 \
-         FROM game_versions WHERE game_id = $1 RETURNING version",
-    )
-    .bind(upload.game_id.as_str())
-    .bind(upload.name.as_str())
-    .bind(upload.description.as_str())
-    .bind(upload.min_players as i64)
-    .bind(upload.max_players as i64)
-    .bind(upload.format.as_str())
-    .bind(upload.source.as_str())
-    .bind(upload.sha256.as_str())
-    .bind(upload.created_at.as_str())
-    .bind(upload.move_example.clone())
-    .bind(upload.hooks.on_timeout)
-    .bind(upload.hooks.on_player_view)
-    .bind(upload.hooks.enumerate_moves)
-    .bind(upload.frontend_background.clone())
-    .bind(upload.frontend_height.map(i64::from));
+    let insert = Statement::new(INSERT_GAME_VERSION)
+        .bind(upload.game_id.as_str())
+        .bind(upload.name.as_str())
+        .bind(upload.description.as_str())
+        .bind(upload.min_players as i64)
+        .bind(upload.max_players as i64)
+        .bind(upload.format.as_str())
+        .bind(upload.source.as_str())
+        .bind(upload.sha256.as_str())
+        .bind(upload.created_at.as_str())
+        .bind(upload.move_example.clone())
+        .bind(upload.hooks.on_timeout)
+        .bind(upload.hooks.on_player_view)
+        .bind(upload.hooks.enumerate_moves)
+        .bind(upload.frontend_background.clone())
+        .bind(upload.frontend_height.map(i64::from));
     let version = match D::fetch_optional(conn, insert).await? {
         Some(row) => D::int(&row, "version")?,
         None => {
@@ -280,31 +322,22 @@ async fn insert_frontend<D: Dialect>(
     match frontend {
         FrontendSource::None => Ok(()),
         FrontendSource::CopyOf(previous) => {
-            let copy = Statement::new(
-                "INSERT INTO game_frontend_files \
-                 (game_id, version, path, content_type, etag, body, gzip) \
-                 SELECT game_id, $2, path, content_type, etag, body, gzip \
-                 FROM game_frontend_files WHERE game_id = $1 AND version = $3",
-            )
-            .bind(game_id)
-            .bind(version)
-            .bind(*previous);
+            let copy = Statement::new(COPY_FRONTEND_FILES)
+                .bind(game_id)
+                .bind(version)
+                .bind(*previous);
             D::execute(conn, copy).await
         }
         FrontendSource::Files(files) => {
             for file in files {
-                let insert = Statement::new(
-                    "INSERT INTO game_frontend_files \
-                     (game_id, version, path, content_type, etag, body, gzip) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                )
-                .bind(game_id)
-                .bind(version)
-                .bind(file.path.as_str())
-                .bind(file.content_type)
-                .bind(file.etag.as_str())
-                .bind(file.body.clone())
-                .bind(file.gzip.clone());
+                let insert = Statement::new(INSERT_FRONTEND_FILE)
+                    .bind(game_id)
+                    .bind(version)
+                    .bind(file.path.as_str())
+                    .bind(file.content_type)
+                    .bind(file.etag.as_str())
+                    .bind(file.body.clone())
+                    .bind(file.gzip.clone());
                 D::execute(conn, insert).await?;
             }
             Ok(())
@@ -318,7 +351,7 @@ pub(super) async fn copy_room<D: Dialect>(
     conn: &mut D::Connection,
     copy: &RoomCopies,
 ) -> Result<(), StoreError> {
-    let before = Statement::new("SELECT coalesce(max(seq), 0) AS seq FROM rooms");
+    let before = Statement::new(LAST_ROOM_SEQ);
     let before = match D::fetch_optional(conn, before).await? {
         Some(row) => D::int(&row, "seq")?,
         None => 0,
@@ -327,22 +360,12 @@ pub(super) async fn copy_room<D: Dialect>(
         .bind(copy.template.as_str())
         .bind(copy.copies);
     D::execute(conn, rooms).await?;
-    let members = Statement::new(
-        "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
-         SELECT r.id, m.player_id, m.active, r.seq, r.game, r.finished \
-         FROM rooms r, room_players m WHERE r.seq > $2 AND m.room_id = $1",
-    )
-    .bind(copy.template.as_str())
-    .bind(before);
+    let members = Statement::new(COPY_MEMBERS)
+        .bind(copy.template.as_str())
+        .bind(before);
     D::execute(conn, members).await?;
-    let events = Statement::new(
-        "INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, \
-         finished, players, created_at) \
-         SELECT r.id, e.version, e.kind, e.player_id, e.move, e.state, e.joinable, \
-         e.finished, e.players, e.created_at \
-         FROM rooms r, room_events e WHERE r.seq > $2 AND e.room_id = $1",
-    )
-    .bind(copy.template.as_str())
-    .bind(before);
+    let events = Statement::new(COPY_EVENTS)
+        .bind(copy.template.as_str())
+        .bind(before);
     D::execute(conn, events).await
 }

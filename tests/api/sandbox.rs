@@ -19,6 +19,7 @@ module.exports = {
   onPlayerMove(player, move, room) {
     switch (move.do) {
       case 'spin': while (true) {}
+      case 'native-loop': Array.prototype.reverse.call({ length: 2 ** 53 - 1 }); return {};
       case 'spin-and-catch': try { while (true) {} } catch (e) { return { state: { escaped: true } }; }
       case 'grow': { const all = []; for (;;) all.push(new Array(100000).fill(7)); }
       case 'double': { let s = 'xy'; for (;;) s = s + s; }
@@ -62,6 +63,9 @@ module.exports = {
 const ATTACKS: &[(&str, u16, &str)] = &[
     ("spin", 500, "hook_timeout"),
     ("spin-and-catch", 500, "hook_timeout"),
+    // A loop inside the engine's own code, which never reaches the engine's checks: the
+    // watchdog stops it by the worker's CPU time.
+    ("native-loop", 500, "hook_timeout"),
     ("grow", 500, "hook_out_of_memory"),
     ("double", 500, "hook_out_of_memory"),
     ("recurse", 500, "hook_crashed"),

@@ -5,6 +5,8 @@
 //! connection drops, notifications sent meanwhile are lost for good, so once it is back the
 //! listener says [`Change::Resync`]: everything known about rooms may be behind. The first
 //! connection is made before the server starts serving, so nothing is missed before it.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::time::Duration;
 
@@ -12,25 +14,13 @@ use sqlx::postgres::{PgListener, PgPoolOptions};
 use tokio::sync::mpsc;
 
 use super::{PgStore, CHANNEL};
+use crate::model::LobbyChange;
+use crate::store::types::Change;
 
 /// Changes waiting for the engine; beyond this the listener waits (and PostgreSQL buffers).
 const BACKLOG: usize = 4096;
 const FIRST_RETRY: Duration = Duration::from_millis(100);
 const LAST_RETRY: Duration = Duration::from_secs(5);
-
-/// Something another server did, or the news that some of it went unheard.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// Another server committed `version` of `room`; `lobby` says how the room's lobby entry
-    /// changed (`created`, `updated`) when it did and the room is public.
-    Room {
-        room: String,
-        version: i64,
-        lobby: Option<String>,
-    },
-    /// The listener (re)connected: changes made before may not have been heard.
-    Resync,
-}
 
 impl PgStore {
     /// Starts listening, and returns once it does (so nothing this server serves can miss a
@@ -124,7 +114,7 @@ fn parse(payload: &str, instance: &str) -> Option<Change> {
     }
     let lobby = match parts.next()? {
         "-" => None,
-        change => Some(change.to_owned()),
+        change => Some(LobbyChange::parse(change)?),
     };
     Some(Change::Room {
         room: room.to_owned(),
@@ -144,7 +134,7 @@ mod tests {
             Some(Change::Room {
                 room: "r1".into(),
                 version: 7,
-                lobby: Some("created".into())
+                lobby: Some(LobbyChange::Created)
             })
         );
         assert_eq!(
@@ -158,5 +148,6 @@ mod tests {
         assert_eq!(parse("r1 8 me -", "me"), None, "our own");
         assert_eq!(parse("r1 x other -", "me"), None);
         assert_eq!(parse("r1", "me"), None);
+        assert_eq!(parse("r1 8 other moved", "me"), None, "an unknown change");
     }
 }

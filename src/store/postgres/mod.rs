@@ -5,6 +5,8 @@
 //! keep the servers from stepping on each other (see its [`Dialect`]). Every room commit sends a
 //! `NOTIFY` (delivered only once it is durable), and each server keeps one connection
 //! listening (see [`listener`]), so live streams on one server hear of moves made on another.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 mod listener;
 
@@ -14,22 +16,25 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres};
 
-use super::dialect::{
-    insert_events, insert_rooms, oldest_open_room, update_rooms, Dialect, SetSql,
-};
+use super::dialect::{Dialect, SetRow, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
 use super::sql::{Sql, Statement};
 use super::types::{RoomCommit, StoreError};
 use crate::domain::ids::new_id;
 
-pub use listener::Change;
+/// Quick play's lock on game `$1`, held until the transaction ends.
+pub(super) const QUICK_PLAY_LOCK: &str =
+    "SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0))";
 
-/// The channel every room commit is announced on.
-macro_rules! channel {
-    () => {
-        "turnhouse"
-    };
-}
-const CHANNEL: &str = channel!();
+/// The channel every room commit is announced on ([`NOTIFY`] names it too).
+pub(super) const CHANNEL: &str = "turnhouse";
+
+/// Announces commits: for each, the room, its new version, this server (so it can skip what it
+/// published itself) and, for a public room whose lobby entry changed, how (`-` if not).
+pub(super) const NOTIFY: SetSql = SetSql {
+    columns: "room_id, version, lobby",
+    statement: "SELECT pg_notify('turnhouse', v.room_id || ' ' || v.version || ' ' || \
+         current_setting('turnhouse.instance') || ' ' || v.lobby) FROM v",
+};
 const READ_CONNECTIONS: u32 = 8;
 
 pub(super) fn is_postgres_url(url: &str) -> bool {
@@ -58,22 +63,56 @@ impl Dialect for Postgres {
     const BEGIN: &'static str = "BEGIN";
     const NUMBERED_PLACEHOLDERS: bool = true;
     const FALSE: &'static str = "false";
-    const OLDEST_OPEN_ROOM: &'static str =
-        oldest_open_room!("false", "true", "IS NOT DISTINCT FROM");
-    const INSERT_ROOMS: SetSql = insert_rooms!(
-        ("CAST(", " AS json)"),
-        ("CAST(", " AS jsonb)"),
-        "false",
-        "true",
-        "IS NOT DISTINCT FROM"
-    );
-    const UPDATE_ROOMS: SetSql = update_rooms!("", ("CAST(", " AS json)"), ("CAST(", " AS jsonb)"));
-    const UPDATE_LISTED_ROOMS: SetSql = update_rooms!(
-        "joinable = v.column3, finished = v.column4, ",
-        ("CAST(", " AS json)"),
-        ("CAST(", " AS jsonb)")
-    );
-    const INSERT_EVENTS: SetSql = insert_events!(("CAST(", " AS json)"), ("CAST(", " AS jsonb)"));
+    const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
+         WHERE o.game = $1 AND o.clock_move_seconds IS NOT DISTINCT FROM $3 \
+         AND o.private = false AND o.joinable = true AND o.finished = false \
+         AND NOT EXISTS (SELECT 1 FROM room_players m \
+         WHERE m.room_id = o.id AND m.player_id = $2 AND m.active = true) \
+         ORDER BY o.seq LIMIT 1";
+    const INSERT_ROOMS: SetSql = SetSql {
+        columns: NEW_ROOM_ROW,
+        statement: "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
+             players, inactive_players, trigger_timeout_at, created_at, updated_at, \
+             game_version, clock_move_seconds) \
+             SELECT v.id, v.game, v.private, v.version, v.joinable, v.finished, \
+             CAST(v.state AS json), CAST(v.players AS jsonb), \
+             CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, v.created_at, \
+             v.updated_at, v.game_version, v.clock_move_seconds FROM v \
+             WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o \
+             WHERE o.game = v.game \
+             AND o.clock_move_seconds IS NOT DISTINCT FROM v.clock_move_seconds \
+             AND o.private = false AND o.joinable = true AND o.finished = false \
+             AND NOT EXISTS (SELECT 1 FROM room_players m \
+             WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = true)) \
+             ON CONFLICT DO NOTHING RETURNING id",
+    };
+    const UPDATE_ROOMS: SetSql = SetSql {
+        columns: ROOM_CHANGE_ROW,
+        statement: "UPDATE rooms SET version = v.version, state = CAST(v.state AS json), \
+             players = CAST(v.players AS jsonb), \
+             inactive_players = CAST(v.inactive_players AS jsonb), \
+             trigger_timeout_at = v.trigger_timeout_at, updated_at = v.updated_at \
+             FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
+             RETURNING rooms.id",
+    };
+    const UPDATE_LISTED_ROOMS: SetSql = SetSql {
+        columns: ROOM_CHANGE_ROW,
+        statement: "UPDATE rooms SET version = v.version, joinable = v.joinable, \
+             finished = v.finished, state = CAST(v.state AS json), \
+             players = CAST(v.players AS jsonb), \
+             inactive_players = CAST(v.inactive_players AS jsonb), \
+             trigger_timeout_at = v.trigger_timeout_at, updated_at = v.updated_at \
+             FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
+             RETURNING rooms.id",
+    };
+    const INSERT_EVENTS: SetSql = SetSql {
+        columns: EVENT_ROW,
+        statement: "INSERT INTO room_events (room_id, version, kind, player_id, move, state, \
+             joinable, finished, players, created_at, trigger_timeout_at) \
+             SELECT v.room_id, v.version, v.kind, v.player_id, CAST(v.move AS json), \
+             CAST(v.state AS json), v.joinable, v.finished, CAST(v.players AS jsonb), \
+             v.created_at, v.trigger_timeout_at FROM v",
+    };
     const GAME_OWNER: &'static str = "SELECT owner_id FROM games WHERE id = $1 FOR UPDATE";
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
@@ -88,10 +127,7 @@ impl Dialect for Postgres {
     /// a room of one of these games waits here, then sees the room this one opened.
     async fn lock_quick_play(conn: &mut PgConnection, games: &[&str]) -> Result<(), StoreError> {
         for game in games {
-            let lock = Statement::new(
-                "SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0))",
-            )
-            .bind(*game);
+            let lock = Statement::new(QUICK_PLAY_LOCK).bind(*game);
             Postgres::execute(conn, lock).await?;
         }
         Ok(())
@@ -102,25 +138,16 @@ impl Dialect for Postgres {
     /// itself) and, for a public room whose lobby entry changed, how. Order and completeness
     /// come from the history, which a listener reads; a notification only says there is more.
     async fn announce(conn: &mut PgConnection, commits: &[&RoomCommit]) -> Result<(), StoreError> {
-        let notify = SetSql {
-            head: concat!(
-                "SELECT pg_notify('",
-                channel!(),
-                "', v.column1 || ' ' || v.column2 || ' ' || \
-                 current_setting('turnhouse.instance') || ' ' || v.column3)"
-            ),
-            width: 3,
-            tail: "",
-        };
-        let mut statement = Statement::built(notify.text(commits.len(), true));
+        let mut statement = Statement::built(NOTIFY.text(commits.len(), true));
         for commit in commits {
             let lobby = match commit.lobby_change {
-                Some(change) if !commit.room.private => change,
+                Some(change) if !commit.room.private => change.as_str(),
                 _ => "-",
             };
-            statement.push(commit.room.id.as_str());
-            statement.push(commit.room.version.to_string());
-            statement.push(lobby);
+            let mut row = SetRow::new(&mut statement, &NOTIFY);
+            row.put("room_id", commit.room.id.as_str());
+            row.put("version", commit.room.version.to_string());
+            row.put("lobby", lobby);
         }
         Postgres::execute(conn, statement).await
     }

@@ -12,9 +12,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Sqlite, SqliteConnection};
 
-use super::dialect::{
-    insert_events, insert_rooms, oldest_open_room, update_rooms, Dialect, SetSql,
-};
+use super::dialect::{Dialect, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
 use super::types::{RoomCommit, StoreError};
 use presence::Presence;
 
@@ -35,15 +33,51 @@ impl Dialect for Sqlite {
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
     const NUMBERED_PLACEHOLDERS: bool = false;
     const FALSE: &'static str = "0";
-    const OLDEST_OPEN_ROOM: &'static str = oldest_open_room!("0", "1", "IS");
-    const INSERT_ROOMS: SetSql = insert_rooms!(("", ""), ("", ""), "0", "1", "IS");
-    const UPDATE_ROOMS: SetSql = update_rooms!("", ("", ""), ("", ""));
-    const UPDATE_LISTED_ROOMS: SetSql = update_rooms!(
-        "joinable = v.column3, finished = v.column4, ",
-        ("", ""),
-        ("", "")
-    );
-    const INSERT_EVENTS: SetSql = insert_events!(("", ""), ("", ""));
+    const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
+         WHERE o.game = $1 AND o.clock_move_seconds IS $3 \
+         AND o.private = 0 AND o.joinable = 1 AND o.finished = 0 \
+         AND NOT EXISTS (SELECT 1 FROM room_players m \
+         WHERE m.room_id = o.id AND m.player_id = $2 AND m.active = 1) \
+         ORDER BY o.seq LIMIT 1";
+    const INSERT_ROOMS: SetSql = SetSql {
+        columns: NEW_ROOM_ROW,
+        statement: "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
+             players, inactive_players, trigger_timeout_at, created_at, updated_at, \
+             game_version, clock_move_seconds) \
+             SELECT v.id, v.game, v.private, v.version, v.joinable, v.finished, v.state, \
+             v.players, v.inactive_players, v.trigger_timeout_at, v.created_at, v.updated_at, \
+             v.game_version, v.clock_move_seconds FROM v \
+             WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o \
+             WHERE o.game = v.game AND o.clock_move_seconds IS v.clock_move_seconds \
+             AND o.private = 0 AND o.joinable = 1 AND o.finished = 0 \
+             AND NOT EXISTS (SELECT 1 FROM room_players m \
+             WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = 1)) \
+             ON CONFLICT DO NOTHING RETURNING id",
+    };
+    const UPDATE_ROOMS: SetSql = SetSql {
+        columns: ROOM_CHANGE_ROW,
+        statement: "UPDATE rooms SET version = v.version, state = v.state, players = v.players, \
+             inactive_players = v.inactive_players, trigger_timeout_at = v.trigger_timeout_at, \
+             updated_at = v.updated_at \
+             FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
+             RETURNING rooms.id",
+    };
+    const UPDATE_LISTED_ROOMS: SetSql = SetSql {
+        columns: ROOM_CHANGE_ROW,
+        statement: "UPDATE rooms SET version = v.version, joinable = v.joinable, \
+             finished = v.finished, state = v.state, players = v.players, \
+             inactive_players = v.inactive_players, trigger_timeout_at = v.trigger_timeout_at, \
+             updated_at = v.updated_at \
+             FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
+             RETURNING rooms.id",
+    };
+    const INSERT_EVENTS: SetSql = SetSql {
+        columns: EVENT_ROW,
+        statement: "INSERT INTO room_events (room_id, version, kind, player_id, move, state, \
+             joinable, finished, players, created_at, trigger_timeout_at) \
+             SELECT v.room_id, v.version, v.kind, v.player_id, v.move, v.state, v.joinable, \
+             v.finished, v.players, v.created_at, v.trigger_timeout_at FROM v",
+    };
     const GAME_OWNER: &'static str = "SELECT owner_id FROM games WHERE id = $1";
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
@@ -131,6 +165,9 @@ fn connect_options(url: &str, busy_timeout: Duration) -> Result<SqliteConnectOpt
         .busy_timeout(busy_timeout))
 }
 
+/// A consistent copy of the database to the new file `?`.
+pub(super) const BACKUP: &str = "VACUUM INTO ?";
+
 /// Copies the database at `url` to `dest` (a new file) while servers keep writing to it:
 /// `VACUUM INTO` reads one snapshot, as a read transaction does, so the copy is every commit
 /// up to one moment and none after, and writers are never held up (in WAL mode a reader does
@@ -144,7 +181,7 @@ pub(super) async fn backup(url: &str, dest: &Path) -> Result<u64, StoreError> {
         )));
     }
     let mut conn = sqlx::ConnectOptions::connect(&options.read_only(true)).await?;
-    sqlx::query("VACUUM INTO ?")
+    sqlx::query(BACKUP)
         .bind(dest.display().to_string())
         .execute(&mut conn)
         .await?;

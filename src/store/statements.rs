@@ -1,0 +1,138 @@
+//! The snapshot of every statement the store runs, as each database receives it:
+//! `statements.sql` beside this file, rewritten by the test below. A change to any SQL shows
+//! there, in review, as the final text; the test fails until the new snapshot is committed.
+
+use super::dialect::{Dialect, SetSql};
+use super::types::RoomQuery;
+use super::{batch, postgres, reads, sqlite, writer, writes};
+
+/// How many rows a set statement is shown with.
+const SHOWN_ROWS: usize = 2;
+
+fn set_text<D: Dialect>(sql: SetSql) -> String {
+    sql.text(SHOWN_ROWS, D::NUMBERED_PLACEHOLDERS)
+}
+
+/// The statements a dialect runs, by name: its own, then those both share.
+fn statements<D: Dialect>() -> Vec<(String, String)> {
+    let mut list: Vec<(&str, String)> = vec![
+        ("BEGIN", D::BEGIN.into()),
+        ("COMMIT", writer::COMMIT.into()),
+        ("ROLLBACK", writer::ROLLBACK.into()),
+        ("OLDEST_OPEN_ROOM", D::OLDEST_OPEN_ROOM.into()),
+        ("INSERT_ROOMS", set_text::<D>(D::INSERT_ROOMS)),
+        ("UPDATE_ROOMS", set_text::<D>(D::UPDATE_ROOMS)),
+        ("UPDATE_LISTED_ROOMS", set_text::<D>(D::UPDATE_LISTED_ROOMS)),
+        ("INSERT_EVENTS", set_text::<D>(D::INSERT_EVENTS)),
+        ("UPSERT_MEMBERS", set_text::<D>(batch::UPSERT_MEMBERS)),
+        (
+            "SET_MEMBERS_FINISHED",
+            set_text::<D>(batch::SET_MEMBERS_FINISHED),
+        ),
+        ("GAME_OWNER", D::GAME_OWNER.into()),
+        ("COPY_ROOMS", D::COPY_ROOMS.into()),
+        ("PING", reads::PING.into()),
+        ("ONE_ROOM", reads::ONE_ROOM.into()),
+        ("EVENTS_PAGE", reads::EVENTS_PAGE.into()),
+        ("ACCOUNT", reads::ACCOUNT.into()),
+        ("VERSIONS", reads::VERSIONS.into()),
+        ("GAME_SOURCE", reads::GAME_SOURCE.into()),
+        ("FRONTEND_FILE", reads::FRONTEND_FILE.into()),
+        ("FRONTEND_FILE_GZIP", reads::FRONTEND_FILE_GZIP.into()),
+        ("EARLIEST_DEADLINES", reads::EARLIEST_DEADLINES.into()),
+        ("INSERT_ACCOUNT", writes::INSERT_ACCOUNT.into()),
+        ("INSERT_BOT", writes::INSERT_BOT.into()),
+        ("BOT_ACCOUNT", writes::BOT_ACCOUNT.into()),
+        ("SET_TOKEN_HASH", writes::SET_TOKEN_HASH.into()),
+        ("INSERT_GAME", writes::INSERT_GAME.into()),
+        ("INSERT_GAME_VERSION", writes::INSERT_GAME_VERSION.into()),
+        ("COPY_FRONTEND_FILES", writes::COPY_FRONTEND_FILES.into()),
+        ("INSERT_FRONTEND_FILE", writes::INSERT_FRONTEND_FILE.into()),
+        ("LAST_ROOM_SEQ", writes::LAST_ROOM_SEQ.into()),
+        ("COPY_MEMBERS", writes::COPY_MEMBERS.into()),
+        ("COPY_EVENTS", writes::COPY_EVENTS.into()),
+    ];
+    for (name, query) in listings() {
+        list.push((name, reads::listing(&query, D::FALSE).sql().to_owned()));
+    }
+    list.into_iter().map(|(n, s)| (n.to_owned(), s)).collect()
+}
+
+/// One listing of each shape `GET /rooms` can ask for.
+fn listings() -> Vec<(&'static str, RoomQuery)> {
+    let query = |game: Option<&str>, player: Option<&str>, joinable, finished, private| RoomQuery {
+        game: game.map(str::to_owned),
+        player: player.map(str::to_owned),
+        joinable,
+        finished,
+        include_private: private,
+        before_seq: Some(1000),
+        limit: 20,
+    };
+    vec![
+        ("LISTING (the lobby)", query(None, None, None, None, false)),
+        (
+            "LISTING (one game's open rooms)",
+            query(Some("g"), None, Some(true), Some(false), false),
+        ),
+        (
+            "LISTING (my rooms of one game, finished)",
+            query(Some("g"), Some("p"), None, Some(true), true),
+        ),
+        (
+            "LISTING (someone's joinable rooms)",
+            query(None, Some("p"), Some(true), None, false),
+        ),
+    ]
+}
+
+fn snapshot() -> String {
+    let mut out = String::from(
+        "-- Every statement the store runs, as each database receives it (a set statement is\n\
+         -- shown with two rows). Written by `cargo test --lib store::statements`: commit the\n\
+         -- change with the code that made it.\n",
+    );
+    // A statement both databases receive as the same text is shown once.
+    let sqlite = statements::<sqlx::Sqlite>();
+    let postgres = statements::<sqlx::Postgres>();
+    for ((name, lite), (_, pg)) in sqlite.iter().zip(&postgres) {
+        if lite == pg {
+            out.push_str(&format!("\n-- SQLite and PostgreSQL: {name}\n{lite};\n"));
+        } else {
+            out.push_str(&format!("\n-- SQLite: {name}\n{lite};\n"));
+            out.push_str(&format!("\n-- PostgreSQL: {name}\n{pg};\n"));
+        }
+    }
+    out.push_str(&format!("\n-- SQLite: BACKUP\n{};\n", sqlite::BACKUP));
+    out.push_str(&format!(
+        "\n-- PostgreSQL: QUICK_PLAY_LOCK\n{};\n",
+        postgres::QUICK_PLAY_LOCK
+    ));
+    out.push_str(&format!(
+        "\n-- PostgreSQL: NOTIFY\n{};\n",
+        set_text::<sqlx::Postgres>(postgres::NOTIFY)
+    ));
+    out
+}
+
+#[test]
+fn the_snapshot_of_every_statement_is_current() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/statements.sql");
+    let before = std::fs::read_to_string(&path).unwrap_or_default();
+    let now = snapshot();
+    if before != now {
+        std::fs::write(&path, &now).expect("the snapshot can be written");
+    }
+    assert!(
+        before == now,
+        "the SQL changed: {} is rewritten; review it and commit it",
+        path.display()
+    );
+}
+
+#[test]
+fn notifications_go_to_the_channel_listened_on() {
+    assert!(postgres::NOTIFY
+        .statement
+        .contains(&format!("pg_notify('{}'", postgres::CHANNEL)));
+}

@@ -1,0 +1,159 @@
+-- Every statement the store runs, as each database receives it (a set statement is
+-- shown with two rows). Written by `cargo test --lib store::statements`: commit the
+-- change with the code that made it.
+
+-- SQLite: BEGIN
+BEGIN IMMEDIATE;
+
+-- PostgreSQL: BEGIN
+BEGIN;
+
+-- SQLite and PostgreSQL: COMMIT
+COMMIT;
+
+-- SQLite and PostgreSQL: ROLLBACK
+ROLLBACK;
+
+-- SQLite: OLDEST_OPEN_ROOM
+SELECT o.id FROM rooms o WHERE o.game = $1 AND o.clock_move_seconds IS $3 AND o.private = 0 AND o.joinable = 1 AND o.finished = 0 AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = o.id AND m.player_id = $2 AND m.active = 1) ORDER BY o.seq LIMIT 1;
+
+-- PostgreSQL: OLDEST_OPEN_ROOM
+SELECT o.id FROM rooms o WHERE o.game = $1 AND o.clock_move_seconds IS NOT DISTINCT FROM $3 AND o.private = false AND o.joinable = true AND o.finished = false AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = o.id AND m.player_id = $2 AND m.active = true) ORDER BY o.seq LIMIT 1;
+
+-- SQLite: INSERT_ROOMS
+WITH v (id, game, private, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, created_at, updated_at, game_version, clock_move_seconds, quick_play_for) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)) INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, created_at, updated_at, game_version, clock_move_seconds) SELECT v.id, v.game, v.private, v.version, v.joinable, v.finished, v.state, v.players, v.inactive_players, v.trigger_timeout_at, v.created_at, v.updated_at, v.game_version, v.clock_move_seconds FROM v WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o WHERE o.game = v.game AND o.clock_move_seconds IS v.clock_move_seconds AND o.private = 0 AND o.joinable = 1 AND o.finished = 0 AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = 1)) ON CONFLICT DO NOTHING RETURNING id;
+
+-- PostgreSQL: INSERT_ROOMS
+WITH v (id, game, private, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, created_at, updated_at, game_version, clock_move_seconds, quick_play_for) AS (VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15), ($16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)) INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, created_at, updated_at, game_version, clock_move_seconds) SELECT v.id, v.game, v.private, v.version, v.joinable, v.finished, CAST(v.state AS json), CAST(v.players AS jsonb), CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, v.created_at, v.updated_at, v.game_version, v.clock_move_seconds FROM v WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o WHERE o.game = v.game AND o.clock_move_seconds IS NOT DISTINCT FROM v.clock_move_seconds AND o.private = false AND o.joinable = true AND o.finished = false AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = true)) ON CONFLICT DO NOTHING RETURNING id;
+
+-- SQLite: UPDATE_ROOMS
+WITH v (id, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, updated_at, expected_version) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)) UPDATE rooms SET version = v.version, state = v.state, players = v.players, inactive_players = v.inactive_players, trigger_timeout_at = v.trigger_timeout_at, updated_at = v.updated_at FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version RETURNING rooms.id;
+
+-- PostgreSQL: UPDATE_ROOMS
+WITH v (id, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, updated_at, expected_version) AS (VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10), ($11, $12, $13, $14, $15, $16, $17, $18, $19, $20)) UPDATE rooms SET version = v.version, state = CAST(v.state AS json), players = CAST(v.players AS jsonb), inactive_players = CAST(v.inactive_players AS jsonb), trigger_timeout_at = v.trigger_timeout_at, updated_at = v.updated_at FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version RETURNING rooms.id;
+
+-- SQLite: UPDATE_LISTED_ROOMS
+WITH v (id, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, updated_at, expected_version) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)) UPDATE rooms SET version = v.version, joinable = v.joinable, finished = v.finished, state = v.state, players = v.players, inactive_players = v.inactive_players, trigger_timeout_at = v.trigger_timeout_at, updated_at = v.updated_at FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version RETURNING rooms.id;
+
+-- PostgreSQL: UPDATE_LISTED_ROOMS
+WITH v (id, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, updated_at, expected_version) AS (VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10), ($11, $12, $13, $14, $15, $16, $17, $18, $19, $20)) UPDATE rooms SET version = v.version, joinable = v.joinable, finished = v.finished, state = CAST(v.state AS json), players = CAST(v.players AS jsonb), inactive_players = CAST(v.inactive_players AS jsonb), trigger_timeout_at = v.trigger_timeout_at, updated_at = v.updated_at FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version RETURNING rooms.id;
+
+-- SQLite: INSERT_EVENTS
+WITH v (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at, trigger_timeout_at) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)) INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at, trigger_timeout_at) SELECT v.room_id, v.version, v.kind, v.player_id, v.move, v.state, v.joinable, v.finished, v.players, v.created_at, v.trigger_timeout_at FROM v;
+
+-- PostgreSQL: INSERT_EVENTS
+WITH v (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at, trigger_timeout_at) AS (VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11), ($12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)) INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at, trigger_timeout_at) SELECT v.room_id, v.version, v.kind, v.player_id, CAST(v.move AS json), CAST(v.state AS json), v.joinable, v.finished, CAST(v.players AS jsonb), v.created_at, v.trigger_timeout_at FROM v;
+
+-- SQLite: UPSERT_MEMBERS
+WITH v (room_id, player_id, active) AS (VALUES (?, ?, ?), (?, ?, ?)) INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) SELECT v.room_id, v.player_id, v.active, r.seq, r.game, r.finished FROM v JOIN rooms r ON r.id = v.room_id WHERE true ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active;
+
+-- PostgreSQL: UPSERT_MEMBERS
+WITH v (room_id, player_id, active) AS (VALUES ($1, $2, $3), ($4, $5, $6)) INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) SELECT v.room_id, v.player_id, v.active, r.seq, r.game, r.finished FROM v JOIN rooms r ON r.id = v.room_id WHERE true ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active;
+
+-- SQLite: SET_MEMBERS_FINISHED
+WITH v (room_id, finished) AS (VALUES (?, ?), (?, ?)) UPDATE room_players SET finished = v.finished FROM v WHERE room_players.room_id = v.room_id;
+
+-- PostgreSQL: SET_MEMBERS_FINISHED
+WITH v (room_id, finished) AS (VALUES ($1, $2), ($3, $4)) UPDATE room_players SET finished = v.finished FROM v WHERE room_players.room_id = v.room_id;
+
+-- SQLite: GAME_OWNER
+SELECT owner_id FROM games WHERE id = $1;
+
+-- PostgreSQL: GAME_OWNER
+SELECT owner_id FROM games WHERE id = $1 FOR UPDATE;
+
+-- SQLite: COPY_ROOMS
+WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds) SELECT lower(hex(randomblob(16))), game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds FROM n, rooms WHERE id = $1 ORDER BY i;
+
+-- PostgreSQL: COPY_ROOMS
+INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds) SELECT replace(gen_random_uuid()::text, '-', ''), game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n;
+
+-- SQLite and PostgreSQL: PING
+SELECT 1;
+
+-- SQLite and PostgreSQL: ONE_ROOM
+SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM rooms r WHERE r.id = $1;
+
+-- SQLite and PostgreSQL: EVENTS_PAGE
+SELECT e.version, e.kind, e.player_id, p.username, CAST(e.move AS TEXT) AS move, CAST(e.state AS TEXT) AS state, e.joinable, e.finished, CAST(e.players AS TEXT) AS players, e.trigger_timeout_at, e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id WHERE e.room_id = $1 AND e.version > $2 ORDER BY e.version LIMIT $3;
+
+-- SQLite and PostgreSQL: ACCOUNT
+SELECT id, username, token_hash, created_at FROM players WHERE id = $1;
+
+-- SQLite and PostgreSQL: VERSIONS
+SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, (SELECT count(*) FROM game_frontend_files f WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, v.frontend_background, v.frontend_height, v.created_at, g.owner_id, p.username AS owner_name, g.created_at AS game_created_at FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) ORDER BY v.game_id;
+
+-- SQLite and PostgreSQL: GAME_SOURCE
+SELECT source AS text FROM game_versions WHERE game_id = $1 AND version = $2;
+
+-- SQLite and PostgreSQL: FRONTEND_FILE
+SELECT content_type, etag, body, false AS gzipped FROM game_frontend_files WHERE game_id = $1 AND version = $2 AND path = $3;
+
+-- SQLite and PostgreSQL: FRONTEND_FILE_GZIP
+SELECT content_type, etag, coalesce(gzip, body) AS body, gzip IS NOT NULL AS gzipped FROM game_frontend_files WHERE game_id = $1 AND version = $2 AND path = $3;
+
+-- SQLite and PostgreSQL: EARLIEST_DEADLINES
+SELECT id, version, trigger_timeout_at FROM rooms WHERE trigger_timeout_at IS NOT NULL ORDER BY trigger_timeout_at LIMIT $1;
+
+-- SQLite and PostgreSQL: INSERT_ACCOUNT
+INSERT INTO players (id, username, token_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id;
+
+-- SQLite and PostgreSQL: INSERT_BOT
+INSERT INTO players (id, username, token_hash, created_at, bot) VALUES ($1, $2, '', $3, $4) ON CONFLICT DO NOTHING;
+
+-- SQLite and PostgreSQL: BOT_ACCOUNT
+SELECT id, username FROM players WHERE bot = $1;
+
+-- SQLite and PostgreSQL: SET_TOKEN_HASH
+UPDATE players SET token_hash = $1 WHERE id = $2 AND bot IS NULL;
+
+-- SQLite and PostgreSQL: INSERT_GAME
+INSERT INTO games (id, owner_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING;
+
+-- SQLite and PostgreSQL: INSERT_GAME_VERSION
+INSERT INTO game_versions (game_id, version, name, description, min_players, max_players, format, source, sha256, created_at, move_example, on_timeout, on_player_view, enumerate_moves, frontend_background, frontend_height) SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 FROM game_versions WHERE game_id = $1 RETURNING version;
+
+-- SQLite and PostgreSQL: COPY_FRONTEND_FILES
+INSERT INTO game_frontend_files (game_id, version, path, content_type, etag, body, gzip) SELECT game_id, $2, path, content_type, etag, body, gzip FROM game_frontend_files WHERE game_id = $1 AND version = $3;
+
+-- SQLite and PostgreSQL: INSERT_FRONTEND_FILE
+INSERT INTO game_frontend_files (game_id, version, path, content_type, etag, body, gzip) VALUES ($1, $2, $3, $4, $5, $6, $7);
+
+-- SQLite and PostgreSQL: LAST_ROOM_SEQ
+SELECT coalesce(max(seq), 0) AS seq FROM rooms;
+
+-- SQLite and PostgreSQL: COPY_MEMBERS
+INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) SELECT r.id, m.player_id, m.active, r.seq, r.game, r.finished FROM rooms r, room_players m WHERE r.seq > $2 AND m.room_id = $1;
+
+-- SQLite and PostgreSQL: COPY_EVENTS
+INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at) SELECT r.id, e.version, e.kind, e.player_id, e.move, e.state, e.joinable, e.finished, e.players, e.created_at FROM rooms r, room_events e WHERE r.seq > $2 AND e.room_id = $1;
+
+-- SQLite: LISTING (the lobby)
+SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM rooms r WHERE r.private = 0 AND r.seq < $1 ORDER BY r.seq DESC LIMIT $2;
+
+-- PostgreSQL: LISTING (the lobby)
+SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM rooms r WHERE r.private = false AND r.seq < $1 ORDER BY r.seq DESC LIMIT $2;
+
+-- SQLite: LISTING (one game's open rooms)
+SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM rooms r WHERE r.private = 0 AND r.game = $1 AND r.joinable = $2 AND r.finished = $3 AND r.seq < $4 ORDER BY r.seq DESC LIMIT $5;
+
+-- PostgreSQL: LISTING (one game's open rooms)
+SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM rooms r WHERE r.private = false AND r.game = $1 AND r.joinable = $2 AND r.finished = $3 AND r.seq < $4 ORDER BY r.seq DESC LIMIT $5;
+
+-- SQLite and PostgreSQL: LISTING (my rooms of one game, finished)
+SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE m.player_id = $1 AND m.game = $2 AND m.finished = $3 AND m.room_seq < $4 ORDER BY m.room_seq DESC LIMIT $5;
+
+-- SQLite: LISTING (someone's joinable rooms)
+SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE m.player_id = $1 AND m.finished = $2 AND r.joinable = $3 AND r.private = 0 AND m.room_seq < $4 ORDER BY m.room_seq DESC LIMIT $5;
+
+-- PostgreSQL: LISTING (someone's joinable rooms)
+SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE m.player_id = $1 AND m.finished = $2 AND r.joinable = $3 AND r.private = false AND m.room_seq < $4 ORDER BY m.room_seq DESC LIMIT $5;
+
+-- SQLite: BACKUP
+VACUUM INTO ?;
+
+-- PostgreSQL: QUICK_PLAY_LOCK
+SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0));
+
+-- PostgreSQL: NOTIFY
+WITH v (room_id, version, lobby) AS (VALUES ($1, $2, $3), ($4, $5, $6)) SELECT pg_notify('turnhouse', v.room_id || ' ' || v.version || ' ' || current_setting('turnhouse.instance') || ' ' || v.lobby) FROM v;
