@@ -146,12 +146,16 @@ async fn a_backup_under_load_is_a_consistent_database_a_server_starts_on() {
     assert_eq!(room["id"], first.as_str());
     restored.kill();
 
-    // A second backup to the same file is refused rather than overwriting it.
+    // A second backup to the same file is refused rather than overwriting it (settings may
+    // also follow the command).
     let again = Command::new(env!("CARGO_BIN_EXE_turnhouse"))
-        .args(["--database", &database, "backup"])
+        .args(["backup", "--database", &database])
         .arg(&copy)
         .output()
         .unwrap();
     assert!(!again.status.success());
+    let said = String::from_utf8_lossy(&again.stderr).to_string()
+        + &String::from_utf8_lossy(&again.stdout);
+    assert!(said.contains("already exists"), "{said}");
     server.kill();
 }
