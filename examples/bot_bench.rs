@@ -37,7 +37,7 @@ use turnhouse::config::Config;
 use turnhouse::game::{
     BoardGame, BotLevel, Game, GameInfo, HookResult, OptionalHooks, PlayerRef, RoomStartContext,
 };
-use turnhouse::sandbox::protocol::Outcome;
+use turnhouse::sandbox::protocol::{Outcome, SearchOptions};
 use turnhouse::sandbox::{HostedGame, SandboxPool};
 
 use api::Api;
@@ -279,15 +279,21 @@ fn playout_rate(
     playouts: u32,
 ) -> (u64, Duration) {
     let search = |room: &BoardGame, bot: &PlayerRef, budget: u32| {
-        let options = json!({"seed": 1, "level": "hard", "playouts": budget, "depth": 200,
-                             "timeMs": 600_000, "stats": true});
+        let options = SearchOptions {
+            seed: 1,
+            level: BotLevel::Hard,
+            playouts: budget,
+            depth: 200,
+            time_ms: 600_000,
+            stats: true,
+        };
         let started = Instant::now();
         let outcome = pool.search(
             &format!("{file}@rate"),
             source,
-            serde_json::to_string(room).expect("a record"),
+            serde_json::value::to_raw_value(room).expect("a record"),
             &bot.id,
-            options.to_string(),
+            options,
             Duration::from_secs(1200),
         );
         let took = started.elapsed();

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use serde_json::{json, Value};
 use turnhouse::config::Config;
-use turnhouse::game::{BoardGame, Game, PlayerRef, RoomStartContext};
+use turnhouse::game::{BoardGame, Game, Hook, PlayerRef, RoomStartContext};
 use turnhouse::sandbox::SandboxPool;
 
 use api::Api;
@@ -143,7 +143,7 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
         .unwrap();
     room.state = joined.state.unwrap();
     let mv = json!({"x": 1, "y": 1});
-    let args = json!([x, mv, room]).to_string();
+    let args = serde_json::value::to_raw_value(&json!([x, mv, room])).expect("JSON");
 
     let mut in_place = Vec::with_capacity(calls);
     for _ in 0..calls {
@@ -154,7 +154,7 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
     let mut sandboxed = Vec::with_capacity(calls);
     for i in 0..calls + 50 {
         let started = Instant::now();
-        let result = pool.call("bench@1", source, "onPlayerMove", args.clone());
+        let result = pool.call("bench@1", source, Hook::PlayerMove, args.clone());
         let took = started.elapsed();
         assert!(result.is_ok(), "{result:?}");
         if i >= 50 {
@@ -181,8 +181,8 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
         let result = pool.call(
             "bundle@1",
             &bundle,
-            "onRoomStart",
-            json!([room]).to_string(),
+            Hook::RoomStart,
+            serde_json::value::to_raw_value(&json!([room])).expect("JSON"),
         );
         let took = started.elapsed();
         assert!(result.is_ok(), "{result:?}");

@@ -7,7 +7,8 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{EngineError, ErrorKind, RegisterError, VIEW_HOOK};
+use crate::engine::{EngineError, ErrorKind, RegisterError};
+use crate::game::Hook;
 use crate::store::StorageFault;
 
 #[derive(Debug, thiserror::Error)]
@@ -156,7 +157,7 @@ impl ApiError {
                 | EngineError::HookTimeout { .. }
                 | EngineError::HookOutOfMemory { .. }
                 | EngineError::InvalidPatch { .. }),
-            ) if err.hook() == Some(VIEW_HOOK) => {
+            ) if err.hook() == Some(Hook::PlayerView) => {
                 // The view is made after any action was committed: the action stands.
                 format!("{err}; the room cannot be shown, and no state is sent in its place")
             }

@@ -11,10 +11,9 @@ use sha2::{Digest, Sha256};
 
 use super::{Action, Engine, EngineError, Precondition};
 use crate::domain::ids::new_id;
-use crate::game::{BotLevel, PlayerRef};
+use crate::game::{BotLevel, Hook, PlayerRef};
 use crate::metrics::Exposition;
 use crate::model::{now, Room};
-use crate::sandbox::SEARCH;
 use crate::store::Store;
 
 /// More bot moves in a row than any game here needs; a guard against two bots playing forever.
@@ -129,8 +128,11 @@ impl Engine {
                 // The game's code failed: nothing retries, since it would fail the same way
                 // on the same room. The next action on the room asks the bot again.
                 Ok(Err((bot, fault))) => {
-                    self.bots
-                        .fault(&room, &bot, EngineError::from_hook_fault(SEARCH, fault));
+                    self.bots.fault(
+                        &room,
+                        &bot,
+                        EngineError::from_hook_fault(Hook::BotSearch, fault),
+                    );
                     return Ok(room);
                 }
                 Err(err) => {

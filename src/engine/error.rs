@@ -1,5 +1,5 @@
 use crate::frontend::FrontendError;
-use crate::game::{GameError, HookError, PatchError};
+use crate::game::{GameError, Hook, HookError, PatchError};
 use crate::store::{StorageFault, StoreError};
 
 /// Why an action on a room was not applied. Whatever the variant, nothing was written.
@@ -54,16 +54,13 @@ pub enum EngineError {
     #[error("{0}")]
     GameRefused(GameError),
     #[error("the game's {hook} hook returned an invalid patch: {error}")]
-    InvalidPatch {
-        hook: &'static str,
-        error: PatchError,
-    },
+    InvalidPatch { hook: Hook, error: PatchError },
     #[error("the game's {hook} hook crashed: {message}")]
-    HookCrashed { hook: &'static str, message: String },
+    HookCrashed { hook: Hook, message: String },
     #[error("the game's {hook} hook ran past its time limit of {limit_ms} ms and was stopped")]
-    HookTimeout { hook: &'static str, limit_ms: u64 },
+    HookTimeout { hook: Hook, limit_ms: u64 },
     #[error("the game's {hook} hook ran out of memory (its limit is {limit_mib} MiB)")]
-    HookOutOfMemory { hook: &'static str, limit_mib: u64 },
+    HookOutOfMemory { hook: Hook, limit_mib: u64 },
     #[error("games cannot be run right now: {0}")]
     SandboxUnavailable(String),
     #[error("the room is changing too fast; try again")]
@@ -170,18 +167,18 @@ impl EngineError {
     }
 
     /// The hook a game fault came from, if this is one.
-    pub fn hook(&self) -> Option<&'static str> {
+    pub fn hook(&self) -> Option<Hook> {
         match self {
             EngineError::InvalidPatch { hook, .. }
             | EngineError::HookCrashed { hook, .. }
             | EngineError::HookTimeout { hook, .. }
-            | EngineError::HookOutOfMemory { hook, .. } => Some(hook),
+            | EngineError::HookOutOfMemory { hook, .. } => Some(*hook),
             _ => None,
         }
     }
 
     /// The error for a hook that failed through a fault of the game's code.
-    pub fn from_hook_fault(hook: &'static str, fault: HookError) -> Self {
+    pub fn from_hook_fault(hook: Hook, fault: HookError) -> Self {
         match fault {
             HookError::Refused(refusal) => EngineError::GameRefused(refusal),
             HookError::Timeout { limit_ms } => EngineError::HookTimeout { hook, limit_ms },

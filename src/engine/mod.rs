@@ -19,7 +19,6 @@ mod room_cache;
 mod room_locks;
 mod transition;
 mod viewing;
-pub use viewing::VIEW_HOOK;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;

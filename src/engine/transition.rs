@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::EngineError;
 use chrono::{DateTime, Utc};
 
-use crate::game::{deadline_text, Game, HookError, PatchError, PlayerRef};
+use crate::game::{deadline_text, Game, Hook, HookError, PatchError, PlayerRef};
 use crate::model::{EventKind, LobbyChange, Room, RoomEvent};
 use crate::store::RoomCommit;
 
@@ -158,7 +158,7 @@ impl Transition {
     ) -> Result<(), EngineError> {
         let board = self.room.board_game(self.now);
         let game = self.game.as_ref();
-        let hook = hook_name(kind);
+        let hook = hook_of(kind);
         let result = guarded(|| match (kind, player) {
             (EventKind::RoomStart | EventKind::Reset, Some(_)) => game.on_room_start(&board),
             (EventKind::Join, Some(player)) => game.on_player_join(player, &board),
@@ -172,7 +172,7 @@ impl Transition {
             Ok(patch) => patch,
             Err(HookError::Refused(refusal)) => return Err(EngineError::GameRefused(refusal)),
             Err(fault) => {
-                tracing::error!(game = %self.room.game, room = %self.room.id, hook, error = %fault, "a game hook failed");
+                tracing::error!(game = %self.room.game, room = %self.room.id, hook = hook.name(), error = %fault, "a game hook failed");
                 return Err(EngineError::from_hook_fault(hook, fault));
             }
         };
@@ -289,13 +289,13 @@ fn quiet_hook_panics() {
     });
 }
 
-fn hook_name(kind: EventKind) -> &'static str {
+fn hook_of(kind: EventKind) -> Hook {
     match kind {
-        EventKind::RoomStart | EventKind::Reset => "onRoomStart",
-        EventKind::Join => "onPlayerJoin",
-        EventKind::Quit => "onPlayerQuit",
-        EventKind::Move => "onPlayerMove",
-        EventKind::Timeout | EventKind::TimeoutFault => "onTimeout",
+        EventKind::RoomStart | EventKind::Reset => Hook::RoomStart,
+        EventKind::Join => Hook::PlayerJoin,
+        EventKind::Quit => Hook::PlayerQuit,
+        EventKind::Move => Hook::PlayerMove,
+        EventKind::Timeout | EventKind::TimeoutFault => Hook::Timeout,
     }
 }
 

@@ -23,13 +23,10 @@ use super::bounded_cache::BoundedCache;
 use super::hook_runner::run_hooks;
 use super::transition::guarded;
 use super::{Engine, EngineError};
-use crate::game::{BoardGame, Game, HookError, PlayerRef, RoomStartContext};
+use crate::game::{BoardGame, Game, Hook, HookError, PlayerRef, RoomStartContext};
 use crate::live::Framer;
 use crate::model::{Room, RoomEvent};
 use crate::views::{version_frame, EventView, RoomHeader, RoomView};
-
-/// The view hook's name, in faults and logs.
-pub const VIEW_HOOK: &str = "onPlayerView";
 
 /// Views kept in memory.
 pub(super) const CACHED_VIEWS: usize = 4096;
@@ -175,8 +172,8 @@ fn view_fault(fault: HookError) -> EngineError {
         HookError::Refused(refusal) => HookError::Crashed(format!("threw: {refusal}")),
         other => other,
     };
-    tracing::error!(hook = VIEW_HOOK, error = %fault, "a game's view hook failed");
-    EngineError::from_hook_fault(VIEW_HOOK, fault)
+    tracing::error!(hook = %Hook::PlayerView, error = %fault, "a game's view hook failed");
+    EngineError::from_hook_fault(Hook::PlayerView, fault)
 }
 
 /// `viewer`, if they are or were seated in `room`; anyone else sees what a watcher does.

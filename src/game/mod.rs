@@ -4,9 +4,11 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
+mod hook;
 mod patch;
 mod registry;
 
+pub use hook::Hook;
 pub use patch::{deadline_text, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
 pub use registry::GameRegistry;
 

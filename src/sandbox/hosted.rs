@@ -6,20 +6,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::pool::{PoolError, SandboxPool};
-use super::protocol::{LogLine, Outcome};
-use super::quickjs::{ON_PLAYER_VIEW, ON_TIMEOUT};
+use super::protocol::{LogLevel, LogLine, Outcome, SearchOptions};
 use crate::game::{
-    BoardGame, BotLevel, Game, GameError, GameInfo, HookError, HookResult, OptionalHooks, Patch,
-    PlayerRef,
+    BoardGame, BotLevel, Game, GameError, GameInfo, Hook, HookError, HookResult, OptionalHooks,
+    Patch, PlayerRef,
 };
 
 /// A playout that reaches this many moves without the game finishing counts as a draw.
 const SEARCH_DEPTH: u32 = 200;
-/// What a bot's search is called where a hook's name would be: in the log, and in faults.
-pub const SEARCH: &str = "bot search";
 
 pub struct HostedGame {
     info: GameInfo,
@@ -52,13 +50,18 @@ impl HostedGame {
 
     /// Runs `hook` with `args`, the JSON array of its arguments (the room's record last): its
     /// patch.
-    fn call(&self, hook: &str, args: String, game: &BoardGame) -> HookResult {
+    fn call(&self, hook: Hook, args: Box<RawValue>, game: &BoardGame) -> HookResult {
         let value = self.call_raw(hook, args, game)?;
         Patch::from_json(value).map_err(|err| HookError::InvalidResult(err.to_string()))
     }
 
     /// Runs `hook`: the JSON value it returned, whatever it is.
-    fn call_raw(&self, hook: &str, args: String, game: &BoardGame) -> Result<Value, HookError> {
+    fn call_raw(
+        &self,
+        hook: Hook,
+        args: Box<RawValue>,
+        game: &BoardGame,
+    ) -> Result<Value, HookError> {
         let outcome = self.pool.call(&self.key, &self.source, hook, args);
         self.value_of(hook, game, outcome, self.pool.limits().time)
     }
@@ -67,7 +70,7 @@ impl HostedGame {
     /// server's log; or how it failed.
     fn value_of(
         &self,
-        what: &str,
+        what: Hook,
         game: &BoardGame,
         outcome: Result<(Outcome, Vec<LogLine>), PoolError>,
         time: Duration,
@@ -100,17 +103,18 @@ impl HostedGame {
     }
 
     /// What the hook logged, in the server's log, tagged with where it came from.
-    fn log(&self, hook: &str, game: &BoardGame, logs: Vec<LogLine>) {
+    fn log(&self, hook: Hook, game: &BoardGame, logs: Vec<LogLine>) {
         for line in logs {
             let (id, version, room) = (&*self.info.id, self.version, &game.room_id);
-            match line.level.as_str() {
-                "error" => {
+            let hook = hook.name();
+            match line.level {
+                LogLevel::Error => {
                     tracing::error!(target: "game", game = id, version, room, hook, "{}", line.text)
                 }
-                "warn" => {
+                LogLevel::Warn => {
                     tracing::warn!(target: "game", game = id, version, room, hook, "{}", line.text)
                 }
-                _ => {
+                LogLevel::Info => {
                     tracing::info!(target: "game", game = id, version, room, hook, "{}", line.text)
                 }
             }
@@ -120,8 +124,8 @@ impl HostedGame {
 
 /// Arguments as the JSON array a hook is called with, written in one pass; the room's record
 /// comes last (the sandbox adds its `logger`).
-fn arguments(args: &impl serde::Serialize) -> String {
-    serde_json::to_string(args).expect("records always serialise")
+fn arguments(args: &impl serde::Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(args).expect("records always serialise")
 }
 
 impl Game for HostedGame {
@@ -134,23 +138,23 @@ impl Game for HostedGame {
     }
 
     fn on_room_start(&self, game: &BoardGame) -> HookResult {
-        self.call("onRoomStart", arguments(&(game,)), game)
+        self.call(Hook::RoomStart, arguments(&(game,)), game)
     }
 
     fn on_player_join(&self, player: &PlayerRef, game: &BoardGame) -> HookResult {
-        self.call("onPlayerJoin", arguments(&(player, game)), game)
+        self.call(Hook::PlayerJoin, arguments(&(player, game)), game)
     }
 
     fn on_player_quit(&self, player: &PlayerRef, game: &BoardGame) -> HookResult {
-        self.call("onPlayerQuit", arguments(&(player, game)), game)
+        self.call(Hook::PlayerQuit, arguments(&(player, game)), game)
     }
 
     fn on_player_move(&self, player: &PlayerRef, mv: &Value, game: &BoardGame) -> HookResult {
-        self.call("onPlayerMove", arguments(&(player, mv, game)), game)
+        self.call(Hook::PlayerMove, arguments(&(player, mv, game)), game)
     }
 
     fn on_timeout(&self, game: &BoardGame) -> HookResult {
-        self.call(ON_TIMEOUT, arguments(&(game,)), game)
+        self.call(Hook::Timeout, arguments(&(game,)), game)
     }
 
     fn handles_timeouts(&self) -> bool {
@@ -162,7 +166,7 @@ impl Game for HostedGame {
         viewer: Option<&PlayerRef>,
         game: &BoardGame,
     ) -> Result<Value, HookError> {
-        self.call_raw(ON_PLAYER_VIEW, arguments(&(viewer, game)), game)
+        self.call_raw(Hook::PlayerView, arguments(&(viewer, game)), game)
     }
 
     fn has_player_view(&self) -> bool {
@@ -188,23 +192,24 @@ impl Game for HostedGame {
             BotLevel::Medium => budget.medium_playouts,
             BotLevel::Hard => budget.hard_playouts,
         };
-        let options = serde_json::json!({
-            "seed": seed & 0xffff_ffff,
-            "level": level.as_str(),
-            "playouts": playouts,
-            "depth": SEARCH_DEPTH,
-            "timeMs": budget.time.as_millis() as u64,
-        });
+        let options = SearchOptions {
+            seed: seed & 0xffff_ffff,
+            level,
+            playouts,
+            depth: SEARCH_DEPTH,
+            time_ms: budget.time.as_millis() as u64,
+            stats: false,
+        };
         let time = budget.time.saturating_mul(2);
         let outcome = self.pool.search(
             &self.key,
             &self.source,
             arguments(game),
             &bot.id,
-            options.to_string(),
+            options,
             time,
         );
-        let chosen = self.value_of(SEARCH, game, outcome, time)?;
+        let chosen = self.value_of(Hook::BotSearch, game, outcome, time)?;
         Ok((!chosen.is_null()).then_some(chosen))
     }
 }

@@ -17,7 +17,7 @@ pub mod quickjs;
 mod watchdog;
 pub mod worker;
 
-pub use hosted::{HostedGame, SEARCH};
+pub use hosted::HostedGame;
 pub use pool::{CheckError, Checked, PoolError, SandboxPool, SearchBudget};
 pub use protocol::Format;
 pub use quickjs::Limits;

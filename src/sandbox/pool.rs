@@ -13,10 +13,12 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::protocol::{Format, LogLine, Outcome, Request, Response};
+use serde_json::value::RawValue;
+
+use super::protocol::{Format, LogLine, Outcome, Request, Response, SearchOptions};
 use super::quickjs::Limits;
 use super::watchdog::{cpu_time, Watchdog};
-use crate::game::OptionalHooks;
+use crate::game::{Hook, OptionalHooks};
 
 /// The largest response read from a worker; a patch is at most about 1 MiB.
 const MAX_RESPONSE_BYTES: usize = 8 << 20;
@@ -174,12 +176,12 @@ impl SandboxPool {
         &self,
         key: &str,
         source: &str,
-        hook: &str,
-        args: String,
+        hook: Hook,
+        args: Box<RawValue>,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
         let call = Request::Call {
             key: key.to_owned(),
-            hook: hook.to_owned(),
+            hook,
             args,
         };
         self.run(key, source, &call, self.shared.limits.time)
@@ -192,9 +194,9 @@ impl SandboxPool {
         &self,
         key: &str,
         source: &str,
-        room: String,
+        room: Box<RawValue>,
         bot: &str,
-        options: String,
+        options: SearchOptions,
         time: Duration,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
         let search = Request::Search {

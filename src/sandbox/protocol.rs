@@ -4,9 +4,10 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::game::OptionalHooks;
+use crate::game::{BotLevel, Hook, OptionalHooks};
 
 /// How a game's source is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,29 +28,50 @@ impl Format {
     }
 }
 
+/// Each request is `{"<what>": {…}}`: a tag outside the fields, so that a call's arguments
+/// are read where they stand in the line (an internal tag would buffer them first).
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Request {
     /// Compile and evaluate a source under the hook limits; check it exports the four hooks
     /// (and which optional ones it exports).
     Check { source: String },
     /// Compile a source and keep it under `key` for calls.
     Load { key: String, source: String },
-    /// Run one hook of the game kept under `key`. `args` is the JSON array of its arguments.
+    /// Run one hook of the game kept under `key`. `args` is the array of its arguments, the
+    /// room's record last, written into the line as it is (JSON, never a string of JSON).
     Call {
         key: String,
-        hook: String,
-        args: String,
+        hook: Hook,
+        args: Box<RawValue>,
     },
-    /// Choose the move of bot `bot` in `room` (JSON) with the server's search, under
-    /// `time_ms`; `options` (JSON) are the search's.
+    /// Choose the move of bot `bot` in `room` (the room's record) with the server's search,
+    /// stopped after `time_ms`.
     Search {
         key: String,
-        room: String,
+        room: Box<RawValue>,
         bot: String,
-        options: String,
+        options: SearchOptions,
         time_ms: u64,
     },
+}
+
+/// What the server's search (`search.js`) is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchOptions {
+    /// Every random choice comes from it.
+    pub seed: u64,
+    pub level: BotLevel,
+    /// Playouts per decision, at most (medium and hard).
+    pub playouts: u32,
+    /// A playout that reaches this many moves without the game finishing counts as a draw.
+    pub depth: u32,
+    /// The search stops itself after this long (the realm's limit stops it outright).
+    pub time_ms: u64,
+    /// Answer `{move, playouts}` instead of the move (benchmarks).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stats: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -122,6 +144,55 @@ impl From<Fault> for Outcome {
 /// One line a hook logged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogLine {
-    pub level: String,
+    pub level: LogLevel,
     pub text: String,
+}
+
+/// How a hook logged a line: `console.log`, `info` and `debug` are `Info`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+impl LogLevel {
+    /// The level the sandbox's prelude names (`info`, `warn`, `error`); anything else is
+    /// `Info`.
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "warn" => LogLevel::Warn,
+            "error" => LogLevel::Error,
+            _ => LogLevel::Info,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_carries_its_hook_by_name_and_its_arguments_as_json() {
+        let args =
+            serde_json::value::to_raw_value(&serde_json::json!([{"id": "p"}, {"x": 1}])).unwrap();
+        let call = Request::Call {
+            key: "g@1".into(),
+            hook: Hook::PlayerMove,
+            args,
+        };
+        let line = serde_json::to_string(&call).unwrap();
+        assert_eq!(
+            line,
+            r#"{"call":{"key":"g@1","hook":"onPlayerMove","args":[{"id":"p"},{"x":1}]}}"#
+        );
+        match serde_json::from_str::<Request>(&line).unwrap() {
+            Request::Call { hook, args, .. } => {
+                assert_eq!(hook, Hook::PlayerMove);
+                assert_eq!(args.get(), r#"[{"id":"p"},{"x":1}]"#);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -18,8 +18,16 @@
 // `enumerateMoves` and `winners` get the search's own records, unchanged by contract: copying
 // them took more time than the game's code itself. A game that breaks the contract only
 // misleads its own bot, whose move still goes through the real `onPlayerMove` in the room.
-(async function (hooks, room, botId, options) {
-  'use strict';
+//
+// The answer is `{move}` (`null` when the bot has no move), or `{fault}` for a fault of the
+// game's exports other than `onPlayerMove` refusing a move, which the server reports as the
+// search having crashed.
+(function () {
+'use strict';
+// A fault of the game's exports, as opposed to a refusal or a stop by the engine.
+class SearchFault extends Error {}
+
+const choose = async function (hooks, room, botId, options) {
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   const isArray = Array.isArray;
@@ -48,14 +56,6 @@
     return fresh;
   }
 
-  // A fault of the game's exports other than a refusal by `onPlayerMove`: the server reports
-  // it as the search having crashed (`SearchFault` is the name it looks for).
-  class SearchFault extends Error {
-    constructor(message) {
-      super(message);
-      this.name = 'SearchFault';
-    }
-  }
   // The engine's own stops (time, memory, stack) pass through untouched, to be reported as
   // what they are.
   const isLimit = (error) => error instanceof Error
@@ -232,4 +232,15 @@
     }
   }
   return answer(chosen ? chosen.move : pick(first.moves));
-})
+};
+
+return async function (hooks, room, botId, options) {
+  try {
+    const move = await choose(hooks, room, botId, options);
+    return { move: move === undefined ? null : move };
+  } catch (error) {
+    if (error instanceof SearchFault) return { fault: error.message };
+    throw error;
+  }
+};
+})()

@@ -12,7 +12,9 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::protocol::{LogLine, Outcome, Request, Response};
+use serde_json::value::RawValue;
+
+use super::protocol::{LogLine, Outcome, Request, Response, SearchOptions};
 use super::quickjs::{Compiled, Limits, QuickJs};
 
 /// Compiled games kept per process, most recently used first.
@@ -140,7 +142,7 @@ fn handle(
         },
         Request::Call { key, hook, args } => match games.get(&key) {
             Some(compiled) => {
-                let (outcome, logs) = js.call(&compiled, &hook, &args);
+                let (outcome, logs) = js.call(&compiled, hook, args.get());
                 Response::Done { outcome, logs }
             }
             None => Response::Missing,
@@ -173,9 +175,13 @@ fn handle(
                         }
                     }
                     // No thread of its own: searching here beats no bot at all.
-                    Searcher::Unavailable => {
-                        js.search(&job.compiled, &job.room, &job.bot, &job.options, job.time)
-                    }
+                    Searcher::Unavailable => js.search(
+                        &job.compiled,
+                        job.room.get(),
+                        &job.bot,
+                        &job.options,
+                        job.time,
+                    ),
                 };
                 Response::Done { outcome, logs }
             }
@@ -198,9 +204,9 @@ enum Searcher {
 
 struct SearchJob {
     compiled: Compiled,
-    room: String,
+    room: Box<RawValue>,
     bot: String,
-    options: String,
+    options: SearchOptions,
     time: Duration,
 }
 
@@ -223,8 +229,13 @@ impl Searcher {
                 };
                 let _ = ready.send(true);
                 for job in inbox {
-                    let answer =
-                        js.search(&job.compiled, &job.room, &job.bot, &job.options, job.time);
+                    let answer = js.search(
+                        &job.compiled,
+                        job.room.get(),
+                        &job.bot,
+                        &job.options,
+                        job.time,
+                    );
                     if outbox.send(answer).is_err() {
                         return;
                     }

@@ -15,36 +15,26 @@ use std::time::Duration;
 use rquickjs::{qjs, Context, Ctx, Function, Module, Object, Runtime, Value};
 use serde::{Deserialize, Serialize};
 
-use super::protocol::{Fault, Format, LogLine, Outcome};
-use crate::game::{OptionalHooks, MAX_STATE_BYTES};
-
-/// The four hooks every game exports.
-pub const HOOKS: [&str; 4] = [
-    "onRoomStart",
-    "onPlayerJoin",
-    "onPlayerQuit",
-    "onPlayerMove",
-];
-
-/// The optional fifth hook, run when a room's `triggerTimeoutAt` passes.
-pub const ON_TIMEOUT: &str = "onTimeout";
-/// The optional view hook: what a viewer may see of the state.
-pub const ON_PLAYER_VIEW: &str = "onPlayerView";
-/// The optional export bots search with: the legal moves of a player now.
-pub const ENUMERATE_MOVES: &str = "enumerateMoves";
-
-/// How deep a returned patch may nest (the platform's JSON readers stop at 128).
-const MAX_PATCH_DEPTH: usize = 100;
-
-/// Log output kept from one call, beyond which lines are dropped (and that is said).
-const MAX_LOG_BYTES: usize = 16 * 1024;
-const MAX_LOG_LINE: usize = 2000;
+use super::protocol::{Fault, Format, LogLevel, LogLine, Outcome, SearchOptions};
+use crate::game::{Hook, OptionalHooks};
+use logs::LogBuffer;
+use patch::read_patch;
 
 /// How long compiling a source may take; parsing is linear in the source (at most 1 MiB).
 const COMPILE_TIME: Duration = Duration::from_secs(2);
 
-const PRELUDE: &str = include_str!("prelude.js");
-const SEARCH: &str = include_str!("search.js");
+const PRELUDE: &str = include_str!("../prelude.js");
+const SEARCH: &str = include_str!("../search.js");
+
+/// What the search (`search.js`) answers: the move chosen (`null` when the bot has none), or a
+/// fault of the game's exports (other than `onPlayerMove` refusing a move), which is reported
+/// as the search having crashed.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SearchAnswer {
+    Move(serde_json::Value),
+    Fault(String),
+}
 
 /// The limits every hook call runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -228,13 +218,20 @@ impl QuickJs {
                     })
                 }
             };
-            let exports = |hook: &str| hooks.get::<_, Value>(hook).is_ok_and(|v| v.is_function());
-            let missing: Vec<&str> = HOOKS.into_iter().filter(|hook| !exports(hook)).collect();
+            let exports = |hook: Hook| {
+                hooks
+                    .get::<_, Value>(hook.name())
+                    .is_ok_and(|v| v.is_function())
+            };
+            let missing: Vec<&str> = (Hook::REQUIRED.into_iter())
+                .filter(|hook| !exports(*hook))
+                .map(Hook::name)
+                .collect();
             if missing.is_empty() {
                 Ok(OptionalHooks {
-                    on_timeout: exports(ON_TIMEOUT),
-                    on_player_view: exports(ON_PLAYER_VIEW),
-                    enumerate_moves: exports(ENUMERATE_MOVES),
+                    on_timeout: exports(Hook::Timeout),
+                    on_player_view: exports(Hook::PlayerView),
+                    enumerate_moves: exports(Hook::EnumerateMoves),
                 })
             } else {
                 Err(CodeError::new(format!(
@@ -251,39 +248,42 @@ impl QuickJs {
     pub fn call(
         &self,
         compiled: &Compiled,
-        hook: &str,
+        hook: Hook,
         args_json: &str,
     ) -> (Outcome, Vec<LogLine>) {
         self.with_hooks(compiled, self.limits.time, |_ctx, helpers, hooks| {
             let invoke: Function = helpers.get("invoke")?;
-            invoke.call::<_, Value>((hooks, hook, args_json))
+            invoke.call::<_, Value>((hooks, hook.name(), args_json))
         })
     }
 
     /// Chooses a bot's move in a fresh realm holding the game's hooks, with the search that
     /// ships with the server (`search.js`), under `time` rather than the hook time limit.
-    /// `room_json` is the room's record, `options_json` the search's options; the outcome's
-    /// value is the move, or `null` when the bot has none to make. `onPlayerMove` refusing a
-    /// move `enumerateMoves` gave is a refusal, as it would be in the room; any other export
-    /// throwing (or returning what is not a list) is a crash.
+    /// `room_json` is the room's record; the outcome's value is the move, or `null` when the
+    /// bot has none to make. `onPlayerMove` refusing a move `enumerateMoves` gave is a
+    /// refusal, as it would be in the room; any other export throwing (or returning what is
+    /// not a list) is a crash.
     pub fn search(
         &self,
         compiled: &Compiled,
         room_json: &str,
         bot_id: &str,
-        options_json: &str,
+        options: &SearchOptions,
         time: Duration,
     ) -> (Outcome, Vec<LogLine>) {
+        let options = serde_json::to_string(options).expect("options always serialise");
         let outcome = self.with_hooks(compiled, time, |ctx, _helpers, hooks| {
             let search: Function = run_bytecode(ctx, &self.search)?.get()?;
             let room: Value = ctx.json_parse(room_json)?;
-            let options: Value = ctx.json_parse(options_json)?;
+            let options: Value = ctx.json_parse(options)?;
             search.call::<_, Value>((hooks, room, bot_id, options))
         });
         match outcome {
-            (Outcome::Refused { reason, message }, logs) if reason == "SearchFault" => {
-                (Outcome::Crashed { message }, logs)
-            }
+            (Outcome::Patch { patch }, logs) => match serde_json::from_value(patch) {
+                Ok(SearchAnswer::Move(chosen)) => (Outcome::Patch { patch: chosen }, logs),
+                Ok(SearchAnswer::Fault(message)) => (Outcome::Crashed { message }, logs),
+                Err(err) => (crashed(&format!("the search answered {err}")), logs),
+            },
             other => other,
         }
     }
@@ -379,7 +379,7 @@ impl QuickJs {
     fn install_prelude<'js>(&self, ctx: &Ctx<'js>) -> Result<Object<'js>, String> {
         let logs = self.logs.clone();
         let emit = Function::new(ctx.clone(), move |level: String, text: String| {
-            logs.borrow_mut().push(level, text);
+            logs.borrow_mut().push(LogLevel::from_name(&level), text);
         })
         .map_err(|e| e.to_string())?;
         let factory: Function = run_bytecode(ctx, &self.prelude)
@@ -476,35 +476,6 @@ fn crashed(message: &str) -> Outcome {
     }
 }
 
-/// Reads the JSON text a hook's value was encoded to, within the platform's limits.
-fn read_patch(text: &str) -> Outcome {
-    if text.len() > MAX_STATE_BYTES + 4096 {
-        return Outcome::InvalidResult {
-            message: format!(
-                "the returned patch is {} bytes of JSON; a room's state may hold at most {MAX_STATE_BYTES}",
-                text.len()
-            ),
-        };
-    }
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(patch) if depth(&patch) > MAX_PATCH_DEPTH => Outcome::InvalidResult {
-            message: format!("the returned patch nests deeper than {MAX_PATCH_DEPTH} levels"),
-        },
-        Ok(patch) => Outcome::Patch { patch },
-        Err(err) => Outcome::InvalidResult {
-            message: format!("the returned value could not be read as JSON: {err}"),
-        },
-    }
-}
-
-fn depth(value: &serde_json::Value) -> usize {
-    match value {
-        serde_json::Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
-        serde_json::Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
-        _ => 0,
-    }
-}
-
 /// Reads compiled bytecode into this realm and evaluates it; for a script, the value of its
 /// last expression.
 fn run_bytecode<'js>(ctx: &Ctx<'js>, bytecode: &[u8]) -> rquickjs::Result<Value<'js>> {
@@ -570,7 +541,7 @@ fn code_error(error: &Value<'_>) -> CodeError {
     }
 }
 
-fn truncate(mut text: String, max: usize) -> String {
+pub(super) fn truncate(mut text: String, max: usize) -> String {
     if text.len() > max {
         let mut end = max;
         while !text.is_char_boundary(end) {
@@ -588,8 +559,8 @@ fn far_future() -> Duration {
 
 /// The CPU time this thread has used. Limits count it rather than the time on the clock, so
 /// that code is charged only for what it ran: on a busy machine a hook may wait for a core,
-/// and that waiting is not the game's doing. (The pool's watchdog, which must notice a
-/// process that runs nothing at all, keeps to the clock.)
+/// and that waiting is not the game's doing. (The pool's watchdog counts the process's CPU
+/// time too, with a backstop by the clock for a process that runs nothing at all.)
 fn cpu_time() -> Duration {
     let mut now = libc::timespec {
         tv_sec: 0,
@@ -600,436 +571,7 @@ fn cpu_time() -> Duration {
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
-/// What a call logged, capped in size.
-#[derive(Default)]
-struct LogBuffer {
-    lines: Vec<LogLine>,
-    bytes: usize,
-    dropped: bool,
-}
-
-impl LogBuffer {
-    fn push(&mut self, level: String, text: String) {
-        let text = truncate(text, MAX_LOG_LINE);
-        if self.bytes + text.len() > MAX_LOG_BYTES {
-            if !self.dropped {
-                self.dropped = true;
-                self.lines.push(LogLine {
-                    level: "warn".into(),
-                    text: format!("more log output from this call was dropped (the limit is {MAX_LOG_BYTES} bytes)"),
-                });
-            }
-            return;
-        }
-        self.bytes += text.len();
-        self.lines.push(LogLine { level, text });
-    }
-
-    fn take(&mut self) -> Vec<LogLine> {
-        self.bytes = 0;
-        self.dropped = false;
-        std::mem::take(&mut self.lines)
-    }
-}
-
+mod logs;
+mod patch;
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn js() -> QuickJs {
-        QuickJs::new(Limits {
-            time: Duration::from_millis(50),
-            memory_bytes: 16 << 20,
-            stack_bytes: 256 << 10,
-        })
-        .unwrap()
-    }
-
-    const HOOKS_CJS: &str = "module.exports = { onRoomStart: () => ({}), onPlayerJoin() {}, \
-                             onPlayerQuit() {}, onPlayerMove(p, m, room) { return MOVES[m.do](room); } };";
-
-    fn game(moves: &str) -> String {
-        format!("const MOVES = {moves};\n{HOOKS_CJS}")
-    }
-
-    fn call(js: &QuickJs, compiled: &Compiled, action: &str) -> Outcome {
-        let args = serde_json::json!([{"id": "p"}, {"do": action}, {"state": {"n": 1}}]);
-        js.call(compiled, "onPlayerMove", &args.to_string()).0
-    }
-
-    /// A tic-tac-toe room of `examples/tictactoe.js` with `board` (rows of "X", "O" or
-    /// null), X (`x`) against O (`o`), `to_move` the seat to move.
-    fn tictactoe_room(board: serde_json::Value, to_move: usize) -> String {
-        let marks = board
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|r| r.as_array().unwrap().clone());
-        let count = marks.filter(|m| !m.is_null()).count();
-        serde_json::json!({
-            "players": [{"id": "x", "username": "x"}, {"id": "o", "username": "o"}],
-            "version": 3 + count, "joinable": false, "finished": false,
-            "state": {"status": "inGame", "board": board, "plrToMoveIndex": to_move,
-                      "winner": null, "winningLine": null, "moveCount": count},
-            "roomStartContext": {"private": false},
-        })
-        .to_string()
-    }
-
-    fn tictactoe_source() -> String {
-        std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/examples/tictactoe.js"
-        ))
-        .unwrap()
-    }
-
-    fn search(js: &QuickJs, room: &str, bot: &str, level: &str, seed: u64) -> serde_json::Value {
-        search_in(js, &tictactoe_source(), room, bot, level, seed)
-    }
-
-    /// The move the search of `source`'s hooks chooses for `bot` in `room`.
-    fn search_in(
-        js: &QuickJs,
-        source: &str,
-        room: &str,
-        bot: &str,
-        level: &str,
-        seed: u64,
-    ) -> serde_json::Value {
-        let compiled = js.compile(source).unwrap();
-        let options = serde_json::json!({"seed": seed, "level": level, "playouts": 2000, "depth": 50, "timeMs": 5000});
-        match js
-            .search(
-                &compiled,
-                room,
-                bot,
-                &options.to_string(),
-                Duration::from_secs(5),
-            )
-            .0
-        {
-            Outcome::Patch { patch } => patch,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn buffer_turns_text_into_bytes_and_back_as_node_does() {
-        let js = js();
-        let compiled = js
-            .compile(&game(
-                r#"{ buffer: () => {
-                  const text = 'héllo ✓ 🎲';
-                  const utf8 = Buffer.from(text);
-                  const b64 = utf8.toString('base64');
-                  return { state: {
-                    length: utf8.length, hex: Buffer.from('hi').toString('hex'),
-                    b64, back: Buffer.from(b64, 'base64').toString('utf8'),
-                    fromHex: Buffer.from('68c3a9', 'hex').toString(),
-                    url: Buffer.from([251, 255]).toString('base64url'),
-                    json: JSON.stringify(Buffer.from('ab')), isBuffer: Buffer.isBuffer(utf8),
-                    concat: Buffer.concat([Buffer.from('a'), Buffer.from('bc')]).toString(),
-                    bytes: Array.from(Buffer.from('AQID', 'base64')),
-                  } };
-                } }"#,
-            ))
-            .unwrap();
-        let Outcome::Patch { patch } = call(&js, &compiled, "buffer") else {
-            panic!("the hook ran");
-        };
-        assert_eq!(
-            patch["state"],
-            serde_json::json!({
-                "length": 15, "hex": "6869", "b64": "aMOpbGxvIOKckyDwn46y",
-                "back": "héllo ✓ 🎲", "fromHex": "hé", "url": "-_8",
-                "json": "{\"type\":\"Buffer\",\"data\":[97,98]}", "isBuffer": true,
-                "concat": "abc", "bytes": [1, 2, 3],
-            })
-        );
-    }
-
-    #[test]
-    fn the_search_takes_a_win_blocks_a_loss_and_plays_only_legal_moves() {
-        let js = js();
-        // X to move can win along the top row.
-        let win = tictactoe_room(
-            serde_json::json!([["X", "X", null], ["O", "O", null], [null, null, null]]),
-            0,
-        );
-        for seed in 0..5 {
-            assert_eq!(
-                search(&js, &win, "x", "hard", seed),
-                serde_json::json!({"x": 0, "y": 2})
-            );
-        }
-        // O to move must block the top row.
-        let block = tictactoe_room(
-            serde_json::json!([["X", "X", null], ["O", null, null], [null, null, null]]),
-            1,
-        );
-        for seed in 0..5 {
-            assert_eq!(
-                search(&js, &block, "o", "hard", seed),
-                serde_json::json!({"x": 0, "y": 2})
-            );
-        }
-        // Easy plays some empty cell; nobody moves out of turn.
-        let open = tictactoe_room(
-            serde_json::json!([["X", null, null], [null, null, null], [null, null, null]]),
-            1,
-        );
-        let mv = search(&js, &open, "o", "easy", 7);
-        assert!(
-            mv != serde_json::json!({"x": 0, "y": 0}) && mv["x"].is_i64(),
-            "{mv}"
-        );
-        assert_eq!(search(&js, &open, "x", "hard", 7), serde_json::Value::Null);
-    }
-
-    #[test]
-    fn the_search_waits_for_an_on_player_move_that_returns_a_promise() {
-        let js = js();
-        let source = tictactoe_source()
-            + "\nconst sync = module.exports.onPlayerMove;\n\
-               module.exports.onPlayerMove = async (...args) => { await null; return sync(...args); };\n";
-        let block = tictactoe_room(
-            serde_json::json!([["X", "X", null], ["O", null, null], [null, null, null]]),
-            1,
-        );
-        for seed in 0..3 {
-            assert_eq!(
-                search_in(&js, &source, &block, "o", "hard", seed),
-                serde_json::json!({"x": 0, "y": 2})
-            );
-        }
-    }
-
-    #[test]
-    fn a_search_over_hostile_exports_ends_in_a_fault() {
-        let js = js();
-        let room = tictactoe_room(
-            serde_json::json!([[null, null, null], [null, null, null], [null, null, null]]),
-            0,
-        );
-        let options = serde_json::json!(
-            {"seed": 1, "level": "hard", "playouts": 100, "depth": 20, "timeMs": 1000}
-        )
-        .to_string();
-        // The game with `exports` added, searched from the empty board for at most `time`.
-        let search_with = |exports: &str, time: Duration| {
-            let source = game("{ end: () => ({ finished: true }) }")
-                .replace("onPlayerMove(p", &format!("{exports} onPlayerMove(p"));
-            let compiled = js.compile(&source).unwrap();
-            js.search(&compiled, &room, "x", &options, time).0
-        };
-        let outcome = search_with(
-            "enumerateMoves() { for (;;) {} },",
-            Duration::from_millis(100),
-        );
-        assert_eq!(outcome, Outcome::Timeout);
-        let outcome = search_with(
-            "enumerateMoves() { return new Array(1e6).fill(1); },",
-            Duration::from_secs(2),
-        );
-        // A million moves: refused by count, or stopped by the memory limit on the way.
-        assert!(
-            matches!(&outcome, Outcome::Crashed { message } if message.contains("1000000 moves"))
-                || matches!(outcome, Outcome::OutOfMemory { .. }),
-            "{outcome:?}"
-        );
-        let outcome = search_with(
-            "enumerateMoves() { return new Array(20000).fill(1); },",
-            Duration::from_secs(2),
-        );
-        assert_eq!(
-            outcome,
-            Outcome::Crashed {
-                message: "enumerateMoves returned 20000 moves; at most 10000".into()
-            }
-        );
-        // Moves its own onPlayerMove refuses: a refusal, as in the room.
-        let outcome = search_with(
-            "enumerateMoves() { return [1, 2]; },",
-            Duration::from_secs(2),
-        );
-        assert!(matches!(outcome, Outcome::Refused { .. }), "{outcome:?}");
-        let outcome = search_with(
-            "enumerateMoves: () => [{ do: 'end' }, { do: 'end' }], \
-             winners() { throw new Error('no idea'); },",
-            Duration::from_secs(2),
-        );
-        assert_eq!(
-            outcome,
-            Outcome::Crashed {
-                message: "winners threw Error: no idea".into()
-            }
-        );
-    }
-
-    #[test]
-    fn both_module_formats_compile_and_are_told_apart() {
-        let js = js();
-        let cjs = js.compile(HOOKS_CJS).unwrap();
-        assert_eq!(cjs.format, Format::Commonjs);
-        js.check(&cjs).unwrap();
-        let esm = js
-            .compile("export default { onRoomStart() {}, onPlayerJoin() {}, onPlayerQuit() {}, onPlayerMove() {} };")
-            .unwrap();
-        assert_eq!(esm.format, Format::Module);
-        js.check(&esm).unwrap();
-        let named = js
-            .compile("export function onRoomStart() {}\nexport function onPlayerJoin() {}\nexport const onPlayerQuit = () => {};\nexport const onPlayerMove = () => {};")
-            .unwrap();
-        js.check(&named).unwrap();
-    }
-
-    #[test]
-    fn exports_assigned_one_by_one_count_too() {
-        let js = js();
-        let compiled = js
-            .compile(
-                "'use strict';\nexports.onRoomStart = () => ({ state: 1 });\n\
-                 exports.onPlayerJoin = () => {};\nexports.onPlayerQuit = () => {};\n\
-                 exports.onPlayerMove = () => {};",
-            )
-            .unwrap();
-        js.check(&compiled).unwrap();
-        let args = serde_json::json!([{"state": null}]).to_string();
-        assert_eq!(
-            js.call(&compiled, "onRoomStart", &args).0,
-            Outcome::Patch {
-                patch: serde_json::json!({"state": 1})
-            }
-        );
-    }
-
-    /// A bundle the size of a chess game with its rules library inlined, in modern syntax.
-    #[test]
-    fn a_large_modern_bundle_loads_and_runs_within_the_limits() {
-        let mut source = String::from("'use strict';\nconst rules = {};\n");
-        for i in 0..400 {
-            source.push_str(&format!(
-                "class Piece{i} extends Object {{ #id = {i}; static of(o) {{ return {{ ...o, id: {i} }}; }} \
-                 moves(b) {{ return b?.squares?.filter((s) => s?.free ?? true).map((s) => s.at) ?? []; }} }}\n\
-                 rules.p{i} = Object.fromEntries([[\"k{i}\", Piece{i}.of({{ x: {i} }})]]);\n"
-            ));
-        }
-        source.push_str(
-            "module.exports = { onRoomStart: () => ({ state: { pieces: Object.keys(rules).length } }), \
-             onPlayerJoin() {}, onPlayerQuit() {}, onPlayerMove() {} };",
-        );
-        assert!(source.len() > 70_000, "{}", source.len());
-        let js = js();
-        let compiled = js.compile(&source).unwrap();
-        js.check(&compiled).unwrap();
-        let args = serde_json::json!([{"state": null}]).to_string();
-        assert_eq!(
-            js.call(&compiled, "onRoomStart", &args).0,
-            Outcome::Patch {
-                patch: serde_json::json!({"state": {"pieces": 400}})
-            }
-        );
-    }
-
-    #[test]
-    fn syntax_errors_name_their_line_in_either_format() {
-        let js = js();
-        let script = js.compile("'use strict';\n\nconst = 4;").err().unwrap();
-        assert_eq!(script.line, Some(3), "{script:?}");
-        let module = js
-            .compile("export default {};\n\nexport const = 1;")
-            .err()
-            .unwrap();
-        assert_eq!(module.line, Some(3), "{module:?}");
-    }
-
-    #[test]
-    fn faults_are_told_from_refusals() {
-        let js = js();
-        let compiled = js
-            .compile(&game(
-                "{ spin() { for (;;) {} }, oom() { const a = []; for (;;) a.push(new Array(1e5).fill(1)); }, \
-                 deep() { const f = () => f() + 1; return f(); }, refuse() { throw new RangeError('no'); }, \
-                 ok(room) { return { state: room.state.n + 1 }; }, cycle() { const o = {}; o.o = o; return o; } }",
-            ))
-            .unwrap();
-        assert_eq!(call(&js, &compiled, "spin"), Outcome::Timeout);
-        assert!(matches!(
-            call(&js, &compiled, "oom"),
-            Outcome::OutOfMemory { .. }
-        ));
-        assert!(matches!(
-            call(&js, &compiled, "deep"),
-            Outcome::Crashed { .. }
-        ));
-        assert_eq!(
-            call(&js, &compiled, "refuse"),
-            Outcome::Refused {
-                reason: "RangeError".into(),
-                message: "no".into()
-            }
-        );
-        assert!(matches!(
-            call(&js, &compiled, "cycle"),
-            Outcome::InvalidResult { .. }
-        ));
-        // After all that, the same runtime still answers normally.
-        assert_eq!(
-            call(&js, &compiled, "ok"),
-            Outcome::Patch {
-                patch: serde_json::json!({"state": 2})
-            }
-        );
-    }
-
-    #[test]
-    fn module_state_does_not_survive_a_call() {
-        let js = js();
-        let compiled = js
-            .compile(&game(
-                "{ bump() { globalThis.calls = (globalThis.calls || 0) + 1; counter += 1; \
-                            return { state: [globalThis.calls, counter] }; } }; let counter = 0",
-            ))
-            .unwrap();
-        for _ in 0..3 {
-            assert_eq!(
-                call(&js, &compiled, "bump"),
-                Outcome::Patch {
-                    patch: serde_json::json!({"state": [1, 1]})
-                }
-            );
-        }
-    }
-
-    #[test]
-    fn logs_are_kept_per_call_and_capped() {
-        let js = js();
-        let compiled = js
-            .compile(&game(
-                "{ chat(room) { room.logger.warn('a', 1, {b: 2}); console.log('c'); return {}; }, \
-                 flood() { for (let i = 0; i < 100; i++) console.log('x'.repeat(1000)); return {}; } }",
-            ))
-            .unwrap();
-        let args = serde_json::json!([{"id": "p"}, {"do": "chat"}, {"state": null}]).to_string();
-        let (_, logs) = js.call(&compiled, "onPlayerMove", &args);
-        assert_eq!(
-            logs,
-            [
-                LogLine {
-                    level: "warn".into(),
-                    text: "a 1 {\"b\":2}".into()
-                },
-                LogLine {
-                    level: "info".into(),
-                    text: "c".into()
-                },
-            ]
-        );
-        let args = serde_json::json!([{"id": "p"}, {"do": "flood"}, {"state": null}]).to_string();
-        let (_, logs) = js.call(&compiled, "onPlayerMove", &args);
-        let kept: usize = logs.iter().map(|l| l.text.len()).sum();
-        assert!(kept <= MAX_LOG_BYTES + 200, "{kept}");
-        assert!(logs.last().unwrap().text.contains("dropped"));
-    }
-}
+mod tests;
