@@ -35,7 +35,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use turnhouse::config::Config;
 use turnhouse::game::{
-    BoardGame, BotLevel, Game, GameInfo, HookResult, OptionalHooks, PlayerRef, RoomStartContext,
+    BoardGame, BotLevel, Capabilities, Game, GameInfo, HookResult, PlayerRef, RoomStartContext,
 };
 use turnhouse::sandbox::protocol::{Outcome, SearchOptions};
 use turnhouse::sandbox::{HostedGame, SandboxPool};
@@ -357,12 +357,11 @@ fn hosted(file: &str, source: &Arc<str>, pool: &SandboxPool) -> HostedGame {
         name: file.to_owned().into(),
         min_players: 2,
         max_players: 2,
-        bots: true,
         description: "".into(),
     };
-    let hooks = OptionalHooks {
-        enumerate_moves: true,
-        ..OptionalHooks::default()
+    let hooks = Capabilities {
+        bots: true,
+        ..Capabilities::default()
     };
     HostedGame::new(info, 1, source.clone(), pool.clone(), hooks)
 }

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::frontend::FrontendFile;
-use crate::game::{BoardGame, Clock, GameInfo, OptionalHooks, PlayerRef, RoomStartContext};
+use crate::game::{BoardGame, Capabilities, Clock, GameInfo, PlayerRef, RoomStartContext};
 
 /// A room: the BoardGame record of its game plus what the platform keeps around it. Not
 /// serialisable: what a client receives of it is a [`crate::views::RoomView`].
@@ -187,8 +187,8 @@ pub struct NewGameVersion {
     pub frontend_height: Option<u32>,
     /// An example move, as JSON text, if the author gave one.
     pub move_example: Option<String>,
-    /// The optional hooks the source exports.
-    pub hooks: OptionalHooks,
+    /// What the source supports (the optional hooks it exports).
+    pub hooks: Capabilities,
     pub created_at: String,
 }
 
@@ -225,8 +225,8 @@ pub struct GameVersionRecord {
     pub frontend_background: Option<String>,
     pub frontend_height: Option<u32>,
     pub move_example: Option<Value>,
-    /// The optional hooks the source exports.
-    pub hooks: OptionalHooks,
+    /// What the source supports (the optional hooks it exports).
+    pub hooks: Capabilities,
     pub owner: PlayerRef,
     /// When this version was published.
     pub published_at: String,
@@ -256,22 +256,24 @@ pub struct GameListing {
     pub frontend_height: Option<u32>,
     /// A move as the game expects it, when the game gives one.
     pub move_example: Option<Value>,
-    /// Whether the game has an `onTimeout` hook, so that its rooms may have a clock.
-    pub on_timeout: bool,
-    /// Whether the game has an `onPlayerView` hook: what its rooms show depends on who looks.
-    pub on_player_view: bool,
+    /// `bots`, `onTimeout` and `onPlayerView`.
+    #[serde(flatten)]
+    pub capabilities: Capabilities,
 }
 
 impl GameListing {
-    pub fn builtin(info: GameInfo, move_example: Option<Value>, hooks: OptionalHooks) -> Self {
+    pub fn builtin(
+        info: GameInfo,
+        move_example: Option<Value>,
+        capabilities: Capabilities,
+    ) -> Self {
         Self {
             info,
             has_frontend: false,
             frontend_background: None,
             frontend_height: None,
             move_example,
-            on_timeout: hooks.on_timeout,
-            on_player_view: hooks.on_player_view,
+            capabilities,
             builtin: true,
             owner: None,
             version: None,
@@ -290,7 +292,6 @@ impl GameVersionRecord {
             name: self.name.clone().into(),
             min_players: self.min_players,
             max_players: self.max_players,
-            bots: self.hooks.enumerate_moves,
             description: self.description.clone().into(),
         }
     }
@@ -312,8 +313,7 @@ impl GameVersionRecord {
             ),
             frontend_height: Some(self.frontend_height.unwrap_or(DEFAULT_FRONTEND_HEIGHT)),
             move_example: self.move_example.clone(),
-            on_timeout: self.hooks.on_timeout,
-            on_player_view: self.hooks.on_player_view,
+            capabilities: self.hooks,
         }
     }
 }

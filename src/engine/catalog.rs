@@ -11,7 +11,7 @@ use super::{Engine, EngineError, MAX_PLAYERS};
 use crate::domain::game_id::GameId;
 use crate::domain::ids::hex;
 use crate::frontend::{self, FrontendFile, INDEX};
-use crate::game::{Game, OptionalHooks, PlayerRef};
+use crate::game::{Capabilities, Game, PlayerRef};
 use crate::model::{now, FrontendSource, GameListing, GameVersionRecord, NewGameVersion, Room};
 use crate::sandbox::{CheckError, HostedGame, PoolError};
 use crate::store::{FileKey, StoreError, StoredFile};
@@ -346,7 +346,7 @@ impl Engine {
 
     /// Checks hooks in the sandbox: they must compile, evaluate within the hook limits and
     /// export the four hooks. Returns the module format and the optional hooks it exports.
-    async fn check_source(&self, source: &str) -> Result<(String, OptionalHooks), EngineError> {
+    async fn check_source(&self, source: &str) -> Result<(String, Capabilities), EngineError> {
         let pool = self.sandbox.clone();
         let source = source.to_owned();
         let checked = tokio::task::spawn_blocking(move || pool.check(&source))
@@ -439,12 +439,7 @@ async fn unpack_frontend(sent: FrontendUpload) -> Result<Vec<FrontendFile>, Engi
 }
 
 fn builtin_listing(game: &dyn Game) -> GameListing {
-    let hooks = OptionalHooks {
-        on_timeout: game.handles_timeouts(),
-        on_player_view: game.has_player_view(),
-        enumerate_moves: game.info().bots,
-    };
-    GameListing::builtin(game.info(), game.move_example(), hooks)
+    GameListing::builtin(game.info(), game.move_example(), game.capabilities())
 }
 
 fn pool_unavailable(err: PoolError) -> EngineError {

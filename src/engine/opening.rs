@@ -86,12 +86,12 @@ impl Engine {
         only_if_none_open: bool,
     ) -> Result<Room, EngineError> {
         let (game, game_version) = self.game_for_new_room(game_id).await?;
-        if options.clock.is_some() && !game.handles_timeouts() {
+        if options.clock.is_some() && !game.capabilities().timeouts {
             return Err(EngineError::ClockUnsupported(game_id.to_owned()));
         }
         let mut seats = vec![creator.clone()];
         if let Some(seat) = options.bot {
-            if !game.info().bots {
+            if !game.capabilities().bots {
                 return Err(EngineError::BotsUnsupported(game_id.to_owned()));
             }
             let bot = self.bots.account(seat.level).clone();

@@ -188,7 +188,7 @@ impl Transition {
             self.room.finished = finished;
         }
         if let Some(deadline) = patch.trigger_timeout_at {
-            if deadline.is_some() && !game.handles_timeouts() {
+            if deadline.is_some() && !game.capabilities().timeouts {
                 return Err(invalid(PatchError::NoTimeoutHook));
             }
             self.room.trigger_timeout_at = match deadline {

@@ -44,7 +44,7 @@ impl Engine {
         viewer: Option<&PlayerRef>,
     ) -> Result<RoomView<'a>, EngineError> {
         let game = self.game_of(room).await?;
-        if !game.has_player_view() {
+        if !game.capabilities().player_view {
             return Ok(RoomView::new(room, Cow::Borrowed(&room.state)));
         }
         let board = room.board_game(chrono::Utc::now());
@@ -62,7 +62,7 @@ impl Engine {
         viewer: Option<&PlayerRef>,
     ) -> Result<Vec<EventView<'a>>, EngineError> {
         let game = self.game_of(room).await?;
-        if !game.has_player_view() {
+        if !game.capabilities().player_view {
             return Ok(events.iter().map(EventView::whole).collect());
         }
         let viewer = member(room, viewer);
@@ -153,7 +153,7 @@ impl Engine {
         room: &Room,
         viewer: Option<PlayerRef>,
     ) -> Result<Option<Arc<dyn Framer>>, EngineError> {
-        if !self.game_of(room).await?.has_player_view() {
+        if !self.game_of(room).await?.capabilities().player_view {
             return Ok(None);
         }
         Ok(Some(Arc::new(ViewerFramer {

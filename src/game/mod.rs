@@ -75,21 +75,24 @@ pub struct GameInfo {
     pub name: Cow<'static, str>,
     pub min_players: usize,
     pub max_players: usize,
-    /// Whether rooms of this game can seat computer opponents.
-    pub bots: bool,
     pub description: Cow<'static, str>,
 }
 
-/// Which of the optional hooks a game has (an uploaded game: which it exports).
+/// What a game supports beyond the four hooks, stated once ([`Game::capabilities`]): the
+/// engine, the listings and the page all read it from here. An uploaded game supports what its
+/// source exports; it is stored with each version.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OptionalHooks {
+#[serde(rename_all = "camelCase")]
+pub struct Capabilities {
     /// `onTimeout`: the game may set deadlines, and its rooms may have a clock.
-    pub on_timeout: bool,
+    #[serde(rename = "onTimeout")]
+    pub timeouts: bool,
     /// `onPlayerView`: what a room shows depends on who looks.
-    pub on_player_view: bool,
-    /// `enumerateMoves`: the platform can seat computer opponents, searching the game's own
-    /// hooks.
-    pub enumerate_moves: bool,
+    #[serde(rename = "onPlayerView")]
+    pub player_view: bool,
+    /// Computer opponents can be seated (an uploaded game: it exports `enumerateMoves`, and
+    /// the platform searches its own hooks).
+    pub bots: bool,
 }
 
 /// How well a computer opponent plays.
@@ -170,6 +173,13 @@ pub type HookResult = Result<Patch, HookError>;
 pub trait Game: Send + Sync {
     fn info(&self) -> GameInfo;
 
+    /// What the game supports beyond the four hooks. A patch that sets a deadline is refused
+    /// without `timeouts`; `on_player_view` is called only with `player_view`; `bot_move`
+    /// only with `bots`.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
     /// Runs when a room is created (and again when a finished room is reset). `game` is the
     /// record before any hook: no players, `state` null, joinable, unfinished.
     fn on_room_start(&self, game: &BoardGame) -> HookResult;
@@ -190,11 +200,6 @@ pub trait Game: Send + Sync {
         Ok(Patch::empty())
     }
 
-    /// Whether the game has an `onTimeout` (a patch that sets a deadline is refused otherwise).
-    fn handles_timeouts(&self) -> bool {
-        false
-    }
-
     /// What `viewer` (a player seated in the room now or before, or `None` for anyone else)
     /// may see of `game.state`. Never stored: every response, history entry and stream event
     /// about the room shows this instead of the state. By default, all of it.
@@ -205,11 +210,6 @@ pub trait Game: Send + Sync {
     ) -> Result<Value, HookError> {
         let _ = viewer;
         Ok(game.state.clone())
-    }
-
-    /// Whether the game has an `onPlayerView`: whether what a room shows depends on who looks.
-    fn has_player_view(&self) -> bool {
-        false
     }
 
     /// A move as the game expects it, for generic clients to suggest (a move box's
@@ -228,7 +228,7 @@ pub trait Game: Send + Sync {
     /// The move a computer opponent seated as `bot` makes now, or `None` when it is not its
     /// turn. Pure like the hooks: all randomness comes from `seed`. `Err` when choosing failed
     /// through the game's code (an uploaded game's exports), as a hook would. Games without
-    /// bots (see [`GameInfo::bots`]) keep the default.
+    /// bots (see [`Capabilities::bots`]) keep the default.
     fn bot_move(
         &self,
         level: BotLevel,

@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::game::{
-    BoardGame, BotLevel, Game, GameError, GameInfo, HookError, HookResult, Patch, PlayerRef,
+    BoardGame, BotLevel, Capabilities, Game, GameError, GameInfo, HookError, HookResult, Patch,
+    PlayerRef,
 };
 
 pub const SIZE: i64 = 10;
@@ -30,7 +31,6 @@ const INFO: GameInfo = GameInfo {
     name: Cow::Borrowed("Battleship"),
     min_players: 2,
     max_players: 2,
-    bots: true,
     description: Cow::Borrowed(
         "Sink the enemy fleet (5, 4, 3, 3, 2) on a 10x10 grid. Place yours first, unseen: \
          {\"fleet\": [{\"row\": 0, \"col\": 0, \"across\": true}, …]}, one ship per size in \
@@ -201,6 +201,14 @@ impl Game for Battleship {
         INFO
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            player_view: true,
+            bots: true,
+            ..Capabilities::default()
+        }
+    }
+
     fn move_example(&self) -> Option<Value> {
         Some(json!({"row": 4, "col": 4}))
     }
@@ -326,10 +334,6 @@ impl Game for Battleship {
         let mut view = state.encode();
         view["placed"] = json!(placed);
         Ok(view)
-    }
-
-    fn has_player_view(&self) -> bool {
-        true
     }
 
     fn bot_move(

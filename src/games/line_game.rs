@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::line_bots;
 use crate::game::{
-    BoardGame, BotLevel, Game, GameError, GameInfo, HookError, HookResult, Patch, PlayerRef,
+    BoardGame, BotLevel, Capabilities, Game, GameError, GameInfo, HookError, HookResult, Patch,
+    PlayerRef,
 };
 
 /// A player's mark. X moves first.
@@ -250,6 +251,14 @@ impl<G: Geometry> Game for LineGame<G> {
         G::INFO
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            timeouts: true,
+            bots: true,
+            player_view: false,
+        }
+    }
+
     /// The centre cell: a legal first move on every board.
     fn move_example(&self) -> Option<Value> {
         Some(G::move_json(G::CELLS / 2))
@@ -360,10 +369,6 @@ impl<G: Geometry> Game for LineGame<G> {
             .cloned();
         turn.ended_by = Some("timeout".to_owned());
         Ok(Patch::empty().state(turn.encode()).finished(true))
-    }
-
-    fn handles_timeouts(&self) -> bool {
-        true
     }
 
     fn bot_move(

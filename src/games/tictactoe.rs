@@ -37,7 +37,6 @@ impl Geometry for Square {
         name: Cow::Borrowed("Tic-tac-toe"),
         min_players: 2,
         max_players: 2,
-        bots: true,
         description: Cow::Borrowed(
             "Three in a row on a 3x3 board. X (the first player) moves first; \
              a move is {\"x\": row, \"y\": col}.",

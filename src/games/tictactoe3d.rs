@@ -85,7 +85,6 @@ impl Geometry for Cube {
         name: Cow::Borrowed("3D tic-tac-toe"),
         min_players: 2,
         max_players: 2,
-        bots: true,
         description: Cow::Borrowed(
             "Three in a line in a 3x3x3 cube (49 lines). X moves first; a move is \
              {\"index\": x + 3y + 9z} or {\"x\", \"y\", \"z\"}.",

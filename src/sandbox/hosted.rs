@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLevel, LogLine, Outcome, SearchOptions};
 use crate::game::{
-    BoardGame, BotLevel, Game, GameError, GameInfo, Hook, HookError, HookResult, OptionalHooks,
+    BoardGame, BotLevel, Capabilities, Game, GameError, GameInfo, Hook, HookError, HookResult,
     Patch, PlayerRef,
 };
 
@@ -27,7 +27,7 @@ pub struct HostedGame {
     source: Arc<str>,
     pool: SandboxPool,
     /// The optional hooks the source exports (checked when it was published).
-    hooks: OptionalHooks,
+    hooks: Capabilities,
 }
 
 impl HostedGame {
@@ -36,7 +36,7 @@ impl HostedGame {
         version: i64,
         source: Arc<str>,
         pool: SandboxPool,
-        hooks: OptionalHooks,
+        hooks: Capabilities,
     ) -> Self {
         Self {
             key: format!("{}@{version}", info.id),
@@ -133,6 +133,10 @@ impl Game for HostedGame {
         self.info.clone()
     }
 
+    fn capabilities(&self) -> Capabilities {
+        self.hooks
+    }
+
     fn hooks_wait(&self) -> bool {
         true
     }
@@ -157,20 +161,12 @@ impl Game for HostedGame {
         self.call(Hook::Timeout, arguments(&(game,)), game)
     }
 
-    fn handles_timeouts(&self) -> bool {
-        self.hooks.on_timeout
-    }
-
     fn on_player_view(
         &self,
         viewer: Option<&PlayerRef>,
         game: &BoardGame,
     ) -> Result<Value, HookError> {
         self.call_raw(Hook::PlayerView, arguments(&(viewer, game)), game)
-    }
-
-    fn has_player_view(&self) -> bool {
-        self.hooks.on_player_view
     }
 
     /// The move a search over the game's own hooks chooses, in the sandbox: one call per
@@ -183,7 +179,7 @@ impl Game for HostedGame {
         game: &BoardGame,
         seed: u64,
     ) -> Result<Option<Value>, HookError> {
-        if !self.hooks.enumerate_moves {
+        if !self.hooks.bots {
             return Ok(None);
         }
         let budget = self.pool.bot_search();

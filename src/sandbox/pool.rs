@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use super::protocol::{Format, LogLine, Outcome, Request, Response, SearchOptions};
 use super::quickjs::Limits;
 use super::watchdog::{cpu_time, Watchdog};
-use crate::game::{Hook, OptionalHooks};
+use crate::game::{Capabilities, Hook};
 
 /// The largest response read from a worker; a patch is at most about 1 MiB.
 const MAX_RESPONSE_BYTES: usize = 8 << 20;
@@ -65,7 +65,7 @@ impl Default for SearchBudget {
 pub struct Checked {
     pub format: Format,
     /// Which optional hooks the game exports.
-    pub hooks: OptionalHooks,
+    pub hooks: Capabilities,
 }
 
 /// Why a source did not pass the upload check.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::game::{BotLevel, Hook, OptionalHooks};
+use crate::game::{BotLevel, Capabilities, Hook};
 
 /// How a game's source is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,7 +80,7 @@ pub enum Response {
     Checked {
         format: Format,
         /// Which optional hooks the module also exports.
-        hooks: OptionalHooks,
+        hooks: Capabilities,
     },
     Invalid {
         message: String,

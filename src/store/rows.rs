@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::sql::Sql;
 use super::types::{StoreError, StoredFile};
-use crate::game::{Clock, OptionalHooks, PlayerRef};
+use crate::game::{Capabilities, Clock, PlayerRef};
 use crate::model::{Account, EventKind, GameVersionRecord, Room, RoomEvent};
 
 /// A room, with `seq`: its place in creation order, which pages the lobby.
@@ -94,10 +94,10 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         frontend_files: D::int(row, "frontend_files")?,
         frontend_background: D::maybe_text(row, "frontend_background")?,
         frontend_height: D::maybe_int(row, "frontend_height")?.and_then(|h| u32::try_from(h).ok()),
-        hooks: OptionalHooks {
-            on_timeout: D::flag(row, "on_timeout")?,
-            on_player_view: D::flag(row, "on_player_view")?,
-            enumerate_moves: D::flag(row, "enumerate_moves")?,
+        hooks: Capabilities {
+            timeouts: D::flag(row, "on_timeout")?,
+            player_view: D::flag(row, "on_player_view")?,
+            bots: D::flag(row, "enumerate_moves")?,
         },
         // Checked as JSON when it was published.
         move_example: D::maybe_text(row, "move_example")?

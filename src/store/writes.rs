@@ -295,9 +295,9 @@ pub(super) async fn publish<D: Dialect>(
         .bind(upload.sha256.as_str())
         .bind(upload.created_at.as_str())
         .bind(upload.move_example.clone())
-        .bind(upload.hooks.on_timeout)
-        .bind(upload.hooks.on_player_view)
-        .bind(upload.hooks.enumerate_moves)
+        .bind(upload.hooks.timeouts)
+        .bind(upload.hooks.player_view)
+        .bind(upload.hooks.bots)
         .bind(upload.frontend_background.clone())
         .bind(upload.frontend_height.map(i64::from));
     let version = match D::fetch_optional(conn, insert).await? {

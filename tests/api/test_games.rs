@@ -17,7 +17,6 @@ impl Game for Counter {
             name: "Counter".into(),
             min_players: 1,
             max_players: 1000,
-            bots: false,
             description: "Every move adds one.".into(),
         }
     }
@@ -65,7 +64,6 @@ impl Game for BrokenStart {
             name: "Broken start".into(),
             min_players: 1,
             max_players: 2,
-            bots: false,
             description: "Crashes when a room starts.".into(),
         }
     }

@@ -16,7 +16,7 @@ use rquickjs::{qjs, Context, Ctx, Function, Module, Object, Runtime, Value};
 use serde::{Deserialize, Serialize};
 
 use super::protocol::{Fault, Format, LogLevel, LogLine, Outcome, SearchOptions};
-use crate::game::{Hook, OptionalHooks};
+use crate::game::{Capabilities, Hook};
 use logs::LogBuffer;
 use patch::read_patch;
 
@@ -196,7 +196,7 @@ impl QuickJs {
 
     /// Evaluates the module in a fresh realm, under the hook limits, and checks that it
     /// exports the four hooks as functions; which optional hooks it also exports.
-    pub fn check(&self, compiled: &Compiled) -> Result<OptionalHooks, CodeError> {
+    pub fn check(&self, compiled: &Compiled) -> Result<Capabilities, CodeError> {
         let limit_ms = self.limits.time.as_millis();
         self.in_realm(self.limits.time, |ctx, helpers| {
             let hooks = match self.instantiate(ctx, helpers, compiled) {
@@ -228,10 +228,10 @@ impl QuickJs {
                 .map(Hook::name)
                 .collect();
             if missing.is_empty() {
-                Ok(OptionalHooks {
-                    on_timeout: exports(Hook::Timeout),
-                    on_player_view: exports(Hook::PlayerView),
-                    enumerate_moves: exports(Hook::EnumerateMoves),
+                Ok(Capabilities {
+                    timeouts: exports(Hook::Timeout),
+                    player_view: exports(Hook::PlayerView),
+                    bots: exports(Hook::EnumerateMoves),
                 })
             } else {
                 Err(CodeError::new(format!(
