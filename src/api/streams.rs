@@ -16,8 +16,9 @@ use tokio::time::{interval_at, Instant, Interval};
 use super::extract::{parse_query, MaybeCaller};
 use super::rooms::room_id;
 use super::{ApiError, AppContext};
-use crate::live::{comment_frame, retry_frame, Feed};
+use crate::live::Feed;
 use crate::metrics::Held;
+use crate::views::{comment_frame, retry_frame};
 
 /// Browsers reconnect after `retry` milliseconds: this much, plus up to `RETRY_SPREAD_MS` so a
 /// restarted server is not hit by every client in the same instant.

@@ -11,6 +11,7 @@ use super::action::Action;
 use super::hook_runner::run_hooks;
 use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
+use crate::live::Shown;
 use crate::model::{LobbyChange, Room};
 use crate::store::StoreError;
 
@@ -82,6 +83,11 @@ impl Engine {
         step: Transition,
         only_if_no_open_room_for: Option<String>,
     ) -> Result<Room, StoreError> {
+        // A game with a view hook frames each version per viewer, in each stream.
+        let shown = match step.game().capabilities().player_view {
+            true => Shown::PerViewer,
+            false => Shown::ToEveryone,
+        };
         let mut commit = step.into_commit();
         let room_id = commit.room.id.clone();
         commit.only_if_no_open_room_for = only_if_no_open_room_for;
@@ -98,7 +104,7 @@ impl Engine {
         if let Some(at) = &commit.room.trigger_timeout_at {
             self.alarm.armed(at);
         }
-        self.hub.publish(&commit.room, &commit.events);
+        self.hub.publish(&commit.room, &commit.events, shown);
         if let Some(change) = commit.lobby_change {
             self.tell_lobby(&commit.room, change).await;
         }

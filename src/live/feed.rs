@@ -11,10 +11,9 @@ use futures_util::future::BoxFuture;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::hub::{LobbyUpdate, RoomSubscription};
-use super::sse;
 use crate::model::RoomEvent;
 use crate::store::{Store, StoreError};
-use crate::views::{version_frame, EventView, RoomHeader};
+use crate::views::{resync_frame, version_frame, EventView, RoomHeader};
 
 /// Versions read from the history at a time while catching up.
 const REPLAY_PAGE: i64 = 256;
@@ -162,7 +161,7 @@ impl Feed for LobbyFeed {
                     return Ok(Some(update.frame.clone()))
                 }
                 Ok(_) => {}
-                Err(RecvError::Lagged(_)) => return Ok(Some(sse::resync_frame())),
+                Err(RecvError::Lagged(_)) => return Ok(Some(resync_frame())),
                 Err(RecvError::Closed) => return Ok(None),
             }
         }

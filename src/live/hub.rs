@@ -8,9 +8,8 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use tokio::sync::broadcast;
 
-use super::sse;
 use crate::model::{LobbyChange, Room, RoomEvent};
-use crate::views::{lobby_frame, version_frame, EventView, RoomHeader, RoomView};
+use crate::views::{lobby_frame, resync_frame, version_frame, EventView, RoomHeader, RoomView};
 
 /// How many versions a room's channel holds for a reader that has not caught up; one further
 /// behind is told it lagged and re-reads the history instead.
@@ -18,7 +17,8 @@ const ROOM_BACKLOG: usize = 64;
 /// The same for the lobby, where a lagging reader is told to list the rooms again.
 const LOBBY_BACKLOG: usize = 1024;
 
-/// One committed version of a room, framed once for every subscriber; or, without a frame,
+/// One committed version of a room: framed once for every subscriber, or (in a game with a
+/// view hook) the version alone, for each stream to frame for its viewer; or, with neither,
 /// word that the room reached `version` elsewhere, to be read from the history.
 #[derive(Debug)]
 pub struct RoomUpdate {
@@ -26,6 +26,14 @@ pub struct RoomUpdate {
     pub frame: Option<Bytes>,
     /// The version itself, for streams that show each viewer their own view of it.
     pub event: Option<Arc<RoomEvent>>,
+}
+
+/// Who a room's versions are shown to as they are: everyone alike, or each viewer as the game's
+/// view hook says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    ToEveryone,
+    PerViewer,
 }
 
 /// A public room that opened, filled, emptied or finished.
@@ -53,15 +61,21 @@ impl Default for Hub {
 
 impl Hub {
     /// Sends the new versions of `room` to its watchers. Called after the commit is durable,
-    /// in version order.
-    pub fn publish(&self, room: &Room, events: &[RoomEvent]) {
+    /// in version order. `Shown::ToEveryone` frames each version once, for every watcher;
+    /// `Shown::PerViewer` (a game with a view hook) sends the versions unframed, for each
+    /// stream to frame for its viewer.
+    pub fn publish(&self, room: &Room, events: &[RoomEvent], shown: Shown) {
         let sender = self.rooms.lock().expect("hub lock").get(&room.id).cloned();
         if let Some(sender) = sender {
             let header = RoomHeader::from(room);
             for event in events {
+                let frame = match shown {
+                    Shown::ToEveryone => Some(version_frame(&header, &EventView::whole(event))),
+                    Shown::PerViewer => None,
+                };
                 let update = RoomUpdate {
                     version: event.version,
-                    frame: Some(version_frame(&header, &EventView::whole(event))),
+                    frame,
                     event: Some(Arc::new(event.clone())),
                 };
                 // An error only means every reader left meanwhile.
@@ -119,7 +133,7 @@ impl Hub {
         if self.lobby_watched() {
             let _ = self.lobby.send(Arc::new(LobbyUpdate {
                 game: String::new(),
-                frame: sse::resync_frame(),
+                frame: resync_frame(),
             }));
         }
     }
@@ -200,5 +214,38 @@ mod tests {
         assert_eq!(hub.watched_rooms(), 1);
         drop(other);
         assert_eq!(hub.watched_rooms(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_room_shown_per_viewer_is_never_framed_whole() {
+        let hub = Arc::new(Hub::default());
+        let mut watcher = hub.subscribe("r");
+        let room = Room::blank(
+            "r".into(),
+            "g".into(),
+            None,
+            false,
+            "2026-01-01T00:00:00.000Z".into(),
+        );
+        let event = RoomEvent {
+            trigger_timeout_at: None,
+            version: 1,
+            kind: crate::model::EventKind::RoomStart,
+            player: None,
+            mv: None,
+            state: serde_json::json!({"secret": 1}),
+            joinable: true,
+            finished: false,
+            players: Vec::new(),
+            created_at: room.created_at.clone(),
+        };
+        hub.publish(&room, std::slice::from_ref(&event), Shown::PerViewer);
+        let update = watcher.recv().await.unwrap();
+        assert!(update.frame.is_none(), "no frame of the whole state");
+        assert_eq!(update.event.as_deref(), Some(&event));
+        hub.publish(&room, std::slice::from_ref(&event), Shown::ToEveryone);
+        let update = watcher.recv().await.unwrap();
+        let frame = String::from_utf8(update.frame.clone().unwrap().to_vec()).unwrap();
+        assert!(frame.contains("\"secret\":1"), "{frame}");
     }
 }

@@ -10,8 +10,6 @@
 
 mod feed;
 mod hub;
-mod sse;
 
 pub use feed::{Feed, Framer, LobbyFeed, RoomFeed};
-pub use hub::{Hub, LobbyUpdate, RoomSubscription, RoomUpdate};
-pub use sse::{comment_frame, retry_frame};
+pub use hub::{Hub, LobbyUpdate, RoomSubscription, RoomUpdate, Shown};

@@ -7,16 +7,18 @@
 //! engine decides (see `Engine::viewed`): the stored state, or what the game's view hook makes
 //! of it for that viewer.
 //!
+//! Every frame that leaves the server on a stream is built beside these views, in [`frames`],
+//! and from them.
+//!
 //! One stop in the life of a move: `docs/internals.md`.
 
 use std::borrow::Cow;
 
-use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::game::{Clock, PlayerRef};
-use crate::model::{LobbyChange, Room, RoomEvent};
+use crate::model::{Room, RoomEvent};
 
 /// A room as one viewer receives it.
 #[derive(Debug, Serialize)]
@@ -124,88 +126,5 @@ impl From<&Room> for RoomHeader {
     }
 }
 
-/// One version as a stream event: the history entry plus what a client needs to draw it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct VersionData<'a> {
-    room: &'a str,
-    game: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    game_version: Option<i64>,
-    #[serde(flatten)]
-    event: &'a EventView<'a>,
-}
-
-/// `id: <version>`, `event: version`, the version as JSON. JSON from serde never contains a
-/// raw newline, so `data:` is one line.
-pub fn version_frame(room: &RoomHeader, event: &EventView) -> Bytes {
-    let data = VersionData {
-        room: &room.id,
-        game: &room.game,
-        game_version: room.game_version,
-        event,
-    };
-    let json = serde_json::to_string(&data).expect("events always serialise");
-    format!("id: {}\nevent: version\ndata: {json}\n\n", event.version).into()
-}
-
-#[derive(Serialize)]
-struct LobbyData<'a> {
-    change: LobbyChange,
-    room: &'a RoomView<'a>,
-}
-
-/// `event: room`, `{"change": …, "room": …}`. Lobby events carry no id: a client that
-/// reconnects lists the rooms again.
-pub fn lobby_frame(change: LobbyChange, room: &RoomView) -> Bytes {
-    let json = serde_json::to_string(&LobbyData { change, room }).expect("rooms always serialise");
-    format!("event: room\ndata: {json}\n\n").into()
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::model::EventKind;
-
-    #[test]
-    fn a_version_frame_is_one_event_with_everything_to_draw_it() {
-        let alice = PlayerRef {
-            id: "a1".into(),
-            username: "alice".into(),
-        };
-        let event = RoomEvent {
-            trigger_timeout_at: None,
-            version: 7,
-            kind: EventKind::Move,
-            player: Some(alice.clone()),
-            mv: Some(json!({"text": "two\nlines"})),
-            state: json!({"board": [null, "X"]}),
-            joinable: false,
-            finished: false,
-            players: vec![alice],
-            created_at: "2026-01-01T00:00:00.000Z".into(),
-        };
-        let header = RoomHeader {
-            id: "r1".into(),
-            game: "hosted".into(),
-            game_version: Some(3),
-        };
-        let frame = version_frame(&header, &EventView::whole(&event));
-        let frame = String::from_utf8(frame.to_vec()).unwrap();
-        let lines: Vec<&str> = frame.split('\n').collect();
-        assert_eq!(lines[0], "id: 7");
-        assert_eq!(lines[1], "event: version");
-        assert_eq!(lines[3..], ["", ""], "one data line, then the blank line");
-        let data: Value = serde_json::from_str(lines[2].strip_prefix("data: ").unwrap()).unwrap();
-        assert_eq!(data["room"], "r1");
-        assert_eq!(data["gameVersion"], 3);
-        assert_eq!(data["version"], 7);
-        assert_eq!(data["kind"], "move");
-        assert_eq!(data["move"]["text"], "two\nlines");
-        assert_eq!(data["players"][0]["username"], "alice");
-        assert_eq!(data["state"]["board"][1], "X");
-        assert_eq!(data["triggerTimeoutAt"], Value::Null);
-    }
-}
+mod frames;
+pub use frames::{comment_frame, lobby_frame, resync_frame, retry_frame, version_frame};
