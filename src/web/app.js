@@ -918,4 +918,11 @@ function route() {
 }
 
 window.addEventListener('hashchange', route);
+// Another tab signed in, out or as someone else: this one follows at once, so that its
+// header, the room it shows and every call it makes agree on who is playing.
+window.addEventListener('storage', (event) => {
+  if (event.key !== null && event.key !== 'turnhouse.player') return;
+  api.token = store.player ? store.player.token : null;
+  route();
+});
 route();

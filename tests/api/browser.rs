@@ -384,6 +384,47 @@ async fn markup_in_names_states_and_refusals_is_shown_as_text_and_never_runs() {
     browser.close().await;
 }
 
+/// The page follows the session another tab of the same browser signs in or out of: the
+/// header, and what the room offers, change at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_follows_a_sign_in_or_out_in_another_tab() {
+    let app = TestApp::spawn_for_browsers().await;
+    let host = app.register(&unique("host")).await;
+    let room = app.create_room(&host, json!({"game": "tictactoe"})).await;
+    let other = app.register(&unique("other")).await;
+
+    let driver = Driver::start().await;
+    let browser = driver.browser("tabs").await;
+    browser
+        .goto(&format!(
+            "{}/#/room/{}",
+            app.address,
+            room["id"].as_str().unwrap()
+        ))
+        .await;
+    browser.wait_for_text("#account", "Not signed in").await;
+    // Another document of the same origin writes the shared storage, as another tab does (a
+    // storage event reaches every document but the one that wrote).
+    let from_another_tab = "const frame = document.createElement('iframe');         frame.src = '/healthz'; document.body.append(frame);         await new Promise((done) => frame.addEventListener('load', done));         const player = arguments[0];         if (player) frame.contentWindow.localStorage.setItem('turnhouse.player', JSON.stringify(player));         else frame.contentWindow.localStorage.removeItem('turnhouse.player');         return true;";
+    let signed_in = json!({"id": other.id, "username": other.username, "token": other.token});
+    browser
+        .eval(
+            &format!("return (async () => {{ {from_another_tab} }})();"),
+            json!([signed_in]),
+        )
+        .await;
+    browser.wait_for_text("#me", &other.username).await;
+    browser.wait_for_text("main", "Join").await;
+    browser
+        .eval(
+            &format!("return (async () => {{ {from_another_tab} }})();"),
+            json!([null]),
+        )
+        .await;
+    browser.wait_for_text("#account", "Not signed in").await;
+    browser.close().await;
+}
+
 /// A room created with a clock from the lobby; on a clocked room's page the player to move
 /// sees their time run down, and then who ran out of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
