@@ -171,15 +171,8 @@ async fn pace_while_bots_think(games: usize, say: &impl Fn(String)) -> Value {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (base, config) = sandbox_worker::serve_here(dir.path()).await;
     let api = Api::new(base);
-    let author = api.player().await;
-    let example = |file: &str| {
-        std::fs::read_to_string(format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR")))
-            .expect("the example")
-    };
-    api.put_game(&author, "js-tictactoe", &example("tictactoe.js"))
-        .await;
-    api.put_game(&author, "connect-four", &example("connect-four.js"))
-        .await;
+    api.publish_example("tictactoe.js", "js-tictactoe").await;
+    api.publish_example("connect-four.js", "connect-four").await;
     for _ in 0..20 {
         api.game("tictactoe").await;
         api.game("js-tictactoe").await;
@@ -235,15 +228,10 @@ async fn pace_while_bots_think(games: usize, say: &impl Fn(String)) -> Value {
 /// Plays Connect Four against the hard bot, game after game (the leftmost column with room),
 /// until told to stop; counts the bot's moves.
 async fn take_on_the_hard_bot(api: &Api, bot_moves: &AtomicUsize) {
-    let token = api.player().await;
+    let player = api.new_player().await;
     while !api.stop.load(Ordering::Relaxed) {
         let room = api
-            .send(
-                reqwest::Method::POST,
-                "/rooms",
-                &token,
-                json!({"game": "connect-four", "bot": "hard"}).to_string(),
-            )
+            .create_room(&player, json!({"game": "connect-four", "bot": "hard"}))
             .await;
         let path = format!("/rooms/{}/moves", room["id"].as_str().expect("a room"));
         let mut board = room;
@@ -255,13 +243,9 @@ async fn take_on_the_hard_bot(api: &Api, bot_moves: &AtomicUsize) {
                 .expect("room for a disc");
             let version = board["version"].as_i64().unwrap_or(0);
             board = api
-                .send(
-                    reqwest::Method::POST,
-                    &path,
-                    &token,
-                    json!({"column": column}).to_string(),
-                )
-                .await;
+                .post_value(&path, Some(&player.token), json!({"column": column}))
+                .await
+                .1;
             if board["version"].as_i64().unwrap_or(0) > version + 1 {
                 bot_moves.fetch_add(1, Ordering::Relaxed);
             }

@@ -71,9 +71,8 @@ async fn bench(args: Args) {
     .expect("the example");
     direct_calls(&config, &source, args.calls);
 
-    let author = api.player().await;
-    api.put_game(&author, "js-tictactoe", &source).await;
-    api.put_game(&author, "spinner", SPINNER).await;
+    api.publish("js-tictactoe", &source).await;
+    let author = api.publish("spinner", SPINNER).await;
     // Warm up both paths (sandbox processes started, games compiled, connections open).
     for _ in 0..20 {
         api.game("tictactoe").await;

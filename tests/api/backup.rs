@@ -9,29 +9,22 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::json;
 
+use crate::client::Api;
 use crate::databases::{database_rows, on_postgres};
-use crate::real_server::{get_json, post, register, Server};
+use crate::real_server::Server;
 
-/// One whole tic-tac-toe game through `base`; whether every action succeeded.
-async fn game(client: &reqwest::Client, base: &str, x: &str, o: &str) -> bool {
-    let (status, room) = post(
-        client,
-        format!("{base}/rooms"),
-        Some(x),
-        json!({"game": "tictactoe"}),
-    )
-    .await;
+/// One whole tic-tac-toe game through `api`; whether every action succeeded.
+async fn game(api: &Api, x: &str, o: &str) -> bool {
+    let (status, room) = api
+        .post_value("/rooms", Some(x), json!({"game": "tictactoe"}))
+        .await;
     if status != StatusCode::CREATED {
         return false;
     }
     let id = room["id"].as_str().unwrap();
-    let (status, _) = post(
-        client,
-        format!("{base}/rooms/{id}/join"),
-        Some(o),
-        json!(null),
-    )
-    .await;
+    let (status, _) = api
+        .post_value(&format!("/rooms/{id}/join"), Some(o), json!(null))
+        .await;
     if status != StatusCode::OK {
         return false;
     }
@@ -40,8 +33,10 @@ async fn game(client: &reqwest::Client, base: &str, x: &str, o: &str) -> bool {
         .enumerate()
     {
         let token = if n % 2 == 0 { x } else { o };
-        let url = format!("{base}/rooms/{id}/moves");
-        let (status, _) = post(client, url, Some(token), json!({"x": row, "y": col})).await;
+        let path = format!("/rooms/{id}/moves");
+        let (status, _) = api
+            .post_value(&path, Some(token), json!({"x": row, "y": col}))
+            .await;
         if status != StatusCode::OK {
             return false;
         }
@@ -58,8 +53,7 @@ async fn a_backup_under_load_is_a_consistent_database_a_server_starts_on() {
     let database = dir.path().join("live.db").display().to_string();
     let copy = dir.path().join("copy.db");
     let server = Server::start_with(&database, &["--rate-limits", "off"]);
-    let base = server.address.clone();
-    let client = reqwest::Client::new();
+    let api = server.api.clone();
     let stop = Arc::new(AtomicBool::new(false));
     let (played, failed, after_backup) = (
         Arc::new(AtomicUsize::new(0)),
@@ -69,7 +63,7 @@ async fn a_backup_under_load_is_a_consistent_database_a_server_starts_on() {
     let backed_up = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..64 {
-        let (client, base) = (client.clone(), base.clone());
+        let api = api.clone();
         let (stop, played, failed, after, backed_up) = (
             stop.clone(),
             played.clone(),
@@ -78,12 +72,9 @@ async fn a_backup_under_load_is_a_consistent_database_a_server_starts_on() {
             backed_up.clone(),
         );
         tasks.push(tokio::spawn(async move {
-            let (x, o) = (
-                register(&client, &base).await,
-                register(&client, &base).await,
-            );
+            let (x, o) = (api.new_player().await.token, api.new_player().await.token);
             while !stop.load(Ordering::Relaxed) {
-                match game(&client, &base, &x, &o).await {
+                match game(&api, &x, &o).await {
                     true => played.fetch_add(1, Ordering::Relaxed),
                     false => failed.fetch_add(1, Ordering::Relaxed),
                 };
@@ -140,9 +131,9 @@ async fn a_backup_under_load_is_a_consistent_database_a_server_starts_on() {
     .await;
     assert_eq!(torn[0].0, 0, "rooms whose version is not their history");
     let restored = Server::start(&copy_path);
-    let page = get_json(&client, format!("{}/rooms?limit=5", restored.address)).await;
+    let page = restored.get_value("/rooms?limit=5").await;
     let first = page["rooms"][0]["id"].as_str().unwrap().to_owned();
-    let room = get_json(&client, format!("{}/rooms/{first}", restored.address)).await;
+    let room = restored.get_value(&format!("/rooms/{first}")).await;
     assert_eq!(room["id"], first.as_str());
     restored.kill();
 

@@ -8,12 +8,10 @@ use futures::future::join_all;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::databases::{database_rows, on_postgres};
 use crate::helpers::{assert_problem, example, unique, TestApp, TestPlayer};
-use crate::real_server::{post, register, Server};
 
 /// `examples/timed.js`: a game that keeps time as its moves say (see its header).
-fn timed() -> String {
+pub(crate) fn timed() -> String {
     example("timed.js")
 }
 
@@ -29,7 +27,7 @@ fn untimed() -> String {
 /// machine busy with other tests (the limits themselves are tested in sandbox.rs).
 const HOOK_TIME_MS: u64 = 1000;
 
-fn patient(config: &mut turnhouse::config::Config) {
+pub(crate) fn patient(config: &mut turnhouse::config::Config) {
     config.hook_limits.time_ms = HOOK_TIME_MS;
 }
 
@@ -366,158 +364,4 @@ async fn quick_play_matches_only_rooms_with_the_same_clock() {
     assert!(timed != untimed && timed != other && untimed != other);
     assert_eq!((s4, joined), (StatusCode::OK, timed));
     assert_eq!((s5, joined_untimed), (StatusCode::OK, untimed));
-}
-
-/// `count` rooms of the timed game (through `base`), then each armed to fire `lead_ms` after
-/// the last is created; returns the rooms and when they fire.
-async fn armed_rooms(
-    client: &reqwest::Client,
-    base: &str,
-    game: &str,
-    count: usize,
-    lead_ms: i64,
-) -> (Vec<String>, DateTime<Utc>) {
-    // A player per fifty rooms, each well within the per-player action limit.
-    let mut rooms: Vec<(String, String)> = Vec::new();
-    // Fifty at a time: the machine has two cores.
-    for _ in 0..count.div_ceil(50) {
-        let token = register(client, base).await;
-        let batch = join_all((0..50.min(count - rooms.len())).map(|_| async {
-            let (status, room) = post(
-                client,
-                format!("{base}/rooms"),
-                Some(&token),
-                json!({"game": game}),
-            )
-            .await;
-            assert_eq!(status, StatusCode::CREATED, "{room}");
-            (room["id"].as_str().unwrap().to_owned(), token.clone())
-        }))
-        .await;
-        rooms.extend(batch);
-    }
-    let at = Utc::now() + chrono::TimeDelta::milliseconds(lead_ms);
-    let text = turnhouse::game::deadline_text(at);
-    for chunk in rooms.chunks(50) {
-        join_all(chunk.iter().map(|(id, token)| {
-            let text = &text;
-            async move {
-                let url = format!("{base}/rooms/{id}/moves");
-                let (status, armed) = post(client, url, Some(token), json!({"at": text})).await;
-                assert_eq!(status, StatusCode::OK, "{armed}");
-            }
-        }))
-        .await;
-    }
-    let ids = rooms.into_iter().map(|(id, _)| id).collect();
-    (ids, at)
-}
-
-/// Each room's count of `timeout` versions, read from the database, once every room has one
-/// (or after 90 s).
-async fn timeouts_per_room(database: &str, rooms: &[String]) -> Vec<i64> {
-    let counts = || async {
-        let rows: Vec<(String, i64)> = database_rows(
-            database,
-            "SELECT room_id, count(*) FROM room_events WHERE kind = 'timeout' GROUP BY room_id",
-        )
-        .await;
-        let by_room: std::collections::HashMap<String, i64> = rows.into_iter().collect();
-        rooms
-            .iter()
-            .map(|room| by_room.get(room).copied().unwrap_or(0))
-            .collect::<Vec<i64>>()
-    };
-    for _ in 0..180 {
-        if counts().await.iter().all(|&c| c >= 1) {
-            // Any second firing would come within the rescan interval.
-            tokio::time::sleep(Duration::from_millis(1500)).await;
-            return counts().await;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    counts().await
-}
-
-/// Rooms whose count is not exactly one: how many have none, and how many more than one.
-fn not_once(counts: &[i64]) -> (usize, usize) {
-    (
-        counts.iter().filter(|&&c| c == 0).count(),
-        counts.iter().filter(|&&c| c > 1).count(),
-    )
-}
-
-async fn publish_to(client: &reqwest::Client, base: &str, game: &str) {
-    let author = register(client, base).await;
-    let response = client
-        .put(format!("{base}/games/{game}"))
-        .bearer_auth(author)
-        .header("content-type", "application/javascript")
-        .body(timed())
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        response.status().is_success(),
-        "{}",
-        response.text().await.unwrap()
-    );
-}
-
-/// `kill -9` with 1,000 rooms whose deadlines are a second ahead (some fire before the kill,
-/// the rest while the server is down): after a restart each room has exactly one timeout.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deadlines_fire_exactly_once_through_a_kill() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = if on_postgres() {
-        crate::databases::fresh_postgres().await
-    } else {
-        dir.path().join("clocks.db").display().to_string()
-    };
-    let client = reqwest::Client::new();
-    let patient = ["--hook-time-limit-ms", "1000"];
-    let server = Server::start_with(&database, &patient);
-    let game = "timed-kill";
-    publish_to(&client, &server.address, game).await;
-    // A second ahead: arming the thousand takes about that long, so some fire before the kill
-    // and the rest after.
-    let (rooms, at) = armed_rooms(&client, &server.address, game, 1000, 1000).await;
-    tokio::time::sleep((at - Utc::now()).to_std().unwrap_or_default()).await;
-    server.kill();
-    let server = Server::start_with(&database, &patient);
-    let counts = timeouts_per_room(&database, &rooms).await;
-    assert_eq!(
-        not_once(&counts),
-        (0, 0),
-        "rooms with no timeout, and with more than one"
-    );
-    server.kill();
-}
-
-/// Two servers on one SQLite file (three on PostgreSQL), 1,000 deadlines due while all of
-/// them run: each fires exactly once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deadlines_fire_exactly_once_across_servers() {
-    let first = TestApp::spawn_configured(turnhouse::games::builtin(), patient).await;
-    let game = "timed-servers";
-    first.publish(game, &timed()).await;
-    let mut others = vec![
-        first
-            .spawn_beside_configured(turnhouse::games::builtin(), patient)
-            .await,
-    ];
-    if on_postgres() {
-        others.push(
-            first
-                .spawn_beside_configured(turnhouse::games::builtin(), patient)
-                .await,
-        );
-    }
-    let (rooms, _) = armed_rooms(&first.client, &first.address, game, 1000, 1000).await;
-    let counts = timeouts_per_room(&first.database, &rooms).await;
-    assert_eq!(
-        not_once(&counts),
-        (0, 0),
-        "rooms with no timeout, and with more than one"
-    );
 }

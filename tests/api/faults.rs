@@ -14,7 +14,8 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::real_server::{get_json, post, register, started_room, Server};
+use crate::client::{Api, TestPlayer};
+use crate::real_server::Server;
 
 fn client(timeout: Duration) -> reqwest::Client {
     reqwest::Client::builder()
@@ -25,17 +26,19 @@ fn client(timeout: Duration) -> reqwest::Client {
 }
 
 /// What `GET /healthz` says about writes.
-async fn writes_health(client: &reqwest::Client, base: &str) -> String {
-    let response = client.get(format!("{base}/healthz")).send().await.unwrap();
+async fn writes_health(api: &Api) -> String {
+    let response = api.get("/healthz").await;
     assert_eq!(response.status(), StatusCode::OK, "healthz answers");
     let body: Value = response.json().await.unwrap();
     body["writes"].as_str().unwrap().to_owned()
 }
 
 /// One event per version, from 1 to the room's version: nothing lost, nothing twice.
-async fn assert_history_is_whole(client: &reqwest::Client, base: &str, room: &str) -> Value {
-    let current = get_json(client, format!("{base}/rooms/{room}")).await;
-    let events = get_json(client, format!("{base}/rooms/{room}/events?limit=1000")).await;
+async fn assert_history_is_whole(api: &Api, room: &str) -> Value {
+    let current = api.get_value(&format!("/rooms/{room}")).await;
+    let events = api
+        .get_value(&format!("/rooms/{room}/events?limit=1000"))
+        .await;
     let versions: Vec<i64> = events["events"]
         .as_array()
         .unwrap()
@@ -90,18 +93,24 @@ async fn a_write_lock_held_in_sqlite3_answers_503_storage_busy_until_released() 
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("locked.db");
     let server = Server::start_with(&database, &["--database-busy-timeout-ms", "300"]);
-    let base = server.address.clone();
-    let client = client(Duration::from_secs(10));
-    let (x, o, id) = started_room(&client, &base, "tictactoe").await;
-    let moves = format!("{base}/rooms/{id}/moves");
-    let (status, before) = post(&client, moves.clone(), Some(&x), json!({"x": 1, "y": 1})).await;
+    let api = Api {
+        client: client(Duration::from_secs(10)),
+        ..server.api.clone()
+    };
+    let (id, x, o) = api.started_game("tictactoe").await;
+    let (x, o) = (x.token, o.token);
+    let moves = format!("/rooms/{id}/moves");
+    let (status, before) = api
+        .post_value(&moves, Some(&x), json!({"x": 1, "y": 1}))
+        .await;
     assert_eq!(status, StatusCode::OK);
 
     let lock = WriteLock::take(&database);
     // Longer than the busy timeout: each write waits 300 ms for the lock, then gives up.
     for _ in 0..3 {
-        let response = client
-            .post(&moves)
+        let response = api
+            .client
+            .post(format!("{}{moves}", api.address))
             .bearer_auth(&o)
             .header("If-Match", format!("\"{}\"", before["version"]))
             .body(json!({"x": 0, "y": 0}).to_string())
@@ -112,17 +121,14 @@ async fn a_write_lock_held_in_sqlite3_answers_503_storage_busy_until_released() 
         assert!(response.headers().contains_key("retry-after"));
         let problem: Value = response.json().await.unwrap();
         assert_eq!(problem["code"], "storage_busy", "{problem}");
-        let (status, problem) = post(&client, format!("{base}/players"), None, json!({})).await;
+        let (status, problem) = api.post_value("/players", None, json!({})).await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{problem}");
         assert_eq!(problem["code"], "storage_busy");
     }
     // Reads and the health check go on, and say what is wrong.
-    assert_eq!(
-        get_json(&client, format!("{base}/rooms/{id}")).await,
-        before
-    );
-    assert_eq!(writes_health(&client, &base).await, "busy");
-    let listed = get_json(&client, format!("{base}/rooms")).await;
+    assert_eq!(api.get_value(&format!("/rooms/{id}")).await, before);
+    assert_eq!(writes_health(&api).await, "busy");
+    let listed = api.get_value("/rooms").await;
     assert_eq!(listed["rooms"][0]["id"], id.as_str());
     assert_eq!(
         server
@@ -133,17 +139,19 @@ async fn a_write_lock_held_in_sqlite3_answers_503_storage_busy_until_released() 
     );
 
     lock.release();
-    let (status, after) = post(&client, moves, Some(&o), json!({"x": 0, "y": 0})).await;
+    let (status, after) = api
+        .post_value(&moves, Some(&o), json!({"x": 0, "y": 0}))
+        .await;
     assert_eq!(status, StatusCode::OK, "{after}");
     assert_eq!(after["version"], before["version"].as_i64().unwrap() + 1);
-    assert_eq!(writes_health(&client, &base).await, "ok");
+    assert_eq!(writes_health(&api).await, "ok");
     assert_eq!(
         server
             .log_lines_with(&["database writes succeed again"])
             .len(),
         1
     );
-    assert_history_is_whole(&client, &base, &id).await;
+    assert_history_is_whole(&api, &id).await;
     server.kill();
 }
 
@@ -209,15 +217,21 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
     let database = disk.path().join("full.db");
     // Filling the disk takes many sign-ups from one address.
     let server = Server::start_with(&database, &["--signup-rate", "off"]);
-    let base = server.address.clone();
-    let client = client(Duration::from_secs(10));
-    let (x, o, id) = started_room(&client, &base, "tictactoe").await;
-    let started = get_json(&client, format!("{base}/rooms/{id}")).await["version"].clone();
+    let api = Api {
+        client: client(Duration::from_secs(10)),
+        ..server.api.clone()
+    };
+    let (id, x, o) = api.started_game("tictactoe").await;
+    let (x, o) = (x.token, o.token);
+    let started = api.get_value(&format!("/rooms/{id}")).await["version"].clone();
     let filler = disk.fill();
     let move_in_room = |token: &str, x: i64, y: i64| {
-        let (client, url) = (&client, format!("{base}/rooms/{id}/moves"));
+        let (api, path) = (&api, format!("/rooms/{id}/moves"));
         let token = token.to_owned();
-        async move { post(client, url, Some(&token), json!({"x": x, "y": y})).await }
+        async move {
+            api.post_value(&path, Some(&token), json!({"x": x, "y": y}))
+                .await
+        }
     };
 
     // Writes go on while they fit in pages the database already has; keep writing until one
@@ -225,13 +239,13 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
     let mut acknowledged = Vec::new();
     let mut refused = None;
     for n in 0..5000 {
-        let (status, body) = post(
-            &client,
-            format!("{base}/players"),
-            None,
-            json!({"username": format!("filler-{n}-{}", "x".repeat(20))}),
-        )
-        .await;
+        let (status, body) = api
+            .post_value(
+                "/players",
+                None,
+                json!({"username": format!("filler-{n}-{}", "x".repeat(20))}),
+            )
+            .await;
         match status {
             StatusCode::CREATED => acknowledged.push(body["id"].as_str().unwrap().to_owned()),
             StatusCode::SERVICE_UNAVAILABLE => {
@@ -246,9 +260,9 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
     let (status, move_refused) = move_in_room(&x, 1, 1).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{move_refused}");
     assert_eq!(move_refused["code"], "storage_unavailable");
-    assert_eq!(writes_health(&client, &base).await, "unavailable");
+    assert_eq!(writes_health(&api).await, "unavailable");
     assert_eq!(
-        get_json(&client, format!("{base}/rooms/{id}")).await["version"],
+        api.get_value(&format!("/rooms/{id}")).await["version"],
         started
     );
     assert_eq!(
@@ -265,19 +279,13 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
     assert_eq!(moved["version"], started.as_i64().unwrap() + 1);
     let (status, _) = move_in_room(&o, 0, 0).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(writes_health(&client, &base).await, "ok");
-    assert_history_is_whole(&client, &base, &id).await;
+    assert_eq!(writes_health(&api).await, "ok");
+    assert_history_is_whole(&api, &id).await;
     server.kill();
 
     // Everything acknowledged while the disk was filling is there after a restart.
     let server = Server::start(&database);
-    let (status, _) = post(
-        &client,
-        format!("{}/players", server.address),
-        None,
-        json!({}),
-    )
-    .await;
+    let (status, _) = server.post_value("/players", None, json!({})).await;
     assert_eq!(status, StatusCode::CREATED);
     let count = Command::new("sqlite3")
         .arg(&database)
@@ -302,15 +310,10 @@ module.exports = {
 };";
 
 /// Publishes [`LEDGER`] as the one-player game `ledger`.
-pub async fn upload_ledger(client: &reqwest::Client, base: &str, author: &str) {
-    let upload = client
-        .put(format!("{base}/games/ledger?minPlayers=1&maxPlayers=1"))
-        .bearer_auth(author)
-        .header("content-type", "application/javascript")
-        .body(LEDGER)
-        .send()
-        .await
-        .unwrap();
+pub async fn upload_ledger(api: &Api, author: &TestPlayer) {
+    let upload = api
+        .upload(author, "ledger?minPlayers=1&maxPlayers=1", LEDGER)
+        .await;
     assert_eq!(upload.status(), StatusCode::CREATED);
 }
 
@@ -318,12 +321,13 @@ pub async fn upload_ledger(client: &reqwest::Client, base: &str, author: &str) {
 /// computed from, and retried after a timeout with the same pin until the server answers. A
 /// `412` on a retry means an earlier attempt was applied. Returns how many retries got 412.
 async fn send_pinned_moves(
-    base: String,
+    api: Api,
     token: String,
     (room, mut version): (String, i64),
     count: usize,
 ) -> usize {
     let client = client(Duration::from_millis(400));
+    let base = api.address;
     let mut applied_earlier = 0;
     for n in 0..count {
         let id = format!("{room}-{n}");
@@ -372,25 +376,23 @@ async fn a_frozen_server_never_applies_a_retried_move_twice() {
     let database = fresh_database(dir.path(), "frozen.db").await;
     // Other tests share the two cores: the hooks get room to run (their limit is not the point).
     let server = Server::start_with(&database, &["--hook-time-limit-ms", "2000"]);
-    let base = server.address.clone();
-    let setup = client(Duration::from_secs(10));
-    let author = register(&setup, &base).await;
-    upload_ledger(&setup, &base, &author).await;
+    let api = Api {
+        client: client(Duration::from_secs(10)),
+        ..server.api.clone()
+    };
+    let author = api.new_player().await;
+    upload_ledger(&api, &author).await;
     const MOVES: usize = 60;
     let mut players = Vec::new();
     for _ in 0..16 {
-        let token = register(&setup, &base).await;
-        let (status, room) = post(
-            &setup,
-            format!("{base}/rooms"),
-            Some(&token),
-            json!({"game": "ledger"}),
-        )
-        .await;
+        let token = api.new_player().await.token;
+        let (status, room) = api
+            .post_value("/rooms", Some(&token), json!({"game": "ledger"}))
+            .await;
         assert_eq!(status, StatusCode::CREATED, "{room}");
         let version = room["version"].as_i64().unwrap();
         let room = room["id"].as_str().unwrap().to_owned();
-        let task = send_pinned_moves(base.clone(), token, (room.clone(), version), MOVES);
+        let task = send_pinned_moves(api.clone(), token, (room.clone(), version), MOVES);
         players.push((room, tokio::spawn(task)));
     }
     // Freeze the server three times while the moves are under way.
@@ -405,7 +407,7 @@ async fn a_frozen_server_never_applies_a_retried_move_twice() {
     let mut found_applied = 0;
     for (room, task) in players {
         found_applied += task.await.unwrap();
-        let current = assert_history_is_whole(&setup, &base, &room).await;
+        let current = assert_history_is_whole(&api, &room).await;
         let expected: Vec<String> = (0..MOVES).map(|n| format!("{room}-{n}")).collect();
         assert_eq!(
             current["state"]["moves"],
@@ -423,8 +425,8 @@ async fn two_thousand_slow_connections_do_not_stop_others_being_served() {
     let dir = tempfile::tempdir().unwrap();
     let database = fresh_database(dir.path(), "slowloris.db").await;
     let server = Server::start(&database);
-    let base = server.address.clone();
-    let address: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+    let api = server.api.clone();
+    let address: std::net::SocketAddr = api.address.trim_start_matches("http://").parse().unwrap();
 
     // Half never send a byte; half send a request head one byte at a time, never finishing.
     let mut idle = Vec::new();
@@ -454,21 +456,25 @@ async fn two_thousand_slow_connections_do_not_stop_others_being_served() {
     }
 
     // Meanwhile, everyone else is served: sign-ups, a game, reads.
-    let client = client(Duration::from_secs(10));
+    let api = Api {
+        client: client(Duration::from_secs(10)),
+        ..api.clone()
+    };
     let mut answered: BTreeMap<u16, usize> = BTreeMap::new();
     for _ in 0..5 {
-        let (x, o, id) = started_room(&client, &base, "tictactoe").await;
+        let (id, x, o) = api.started_game("tictactoe").await;
+        let (x, o) = (x.token, o.token);
         for (token, cell) in [(&x, (1, 1)), (&o, (0, 0)), (&x, (2, 2))] {
-            let (status, _) = post(
-                &client,
-                format!("{base}/rooms/{id}/moves"),
-                Some(token),
-                json!({"x": cell.0, "y": cell.1}),
-            )
-            .await;
+            let (status, _) = api
+                .post_value(
+                    &format!("/rooms/{id}/moves"),
+                    Some(token),
+                    json!({"x": cell.0, "y": cell.1}),
+                )
+                .await;
             *answered.entry(status.as_u16()).or_default() += 1;
         }
-        let response = client.get(format!("{base}/healthz")).send().await.unwrap();
+        let response = api.get("/healthz").await;
         *answered.entry(response.status().as_u16()).or_default() += 1;
     }
     assert_eq!(answered, BTreeMap::from([(200, 20)]));

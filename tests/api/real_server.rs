@@ -6,16 +6,22 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use reqwest::StatusCode;
-use serde_json::{json, Value};
+use crate::client::Api;
 
-use crate::helpers::unique;
-
-/// The server binary on a free port; its address is read from its own log line.
+/// The server binary on a free port; its address is read from its own log line. It derefs
+/// to its [`Api`], the same vocabulary as a server in the test's process.
 pub struct Server {
     pub child: Child,
-    pub address: String,
+    pub api: Api,
     log: Arc<Mutex<Vec<String>>>,
+}
+
+impl std::ops::Deref for Server {
+    type Target = Api;
+
+    fn deref(&self) -> &Api {
+        &self.api
+    }
 }
 
 impl Server {
@@ -55,7 +61,7 @@ impl Server {
         });
         Self {
             child,
-            address,
+            api: Api::new(address),
             log,
         }
     }
@@ -73,59 +79,4 @@ impl Server {
         self.child.kill().unwrap(); // SIGKILL: no shutdown, no flush.
         self.child.wait().unwrap();
     }
-}
-
-pub async fn post(
-    client: &reqwest::Client,
-    url: String,
-    token: Option<&str>,
-    body: Value,
-) -> (StatusCode, Value) {
-    let mut request = client.post(url).body(body.to_string());
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.unwrap();
-    (response.status(), response.json().await.unwrap())
-}
-
-/// Two new players and a room of `game` the first opened and the second joined: returns
-/// (first's token, second's token, room id).
-pub async fn started_room(
-    client: &reqwest::Client,
-    base: &str,
-    game: &str,
-) -> (String, String, String) {
-    let mut tokens = vec![register(client, base).await, register(client, base).await];
-    let (status, room) = post(
-        client,
-        format!("{base}/rooms"),
-        Some(&tokens[0]),
-        json!({"game": game}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{room}");
-    let id = room["id"].as_str().unwrap().to_owned();
-    let (status, joined) = post(
-        client,
-        format!("{base}/rooms/{id}/join"),
-        Some(&tokens[1]),
-        json!(null),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{joined}");
-    let second = tokens.pop().unwrap();
-    (tokens.pop().unwrap(), second, id)
-}
-
-pub async fn get_json(client: &reqwest::Client, url: String) -> Value {
-    client.get(url).send().await.unwrap().json().await.unwrap()
-}
-
-/// A new player's token.
-pub async fn register(client: &reqwest::Client, base: &str) -> String {
-    let body = json!({"username": unique("killed")});
-    let (status, player) = post(client, format!("{base}/players"), None, body).await;
-    assert_eq!(status, StatusCode::CREATED, "{player}");
-    player["token"].as_str().unwrap().to_owned()
 }

@@ -8,49 +8,61 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::real_server::{get_json, post, register, started_room, Server};
+use crate::client::Api;
+use crate::real_server::Server;
+
+/// How long a client waits for a server that may have just been killed.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The setup every test here shares: a fresh database at `path` (under a directory of its
+/// own, which must outlive the test), the server binary on it, and a client of it that gives
+/// up after [`TIMEOUT`].
+async fn started(path: &str) -> (tempfile::TempDir, String, Server, Api) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(path);
+    let database = fresh_database(
+        path.parent().unwrap(),
+        path.file_name().unwrap().to_str().unwrap(),
+    )
+    .await;
+    let server = Server::start(&database);
+    let api = server.api.with_timeout(TIMEOUT);
+    (dir, database, server, api)
+}
 
 #[tokio::test]
 async fn a_killed_server_loses_nothing_it_acknowledged() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = fresh_database(&dir.path().join("nested"), "rooms.db").await;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
-
-    let server = Server::start(&database);
-    let base = server.address.clone();
-    let (x_token, o_token, id) = started_room(&client, &base, "tictactoe").await;
-    let (x_token, o_token) = (x_token.as_str(), o_token.as_str());
-    let (status, before) = post(
-        &client,
-        format!("{base}/rooms/{id}/moves"),
-        Some(x_token),
-        json!({"x": 1, "y": 1}),
-    )
-    .await;
+    let (_dir, database, server, api) = started("nested/rooms.db").await;
+    let (id, x, o) = api.started_game("tictactoe").await;
+    let (x_token, o_token) = (x.token.as_str(), o.token.as_str());
+    let (status, before) = api
+        .post_value(
+            &format!("/rooms/{id}/moves"),
+            Some(x_token),
+            json!({"x": 1, "y": 1}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK);
-    let events_before = get_json(&client, format!("{base}/rooms/{id}/events")).await;
+    let events_before = api.get_value(&format!("/rooms/{id}/events")).await;
     server.kill();
 
     let server = Server::start(&database);
-    let base = server.address.clone();
-    let after = get_json(&client, format!("{base}/rooms/{id}")).await;
+    let api = server.api.with_timeout(TIMEOUT);
+    let after = api.get_value(&format!("/rooms/{id}")).await;
     assert_eq!(after, before, "the room is exactly as acknowledged");
-    let events_after = get_json(&client, format!("{base}/rooms/{id}/events")).await;
+    let events_after = api.get_value(&format!("/rooms/{id}/events")).await;
     assert_eq!(events_after, events_before);
     // The players' tokens still work, and the game goes on.
-    let (status, next) = post(
-        &client,
-        format!("{base}/rooms/{id}/moves"),
-        Some(o_token),
-        json!({"x": 0, "y": 0}),
-    )
-    .await;
+    let (status, next) = api
+        .post_value(
+            &format!("/rooms/{id}/moves"),
+            Some(o_token),
+            json!({"x": 0, "y": 0}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{next}");
     assert_eq!(next["version"], 5);
-    let listed = get_json(&client, format!("{base}/rooms")).await;
+    let listed = api.get_value("/rooms").await;
     assert_eq!(listed["rooms"][0]["id"], id.as_str());
     server.kill();
 }
@@ -61,8 +73,7 @@ type Acknowledged = (String, i64, Value);
 /// Plays tic-tac-toe games one after another until the server stops answering, keeping every
 /// version it acknowledged.
 async fn play_until_killed(
-    client: reqwest::Client,
-    base: String,
+    api: Api,
     (x, o): (String, String),
     acked: Arc<Mutex<Vec<Acknowledged>>>,
 ) {
@@ -75,8 +86,8 @@ async fn play_until_killed(
     };
     loop {
         let send = |path: String, token: &str, body: Value| {
-            client
-                .post(format!("{base}{path}"))
+            api.client
+                .post(format!("{}{path}", api.address))
                 .bearer_auth(token)
                 .body(body.to_string())
                 .send()
@@ -123,31 +134,22 @@ async fn play_until_killed(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_kills_under_load_lose_no_acknowledged_version() {
     const KILLS: usize = 20;
-    let dir = tempfile::tempdir().unwrap();
-    let database = fresh_database(dir.path(), "load.db").await;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .pool_max_idle_per_host(128)
-        .build()
-        .unwrap();
-    let acked = Arc::new(Mutex::new(Vec::new()));
+    let (_dir, database, server, api) = started("load.db").await;
     let mut pairs = Vec::new();
-    for round in 0..KILLS {
+    for _ in 0..64 {
+        pairs.push((api.new_player().await.token, api.new_player().await.token));
+    }
+    server.kill();
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    for _ in 0..KILLS {
         let server = Server::start(&database);
-        if round == 0 {
-            for _ in 0..64 {
-                pairs.push((
-                    register(&client, &server.address).await,
-                    register(&client, &server.address).await,
-                ));
-            }
-        }
+        let api = server.api.with_timeout(TIMEOUT);
         let target = acked.lock().unwrap().len() + 200;
         let players: Vec<_> = pairs
             .iter()
             .map(|pair| {
-                let (client, base, acked) = (client.clone(), server.address.clone(), acked.clone());
-                tokio::spawn(play_until_killed(client, base, pair.clone(), acked))
+                let (api, acked) = (api.clone(), acked.clone());
+                tokio::spawn(play_until_killed(api, pair.clone(), acked))
             })
             .collect();
         while acked.lock().unwrap().len() < target {
@@ -160,16 +162,17 @@ async fn twenty_kills_under_load_lose_no_acknowledged_version() {
     }
 
     let server = Server::start(&database);
-    let base = server.address.clone();
+    let api = server.api.clone();
     let acked = std::mem::take(&mut *acked.lock().unwrap());
     let mut rooms: std::collections::BTreeMap<String, Vec<(i64, Value)>> = Default::default();
     for (room, version, state) in acked {
         rooms.entry(room).or_default().push((version, state));
     }
     for (room, shown) in &rooms {
-        let current = get_json(&client, format!("{base}/rooms/{room}")).await;
-        let events: Value =
-            get_json(&client, format!("{base}/rooms/{room}/events?limit=1000")).await;
+        let current = api.get_value(&format!("/rooms/{room}")).await;
+        let events: Value = api
+            .get_value(&format!("/rooms/{room}/events?limit=1000"))
+            .await;
         let history = events["events"].as_array().unwrap();
         let versions: Vec<i64> = history
             .iter()
@@ -195,34 +198,21 @@ async fn twenty_kills_under_load_lose_no_acknowledged_version() {
 
 #[tokio::test]
 async fn hosted_games_log_through_the_server_and_survive_a_kill() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = fresh_database(dir.path(), "hosted.db").await;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
-    let server = Server::start(&database);
-    let base = server.address.clone();
-    let author = register(&client, &base).await;
+    let (_dir, database, server, api) = started("hosted.db").await;
+    let author = api.new_player().await;
     let source = crate::helpers::example("connect-four.js");
-    let upload = client
-        .put(format!("{base}/games/connect-four"))
-        .bearer_auth(&author)
-        .header("content-type", "application/javascript")
-        .body(source)
-        .send()
-        .await
-        .unwrap();
+    let upload = api.upload(&author, "connect-four", &source).await;
     assert_eq!(upload.status(), StatusCode::CREATED);
-    let (red, yellow, id) = started_room(&client, &base, "connect-four").await;
+    let (id, red, yellow) = api.started_game("connect-four").await;
+    let (red, yellow) = (red.token, yellow.token);
     let (red, yellow) = (red.as_str(), yellow.as_str());
-    let (status, _) = post(
-        &client,
-        format!("{base}/rooms/{id}/moves"),
-        Some(red),
-        json!({"column": 3}),
-    )
-    .await;
+    let (status, _) = api
+        .post_value(
+            &format!("/rooms/{id}/moves"),
+            Some(red),
+            json!({"column": 3}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK);
 
     // `room.logger.info` in onPlayerJoin, tagged with where it came from.
@@ -252,14 +242,14 @@ async fn hosted_games_log_through_the_server_and_survive_a_kill() {
     // Killed and started again: the room, its game version and fresh sandbox processes.
     server.kill();
     let server = Server::start(&database);
-    let base = server.address.clone();
-    let (status, after) = post(
-        &client,
-        format!("{base}/rooms/{id}/moves"),
-        Some(yellow),
-        json!({"column": 4}),
-    )
-    .await;
+    let api = server.api.with_timeout(TIMEOUT);
+    let (status, after) = api
+        .post_value(
+            &format!("/rooms/{id}/moves"),
+            Some(yellow),
+            json!({"column": 4}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{after}");
     assert_eq!(after["version"], 5);
     assert_eq!(after["gameVersion"], 1);
@@ -273,20 +263,17 @@ async fn hosted_games_log_through_the_server_and_survive_a_kill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_open_streams_and_the_server_exits_promptly() {
     turnhouse::startup::raise_open_files_limit().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(fresh_database(dir.path(), "streams.db").await);
-    let base = server.address.clone();
-    let client = reqwest::Client::new();
-    let (_, _, id) = started_room(&client, &base, "tictactoe").await;
+    let (_dir, _, mut server, api) = started("streams.db").await;
+    let (id, _, _) = api.started_game("tictactoe").await;
 
     let mut streams = Vec::new();
     for n in 0..1000 {
         let url = if n % 2 == 0 {
-            format!("{base}/rooms/{id}/stream")
+            format!("/rooms/{id}/stream")
         } else {
-            format!("{base}/rooms/stream")
+            "/rooms/stream".to_owned()
         };
-        let mut response = client.get(url).send().await.unwrap();
+        let mut response = server.get(&url).await;
         assert_eq!(response.status(), StatusCode::OK);
         response.chunk().await.unwrap().expect("the retry line");
         streams.push(response);

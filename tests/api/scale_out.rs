@@ -13,10 +13,11 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use sqlx::{Connection, Executor};
 
+use crate::client::Api;
 use crate::databases::{fresh_postgres, on_postgres, postgres_url};
 use crate::faults::upload_ledger;
 use crate::helpers::{unique, TestApp};
-use crate::real_server::{post, register, Server};
+use crate::real_server::Server;
 use crate::restart::assert_versions_match_events;
 use crate::sse_client::{versions, EventStream};
 
@@ -195,13 +196,13 @@ async fn a_server_never_serves_a_room_another_changed_as_current() {
 /// Which of the three servers takes a request, skipping the one that was killed, as a load
 /// balancer's health check would.
 struct Pool {
-    servers: Vec<String>,
+    servers: Vec<Api>,
     killed: AtomicBool,
     next: AtomicUsize,
 }
 
 impl Pool {
-    fn pick(&self) -> String {
+    fn pick(&self) -> Api {
         let alive = if self.killed.load(Ordering::Acquire) {
             2
         } else {
@@ -237,49 +238,43 @@ async fn three_servers_share_the_load_and_lose_nothing_when_one_is_killed() {
     let first = Server::start_with(&database, &flags);
     let second = Server::start_with(&database, &flags);
     let third = Server::start_with(&database, &flags);
+    // One client for all three, patient with a server under this much load.
+    let api = first.api.with_timeout(Duration::from_secs(30));
+    let on = |server: &Server| Api {
+        address: server.address.clone(),
+        ..api.clone()
+    };
     let pool = Arc::new(Pool {
-        servers: vec![
-            first.address.clone(),
-            second.address.clone(),
-            third.address.clone(),
-        ],
+        servers: vec![on(&first), on(&second), on(&third)],
         killed: AtomicBool::new(false),
         next: AtomicUsize::new(0),
     });
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .pool_max_idle_per_host(256)
-        .build()
-        .unwrap();
 
     // The raced rooms: one player each, playing a game that accepts every move.
-    let author = register(&client, &first.address).await;
-    upload_ledger(&client, &first.address, &author).await;
+    let author = api.new_player().await;
+    upload_ledger(&api, &author).await;
     let mut races = Vec::new();
     for _ in 0..RACE_ROOMS {
-        let racer = register(&client, &pool.pick()).await;
-        let (status, room) = post(
-            &client,
-            format!("{}/rooms", pool.pick()),
-            Some(&racer),
-            json!({"game": "ledger"}),
-        )
-        .await;
+        let racer = pool.pick().new_player().await.token;
+        let (status, room) = pool
+            .pick()
+            .post_value("/rooms", Some(&racer), json!({"game": "ledger"}))
+            .await;
         assert_eq!(status, StatusCode::CREATED, "{room}");
         races.push((racer, room["id"].as_str().unwrap().to_owned()));
     }
     let watched = races[0].1.clone();
-    let watch = |base: &str| format!("{base}/rooms/{watched}/stream?after=0");
-    let mut on_first = EventStream::open(&client, &watch(&first.address), None).await;
-    let mut on_second = EventStream::open(&client, &watch(&second.address), None).await;
+    let watch = |server: &Server| format!("{}/rooms/{watched}/stream?after=0", server.address);
+    let mut on_first = EventStream::open(&api.client, &watch(&first), None).await;
+    let mut on_second = EventStream::open(&api.client, &watch(&second), None).await;
 
     // The load: games, races, and the kill.
     let acked_versions = Arc::new(Mutex::new(Vec::new()));
     let start_games = |games: std::ops::Range<usize>| {
         let started: Vec<_> = games
             .map(|game| {
-                let (client, pool, acked) = (client.clone(), pool.clone(), acked_versions.clone());
-                tokio::spawn(async move { play_one_game(&client, &pool, &acked, game).await })
+                let (pool, acked) = (pool.clone(), acked_versions.clone());
+                tokio::spawn(async move { play_one_game(&pool, &acked, game).await })
             })
             .collect();
         started
@@ -288,16 +283,17 @@ async fn three_servers_share_the_load_and_lose_nothing_when_one_is_killed() {
     let before_kill = start_games(0..GAMES / 2);
     let raced_moves = Arc::new(Mutex::new(Vec::new()));
     let racing = races.iter().cloned().map(|(racer, room)| {
-        let (client, pool, acked) = (client.clone(), pool.clone(), raced_moves.clone());
+        let (pool, acked) = (pool.clone(), raced_moves.clone());
         tokio::spawn(async move {
             for round in 0..RACE_ROUNDS {
                 let moves = (0..RACERS).map(|n| {
                     let id = format!("{room}-{round}-{n}");
-                    let (client, base) = (client.clone(), pool.pick());
+                    let server = pool.pick();
                     let (racer, room) = (racer.clone(), room.clone());
                     async move {
-                        let sent = client
-                            .post(format!("{base}/rooms/{room}/moves"))
+                        let sent = server
+                            .client
+                            .post(format!("{}/rooms/{room}/moves", server.address))
                             .bearer_auth(&racer)
                             .body(json!({"id": id}).to_string())
                             .send()
@@ -356,16 +352,16 @@ async fn three_servers_share_the_load_and_lose_nothing_when_one_is_killed() {
     assert_versions_match_events(&database).await;
 
     // Every acknowledged version is in the history as it was acknowledged.
-    let base = first.address.clone();
+    let api = first.api.clone();
     let acked = acked_versions.lock().unwrap().clone();
     let mut by_room: HashMap<String, Vec<(i64, Value)>> = HashMap::new();
     for (room, version, state) in acked {
         by_room.entry(room).or_default().push((version, state));
     }
     for (room, versions) in &by_room {
-        let history =
-            crate::real_server::get_json(&client, format!("{base}/rooms/{room}/events?limit=100"))
-                .await;
+        let history = api
+            .get_value(&format!("/rooms/{room}/events?limit=100"))
+            .await;
         let history = history["events"].as_array().unwrap();
         for (version, state) in versions {
             assert_eq!(
@@ -385,7 +381,7 @@ async fn three_servers_share_the_load_and_lose_nothing_when_one_is_killed() {
     );
     let mut finals = HashMap::new();
     for (_, room) in &races {
-        let state = crate::real_server::get_json(&client, format!("{base}/rooms/{room}")).await;
+        let state = api.get_value(&format!("/rooms/{room}")).await;
         finals.insert(room.clone(), state);
     }
     for (room, id) in &raced {
@@ -413,12 +409,7 @@ async fn three_servers_share_the_load_and_lose_nothing_when_one_is_killed() {
 /// Plays one tic-tac-toe game, each request to the next server; records every acknowledged
 /// version. Stops at the first request that fails (one sent to the server being killed).
 /// Whether the game was played to its end.
-async fn play_one_game(
-    client: &reqwest::Client,
-    pool: &Pool,
-    acked: &Mutex<Vec<(String, i64, Value)>>,
-    game: usize,
-) -> bool {
+async fn play_one_game(pool: &Pool, acked: &Mutex<Vec<(String, i64, Value)>>, game: usize) -> bool {
     let keep = |room: &Value| {
         acked.lock().unwrap().push((
             room["id"].as_str().unwrap().to_owned(),
@@ -427,8 +418,10 @@ async fn play_one_game(
         ));
     };
     let send = |token: Option<String>, path: String, body: Value| {
-        let request = client
-            .post(format!("{}{path}", pool.pick()))
+        let server = pool.pick();
+        let request = server
+            .client
+            .post(format!("{}{path}", server.address))
             .body(body.to_string());
         let request = match token {
             Some(token) => request.bearer_auth(token),

@@ -19,7 +19,7 @@ use crate::webdriver::{Browser, Driver};
 
 /// The built folder of `tests/urturn/`, built once per test process: `npm ci` (the lock pins
 /// @urturn/client 0.6.0, penpal 5.3.0, React and esbuild), then its build script.
-fn urturn_build() -> &'static PathBuf {
+pub(crate) fn urturn_build() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/urturn");
@@ -40,7 +40,7 @@ fn urturn_build() -> &'static PathBuf {
 }
 
 /// The build folder zipped as `zip -r build.zip build` makes it: one top folder.
-fn zipped(folder: &std::path::Path) -> Vec<u8> {
+pub(crate) fn zipped(folder: &std::path::Path) -> Vec<u8> {
     let files: Vec<(String, Vec<u8>)> = folder_files(folder)
         .into_iter()
         .map(|(path, body)| (format!("build/{path}"), body))
@@ -67,14 +67,14 @@ async fn publish_urturn_game(app: &TestApp, id: &str, hooks: &str) -> TestPlayer
 }
 
 /// Runs `script` inside the game's frame and returns what it returns.
-async fn in_frame(browser: &Browser, script: &str) -> Value {
+pub(crate) async fn in_frame(browser: &Browser, script: &str) -> Value {
     browser.enter_frame("#game-frame").await;
     let value = browser.eval(script, json!([])).await;
     browser.leave_frame().await;
     value
 }
 
-async fn frame_waits_for(browser: &Browser, css: &str, text: &str) {
+pub(crate) async fn frame_waits_for(browser: &Browser, css: &str, text: &str) {
     browser.enter_frame("#game-frame").await;
     browser.wait_for_text(css, text).await;
     browser.leave_frame().await;
@@ -407,90 +407,6 @@ async fn a_hostile_build_folder_gets_nothing_outside_its_sandbox() {
         "the folder's sign-up never arrived"
     );
     browser.close().await;
-}
-
-/// Publishes `examples/connect-four.js` as `c4-folder` through the lobby's upload form, its
-/// page given to the input `page_input` (the archive or the folder picker), and waits for
-/// `published` ("version N") in the form's message.
-async fn upload_connect_four(
-    author: &Browser,
-    page_input: &str,
-    page: &std::path::Path,
-    published: &str,
-) {
-    let hooks = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/connect-four.js");
-    author.type_into("#upload-id", "c4-folder").await;
-    author
-        .type_into("#upload-file", hooks.to_str().unwrap())
-        .await;
-    author.type_into(page_input, page.to_str().unwrap()).await;
-    author.click("#upload").await;
-    author.wait_for_text("#upload-message", published).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_pages_upload_form_takes_a_folder_or_an_archive_and_the_frame_fits_a_phone() {
-    let app = TestApp::spawn_for_browsers().await;
-    let driver = Driver::start().await;
-    let author = driver.browser("upload-folder").await;
-    sign_up(&author, &app, "author").await;
-    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
-
-    // The folder itself, as the browser's folder picker gives it: zipped by the page.
-    let folder = examples.join("frontends/connect-four");
-    upload_connect_four(&author, "#upload-folder", &folder, "version 1").await;
-    for (path, body) in folder_files(&folder) {
-        let served = app
-            .get(&format!("/games/c4-folder/versions/1/frontend/{path}"))
-            .await;
-        assert_eq!(served.status(), StatusCode::OK, "{path}");
-        assert_eq!(served.bytes().await.unwrap().to_vec(), body, "{path}");
-    }
-
-    // Its page on a 390 px phone: the frame, and the whole board in it, fit the width.
-    author.click("[data-game=\"c4-folder\"] .new-private").await;
-    let room = room_in_view(&author).await;
-    let guest = app.register(&unique("guest")).await;
-    assert_eq!(app.join(&guest, &room).await.status(), StatusCode::OK);
-    author.resize(390, 844).await;
-    frame_waits_for(&author, "#status", "Your turn").await;
-    let widths = author
-        .eval(
-            "const f = document.getElementById('game-frame').getBoundingClientRect(); \
-             return [f.left, f.right, document.documentElement.clientWidth];",
-            json!([]),
-        )
-        .await;
-    let (left, right, width) = (
-        widths[0].as_f64().unwrap(),
-        widths[1].as_f64().unwrap(),
-        widths[2].as_f64().unwrap(),
-    );
-    assert!(left >= 0.0 && right <= width, "the frame fits: {widths}");
-    let inside = in_frame(
-        &author,
-        "const drops = document.querySelectorAll('.drop'); \
-         return [drops[drops.length - 1].getBoundingClientRect().right, document.documentElement.clientWidth];",
-    )
-    .await;
-    assert!(
-        inside[0].as_f64().unwrap() <= inside[1].as_f64().unwrap(),
-        "the seventh column shows: {inside}"
-    );
-    author.screenshot("phone-connect-four").await;
-    author.resize(1100, 900).await;
-
-    // An archive, as the next version.
-    let dir = tempfile::tempdir().unwrap();
-    let archive = dir.path().join("build.zip");
-    std::fs::write(&archive, zipped(urturn_build())).unwrap();
-    author.goto(&format!("{}/#/", app.address)).await;
-    upload_connect_four(&author, "#upload-frontend", &archive, "version 2").await;
-    let main = app
-        .get("/games/c4-folder/versions/2/frontend/static/js/main.js")
-        .await;
-    assert_eq!(main.status(), StatusCode::OK);
-    author.close().await;
 }
 
 /// An unmodified create-react-app build (`tests/urturn/cra/`: react-scripts 5, MUI's dark
