@@ -175,13 +175,7 @@ fn handle(
                         }
                     }
                     // No thread of its own: searching here beats no bot at all.
-                    Searcher::Unavailable => js.search(
-                        &job.compiled,
-                        job.room.get(),
-                        &job.bot,
-                        &job.options,
-                        job.time,
-                    ),
+                    Searcher::Unavailable => job.run(js),
                 };
                 Response::Done { outcome, logs }
             }
@@ -210,6 +204,18 @@ struct SearchJob {
     time: Duration,
 }
 
+impl SearchJob {
+    fn run(&self, js: &QuickJs) -> (Outcome, Vec<LogLine>) {
+        js.search(
+            &self.compiled,
+            self.room.get(),
+            &self.bot,
+            &self.options,
+            self.time,
+        )
+    }
+}
+
 impl Searcher {
     fn start(limits: Limits) -> Self {
         let (jobs, inbox) = mpsc::channel::<SearchJob>();
@@ -229,13 +235,7 @@ impl Searcher {
                 };
                 let _ = ready.send(true);
                 for job in inbox {
-                    let answer = js.search(
-                        &job.compiled,
-                        job.room.get(),
-                        &job.bot,
-                        &job.options,
-                        job.time,
-                    );
+                    let answer = job.run(&js);
                     if outbox.send(answer).is_err() {
                         return;
                     }
