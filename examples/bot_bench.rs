@@ -38,7 +38,7 @@ use turnhouse::game::{
     BoardGame, BotLevel, Capabilities, Game, GameInfo, HookResult, PlayerRef, RoomStartContext,
 };
 use turnhouse::sandbox::protocol::{Outcome, SearchOptions};
-use turnhouse::sandbox::{HostedGame, SandboxPool};
+use turnhouse::sandbox::{GameLogSink, HostedGame, SandboxPool};
 
 use api::Api;
 use measure::{latency_row, percentile};
@@ -347,7 +347,9 @@ fn hosted(file: &str, source: &Arc<str>, pool: &SandboxPool) -> HostedGame {
         bots: true,
         ..Capabilities::default()
     };
-    HostedGame::new(info, 1, source.clone(), pool.clone(), hooks)
+    // Nothing reads the logs here: their lines are dropped.
+    let (logs, _) = GameLogSink::new();
+    HostedGame::new(info, 1, source.clone(), pool.clone(), hooks, logs)
 }
 
 /// A room of `game` with two players seated and the first to move.

@@ -4,7 +4,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::frontend::FrontendFile;
-use crate::game::{BoardGame, Capabilities, Clock, GameInfo, PlayerRef, RoomStartContext};
+use crate::game::{
+    BoardGame, Capabilities, Clock, GameInfo, Hook, LogLevel, PlayerRef, RoomStartContext,
+};
 
 /// A room: the BoardGame record of its game plus what the platform keeps around it. Not
 /// serialisable: what a client receives of it is a [`crate::views::RoomView`].
@@ -339,4 +341,25 @@ impl Account {
 /// The current time as RFC 3339 text with milliseconds, in UTC: sortable and readable in SQL.
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A line an uploaded game's hook logged in one of its rooms, or the failure of one of its
+/// hooks: its owner's log (`GET /games/{id}/logs`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GameLogLine {
+    /// Its place in the game's log, growing (0 until it is stored).
+    pub id: i64,
+    #[serde(skip)]
+    pub game: String,
+    /// The version of the game the room plays.
+    pub game_version: i64,
+    pub at: String,
+    pub room: String,
+    /// The room's version the call made (or would have made, had it not failed); for the view
+    /// hook and a bot's search, the version they were shown.
+    pub version: i64,
+    pub hook: Hook,
+    pub level: LogLevel,
+    pub text: String,
 }

@@ -5,6 +5,7 @@ pub mod cors;
 mod error;
 mod extract;
 mod frontends;
+mod game_logs;
 mod games;
 mod health;
 pub mod limits;
@@ -81,6 +82,7 @@ pub fn routes() -> Vec<RouteDef> {
     all.extend(page::routes());
     all.extend(players::routes());
     all.extend(games::routes());
+    all.extend(game_logs::routes());
     all.extend(rooms::routes());
     for path in paths(&all) {
         let allow = allowed_methods(&all, path);

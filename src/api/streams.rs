@@ -1,4 +1,5 @@
-//! Server-sent event streams: one room's versions, resumable, and the lobby's changes.
+//! Server-sent event streams: one room's versions, resumable, and the lobby's changes (and
+//! what every stream shares: who opened it, where it resumes, its keep-alives and its end).
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
@@ -16,6 +17,7 @@ use tokio::time::{interval_at, Instant, Interval};
 use super::extract::{parse_query, MaybeCaller};
 use super::rooms::room_id;
 use super::{ApiError, AppContext};
+use crate::game::PlayerRef;
 use crate::live::Feed;
 use crate::metrics::Held;
 use crate::views::{comment_frame, retry_frame};
@@ -46,17 +48,7 @@ pub async fn room(
     MaybeCaller(caller): MaybeCaller,
 ) -> Result<HttpResponse, ApiError> {
     let params: RoomStreamParams = parse_query(&req)?;
-    let viewer = match (caller, params.access_token) {
-        (Some(caller), _) => Some(caller),
-        (None, Some(token)) => Some(
-            context
-                .engine
-                .authenticate(&token)
-                .await?
-                .ok_or(ApiError::InvalidToken)?,
-        ),
-        (None, None) => None,
-    };
+    let viewer = stream_viewer(&context, caller, params.access_token).await?;
     // A reconnecting browser sends Last-Event-ID on the URL it first opened, so the header
     // says more recently than the query where the client has read up to.
     if params.after.is_some_and(|after| after < 0) {
@@ -75,7 +67,27 @@ pub async fn room(
     Ok(event_stream_response(feed, &context))
 }
 
-fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
+/// Who opened a stream: the caller of the `Authorization` header, or else of `?access_token=`
+/// (for a browser's `EventSource`, which cannot set headers).
+pub(super) async fn stream_viewer(
+    context: &AppContext,
+    caller: Option<PlayerRef>,
+    access_token: Option<String>,
+) -> Result<Option<PlayerRef>, ApiError> {
+    Ok(match (caller, access_token) {
+        (Some(caller), _) => Some(caller),
+        (None, Some(token)) => Some(
+            context
+                .engine
+                .authenticate(&token)
+                .await?
+                .ok_or(ApiError::InvalidToken)?,
+        ),
+        (None, None) => None,
+    })
+}
+
+pub(super) fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
     value
         .to_str()
         .ok()
@@ -85,7 +97,7 @@ fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
         .and_then(|text| text.parse::<i64>().ok())
         .ok_or_else(|| {
             ApiError::InvalidHeader(
-                "Last-Event-ID must be a version of the room (0 or more)".into(),
+                "Last-Event-ID must be the id of an event the stream sent (0 or more)".into(),
             )
         })
 }
@@ -107,7 +119,10 @@ pub async fn lobby(
     Ok(event_stream_response(feed, &context))
 }
 
-fn event_stream_response(feed: impl Feed + 'static, context: &AppContext) -> HttpResponse {
+pub(super) fn event_stream_response(
+    feed: impl Feed + 'static,
+    context: &AppContext,
+) -> HttpResponse {
     let keepalive = context.stream_keepalive;
     HttpResponse::Ok()
         .content_type("text/event-stream")

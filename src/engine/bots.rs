@@ -116,7 +116,13 @@ impl Engine {
                     match game.bot_move(level, &bot, &board, seed) {
                         Ok(None) => continue,
                         Ok(Some(mv)) => return Ok(Some((bot, mv))),
-                        Err(fault) => return Err((bot, fault)),
+                        Err(fault) => {
+                            let error = EngineError::from_hook_fault(Hook::BotSearch, fault);
+                            if error.is_game_fault() {
+                                game.log_fault(Hook::BotSearch, &board, &error.to_string());
+                            }
+                            return Err((bot, error));
+                        }
                     }
                 }
                 Ok(None)
@@ -128,11 +134,7 @@ impl Engine {
                 // The game's code failed: nothing retries, since it would fail the same way
                 // on the same room. The next action on the room asks the bot again.
                 Ok(Err((bot, fault))) => {
-                    self.bots.fault(
-                        &room,
-                        &bot,
-                        EngineError::from_hook_fault(Hook::BotSearch, fault),
-                    );
+                    self.bots.fault(&room, &bot, fault);
                     return Ok(room);
                 }
                 Err(err) => {

@@ -422,6 +422,7 @@ impl Engine {
             source.into(),
             self.sandbox.clone(),
             record.hooks,
+            self.logs.clone(),
         ));
         self.hosted.insert((id.to_owned(), version), game.clone());
         Ok(game)

@@ -27,6 +27,8 @@ pub enum EngineError {
     GameIsBuiltin(String),
     #[error("the game `{0}` belongs to another player; only its owner can publish it")]
     NotTheOwner(String),
+    #[error("only the owner of an uploaded game may read its logs, and `{0}` is not yours")]
+    LogsNotYours(String),
     #[error("the game's code cannot be hosted: {message}")]
     InvalidGameCode { message: String, line: Option<u32> },
     #[error("{0}")]
@@ -110,7 +112,9 @@ impl EngineError {
             EngineError::FrontendFileNotFound { .. } => (K::NotFound, "frontend_file_not_found"),
             EngineError::InvalidFrontend(_) => (K::Unprocessable, "invalid_frontend"),
             EngineError::GameIsBuiltin(_) => (K::Conflict, "game_is_builtin"),
-            EngineError::NotTheOwner(_) => (K::Forbidden, "not_the_owner"),
+            EngineError::NotTheOwner(_) | EngineError::LogsNotYours(_) => {
+                (K::Forbidden, "not_the_owner")
+            }
             EngineError::InvalidGameCode { .. } => (K::Unprocessable, "invalid_game_code"),
             EngineError::InvalidGameSettings(_) => (K::Unprocessable, "invalid_game_settings"),
             EngineError::NotAPlayer => (K::Forbidden, "not_a_player"),

@@ -12,6 +12,7 @@ mod commit;
 mod deadlines;
 mod error;
 mod follow;
+mod game_logs;
 mod hook_runner;
 mod opening;
 mod precondition;
@@ -22,6 +23,8 @@ mod viewing;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+
+use tokio::sync::watch;
 
 use accounts::AccountCache;
 pub use accounts::RegisterError;
@@ -42,7 +45,7 @@ use crate::game::{Clock, GameRegistry, PlayerRef};
 use crate::live::{Hub, LobbyFeed, RoomFeed};
 use crate::metrics::Exposition;
 use crate::model::{Room, RoomEvent};
-use crate::sandbox::SandboxPool;
+use crate::sandbox::{GameLogSink, SandboxPool};
 use crate::store::{RoomQuery, Store};
 use crate::views::RoomHeader;
 
@@ -73,6 +76,10 @@ pub struct Engine {
     views: Arc<viewing::ViewCache>,
     /// View hook calls made (for `GET /metrics`).
     views_made: Arc<AtomicU64>,
+    /// Where uploaded games' log lines go, for their owners.
+    logs: GameLogSink,
+    /// Moves on whenever log lines have been stored.
+    log_stored: Arc<watch::Sender<u64>>,
 }
 
 impl Engine {
@@ -86,6 +93,9 @@ impl Engine {
         bot_seed: u64,
     ) -> Result<Self, EngineError> {
         let bots = BotRoster::load(&store, bot_seed).await?;
+        let (logs, lines) = GameLogSink::new();
+        let log_stored = Arc::new(watch::Sender::new(0));
+        tokio::spawn(game_logs::keep(store.clone(), lines, (*log_stored).clone()));
         let engine = Self {
             store,
             games: Arc::new(games),
@@ -99,6 +109,8 @@ impl Engine {
             alarm: Arc::default(),
             views: Arc::new(viewing::ViewCache::new(viewing::CACHED_VIEWS)),
             views_made: Arc::default(),
+            logs,
+            log_stored,
         };
         tokio::spawn(deadlines::run(engine.clone()));
         if let Some(changes) = engine.store.changes().await? {
@@ -151,6 +163,12 @@ impl Engine {
             "counter",
             "Calls of games' view hooks (onPlayerView); each room version, viewer pair once.",
             self.views_made.load(std::sync::atomic::Ordering::Relaxed),
+        );
+        out.single(
+            "turnhouse_game_log_lines_dropped_total",
+            "counter",
+            "Lines of games' logs dropped because the queue to store them was full.",
+            self.logs.dropped(),
         );
         self.bots.render_metrics(out);
         out.single(

@@ -173,10 +173,18 @@ impl Transition {
             Err(HookError::Refused(refusal)) => return Err(EngineError::GameRefused(refusal)),
             Err(fault) => {
                 tracing::error!(game = %self.room.game, room = %self.room.id, hook = hook.name(), error = %fault, "a game hook failed");
-                return Err(EngineError::from_hook_fault(hook, fault));
+                let error = EngineError::from_hook_fault(hook, fault);
+                if error.is_game_fault() {
+                    game.log_fault(hook, &board, &error.to_string());
+                }
+                return Err(error);
             }
         };
-        let invalid = |error| EngineError::InvalidPatch { hook, error };
+        let invalid = |error: PatchError| {
+            let error = EngineError::InvalidPatch { hook, error };
+            game.log_fault(hook, &board, &error.to_string());
+            error
+        };
         let patch = patch.validate().map_err(invalid)?;
         if let Some(state) = patch.state {
             self.room.state = state;

@@ -1,4 +1,5 @@
-//! The hooks of a game by name: what the engine runs, the sandbox calls and faults name.
+//! The hooks of a game by name: what the engine runs, the sandbox calls and faults name; and
+//! the levels a hook logs at.
 
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +37,20 @@ impl Hook {
         Hook::PlayerMove,
     ];
 
+    /// The hook named `name` (as [`Hook::name`] writes it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        serde_json::from_value(serde_json::Value::String(name.to_owned())).ok()
+    }
+
+    /// Whether a call makes the room's next version (the view and the bot's search only
+    /// read it).
+    pub fn makes_a_version(self) -> bool {
+        !matches!(
+            self,
+            Hook::PlayerView | Hook::EnumerateMoves | Hook::BotSearch
+        )
+    }
+
     /// The name a game exports it under.
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +69,35 @@ impl Hook {
 impl std::fmt::Display for Hook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// How a hook logged a line (`console.*` or `roomState.logger.*`): `console.log`, `info` and `debug` are `Info`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        }
+    }
+
+    /// The level the sandbox's prelude names (`info`, `warn`, `error`); anything else is
+    /// `Info`.
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "warn" => LogLevel::Warn,
+            "error" => LogLevel::Error,
+            _ => LogLevel::Info,
+        }
     }
 }
 

@@ -8,7 +8,7 @@ mod hook;
 mod patch;
 mod registry;
 
-pub use hook::Hook;
+pub use hook::{Hook, LogLevel};
 pub use patch::{deadline_text, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
 pub use registry::GameRegistry;
 
@@ -223,6 +223,13 @@ pub trait Game: Send + Sync {
     /// threads that serve requests; native hooks are pure computation and run in place.
     fn hooks_wait(&self) -> bool {
         false
+    }
+
+    /// A hook failed on `game` through the game's own code (`fault` says how): an uploaded
+    /// game keeps it in its owner's log, beside what its hooks logged. Built-in games have no
+    /// owner to tell; the server's log has it.
+    fn log_fault(&self, hook: Hook, game: &BoardGame, fault: &str) {
+        let _ = (hook, game, fault);
     }
 
     /// The move a computer opponent seated as `bot` makes now, or `None` when it is not its

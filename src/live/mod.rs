@@ -9,7 +9,9 @@
 //! "there is more".
 
 mod feed;
+mod game_log_feed;
 mod hub;
 
 pub use feed::{Feed, Framer, LobbyFeed, RoomFeed};
+pub use game_log_feed::GameLogFeed;
 pub use hub::{Hub, LobbyUpdate, RoomSubscription, RoomUpdate, Shown};

@@ -9,12 +9,14 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::game_log::GameLogSink;
 use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLevel, LogLine, Outcome, SearchOptions};
 use crate::game::{
     BoardGame, BotLevel, Capabilities, Game, GameError, GameInfo, Hook, HookError, HookResult,
     Patch, PlayerRef,
 };
+use crate::model::{now, GameLogLine};
 
 /// A playout that reaches this many moves without the game finishing counts as a draw.
 const SEARCH_DEPTH: u32 = 200;
@@ -28,6 +30,8 @@ pub struct HostedGame {
     pool: SandboxPool,
     /// The optional hooks the source exports (checked when it was published).
     hooks: Capabilities,
+    /// Its owner's log.
+    logs: GameLogSink,
 }
 
 impl HostedGame {
@@ -37,6 +41,7 @@ impl HostedGame {
         source: Arc<str>,
         pool: SandboxPool,
         hooks: Capabilities,
+        logs: GameLogSink,
     ) -> Self {
         Self {
             key: format!("{}@{version}", info.id),
@@ -45,6 +50,7 @@ impl HostedGame {
             source,
             pool,
             hooks,
+            logs,
         }
     }
 
@@ -102,23 +108,44 @@ impl HostedGame {
         }
     }
 
-    /// What the hook logged, in the server's log, tagged with where it came from.
+    /// What the hook logged, in the server's log, tagged with where it came from, and in its
+    /// owner's log.
     fn log(&self, hook: Hook, game: &BoardGame, logs: Vec<LogLine>) {
         for line in logs {
             let (id, version, room) = (&*self.info.id, self.version, &game.room_id);
-            let hook = hook.name();
+            let name = hook.name();
             match line.level {
                 LogLevel::Error => {
-                    tracing::error!(target: "game", game = id, version, room, hook, "{}", line.text)
+                    tracing::error!(target: "game", game = id, version, room, hook = name, "{}", line.text)
                 }
                 LogLevel::Warn => {
-                    tracing::warn!(target: "game", game = id, version, room, hook, "{}", line.text)
+                    tracing::warn!(target: "game", game = id, version, room, hook = name, "{}", line.text)
                 }
                 LogLevel::Info => {
-                    tracing::info!(target: "game", game = id, version, room, hook, "{}", line.text)
+                    tracing::info!(target: "game", game = id, version, room, hook = name, "{}", line.text)
                 }
             }
+            self.keep(hook, game, line.level, line.text);
         }
+    }
+
+    /// Adds a line to the owner's log.
+    fn keep(&self, hook: Hook, game: &BoardGame, level: LogLevel, text: String) {
+        let version = match hook.makes_a_version() {
+            true => game.version + 1,
+            false => game.version,
+        };
+        self.logs.record(GameLogLine {
+            id: 0,
+            game: self.info.id.to_string(),
+            game_version: self.version,
+            at: now(),
+            room: game.room_id.clone(),
+            version,
+            hook,
+            level,
+            text,
+        });
     }
 }
 
@@ -139,6 +166,10 @@ impl Game for HostedGame {
 
     fn hooks_wait(&self) -> bool {
         true
+    }
+
+    fn log_fault(&self, hook: Hook, game: &BoardGame, fault: &str) {
+        self.keep(hook, game, LogLevel::Error, fault.to_owned());
     }
 
     fn on_room_start(&self, game: &BoardGame) -> HookResult {

@@ -9,7 +9,9 @@
 //! - [`protocol`]: the JSON lines the two sides exchange.
 //! - [`pool`]: the server's side: leasing workers, deadlines, replacing dead ones.
 //! - [`hosted`]: an uploaded game as a [`crate::game::Game`].
+//! - [`game_log`]: where its log lines go for its owner to read.
 
+pub mod game_log;
 pub mod hosted;
 pub mod pool;
 pub mod protocol;
@@ -17,6 +19,7 @@ pub mod quickjs;
 mod watchdog;
 pub mod worker;
 
+pub use game_log::GameLogSink;
 pub use hosted::HostedGame;
 pub use pool::{CheckError, Checked, PoolError, SandboxPool, SearchBudget};
 pub use protocol::Format;

@@ -141,32 +141,13 @@ impl From<Fault> for Outcome {
     }
 }
 
+pub use crate::game::LogLevel;
+
 /// One line a hook logged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogLine {
     pub level: LogLevel,
     pub text: String,
-}
-
-/// How a hook logged a line: `console.log`, `info` and `debug` are `Info`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    Info,
-    Warn,
-    Error,
-}
-
-impl LogLevel {
-    /// The level the sandbox's prelude names (`info`, `warn`, `error`); anything else is
-    /// `Info`.
-    pub fn from_name(name: &str) -> Self {
-        match name {
-            "warn" => LogLevel::Warn,
-            "error" => LogLevel::Error,
-            _ => LogLevel::Info,
-        }
-    }
 }
 
 #[cfg(test)]

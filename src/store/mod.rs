@@ -32,7 +32,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::game::{BotLevel, Clock, PlayerRef};
-use crate::model::{Account, GameVersionRecord, NewGameVersion, Room, RoomEvent};
+use crate::model::{Account, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent};
 use postgres::PgStore;
 use sqlite::SqliteStore;
 use writer::Writer;
@@ -41,6 +41,7 @@ use writes::{Job, NewBot, RoomCopies, TokenHash, Write};
 pub use types::{
     Change, Deadline, FileKey, RoomCommit, RoomQuery, StorageFault, StoreError, StoredFile,
 };
+pub use writes::GAME_LOG_LINES;
 
 /// Runs a read on this store's read pool, whichever database it is: the one place reads tell
 /// the two apart (each read is written once, generic over the [`dialect::Dialect`]).
@@ -214,6 +215,24 @@ impl Store {
         let (job, reply) = Job::new(upload);
         let (_, version) = self.writer.write(Write::GameVersion(job), reply).await?;
         Ok(version)
+    }
+
+    /// Adds `lines` to their games' logs, each game's oldest beyond [`GAME_LOG_LINES`] going.
+    pub async fn append_game_logs(&self, lines: Vec<GameLogLine>) -> Result<(), StoreError> {
+        let (job, reply) = Job::new(lines);
+        self.writer.write(Write::GameLogs(job), reply).await?;
+        Ok(())
+    }
+
+    /// Game `game`'s log lines, oldest first: those after id `after`, or else the newest; at
+    /// most `limit`.
+    pub async fn game_log(
+        &self,
+        game: &str,
+        after: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<GameLogLine>, StoreError> {
+        read!(self, |pool| reads::game_log(pool, game, after, limit))
     }
 
     /// Answers when the database does.

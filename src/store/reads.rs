@@ -11,7 +11,7 @@ use super::dialect::Dialect;
 use super::rows;
 use super::sql::Statement;
 use super::types::{Deadline, FileKey, RoomQuery, StoreError, StoredFile};
-use crate::model::{Account, GameVersionRecord, Room, RoomEvent};
+use crate::model::{Account, GameLogLine, GameVersionRecord, Room, RoomEvent};
 
 /// Every room column of the room aliased `r`, named as [`rows::room`] reads them (listings
 /// put it after their `SELECT`).
@@ -32,6 +32,14 @@ pub(super) const EVENTS_PAGE: &str =
      CAST(e.state AS TEXT) AS state, e.joinable, e.finished, CAST(e.players AS TEXT) AS players, \
      e.trigger_timeout_at, e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
      WHERE e.room_id = $1 AND e.version > $2 ORDER BY e.version LIMIT $3";
+
+/// Game `$1`'s log lines after id `$2`, oldest first, at most `$3`.
+pub(super) const GAME_LOG_AFTER: &str = "SELECT id, game, game_version, at, room, version, \
+     hook, level, text FROM game_logs WHERE game = $1 AND id > $2 ORDER BY id LIMIT $3";
+
+/// Game `$1`'s newest `$2` log lines, newest first.
+pub(super) const GAME_LOG_NEWEST: &str = "SELECT id, game, game_version, at, room, version, \
+     hook, level, text FROM game_logs WHERE game = $1 ORDER BY id DESC LIMIT $2";
 
 pub(super) const ACCOUNT: &str =
     "SELECT id, username, token_hash, created_at FROM players WHERE id = $1";
@@ -140,6 +148,32 @@ pub(super) async fn events<D: Dialect>(
         .bind(limit);
     let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
     rows.iter().map(rows::event::<D>).collect()
+}
+
+/// Game `game`'s log lines, oldest first: those after id `after`, or the newest, at most
+/// `limit`.
+pub(super) async fn game_log<D: Dialect>(
+    pool: &Pool<D>,
+    game: &str,
+    after: Option<i64>,
+    limit: i64,
+) -> Result<Vec<GameLogLine>, StoreError> {
+    let statement = match after {
+        Some(after) => Statement::new(GAME_LOG_AFTER)
+            .bind(game)
+            .bind(after)
+            .bind(limit),
+        None => Statement::new(GAME_LOG_NEWEST).bind(game).bind(limit),
+    };
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    let mut lines = rows
+        .iter()
+        .map(rows::game_log_line::<D>)
+        .collect::<Result<Vec<_>, _>>()?;
+    if after.is_none() {
+        lines.reverse();
+    }
+    Ok(lines)
 }
 
 pub(super) async fn account<D: Dialect>(

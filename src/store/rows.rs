@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 
 use super::sql::Sql;
 use super::types::{StoreError, StoredFile};
-use crate::game::{Capabilities, Clock, PlayerRef};
-use crate::model::{Account, EventKind, GameVersionRecord, Room, RoomEvent};
+use crate::game::{Capabilities, Clock, Hook, LogLevel, PlayerRef};
+use crate::model::{Account, EventKind, GameLogLine, GameVersionRecord, Room, RoomEvent};
 
 /// A room, with `seq`: its place in creation order, which pages the lobby.
 pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
@@ -108,6 +108,22 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         },
         published_at: D::text(row, "created_at")?,
         created_at: D::text(row, "game_created_at")?,
+    })
+}
+
+pub(super) fn game_log_line<D: Sql>(row: &D::Row) -> Result<GameLogLine, StoreError> {
+    let hook = D::text(row, "hook")?;
+    Ok(GameLogLine {
+        id: D::int(row, "id")?,
+        game: D::text(row, "game")?,
+        game_version: D::int(row, "game_version")?,
+        at: D::text(row, "at")?,
+        room: D::text(row, "room")?,
+        version: D::int(row, "version")?,
+        hook: Hook::from_name(&hook)
+            .ok_or_else(|| StoreError::Corrupt(format!("a log line names no hook: {hook}")))?,
+        level: LogLevel::from_name(&D::text(row, "level")?),
+        text: D::text(row, "text")?,
     })
 }
 

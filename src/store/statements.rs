@@ -51,6 +51,10 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("LAST_ROOM_SEQ", writes::LAST_ROOM_SEQ.into()),
         ("COPY_MEMBERS", writes::COPY_MEMBERS.into()),
         ("COPY_EVENTS", writes::COPY_EVENTS.into()),
+        ("INSERT_GAME_LOG", writes::INSERT_GAME_LOG.into()),
+        ("TRIM_GAME_LOG", writes::TRIM_GAME_LOG.into()),
+        ("GAME_LOG_AFTER", reads::GAME_LOG_AFTER.into()),
+        ("GAME_LOG_NEWEST", reads::GAME_LOG_NEWEST.into()),
     ];
     for (name, query) in listings() {
         list.push((name, reads::listing(&query, D::FALSE).sql().to_owned()));

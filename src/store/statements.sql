@@ -128,6 +128,18 @@ INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) 
 -- SQLite and PostgreSQL: COPY_EVENTS
 INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, finished, players, created_at) SELECT r.id, e.version, e.kind, e.player_id, e.move, e.state, e.joinable, e.finished, e.players, e.created_at FROM rooms r, room_events e WHERE r.seq > $2 AND e.room_id = $1;
 
+-- SQLite and PostgreSQL: INSERT_GAME_LOG
+INSERT INTO game_logs (game, game_version, at, room, version, hook, level, text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+
+-- SQLite and PostgreSQL: TRIM_GAME_LOG
+DELETE FROM game_logs WHERE game = $1 AND id <= (SELECT id FROM game_logs WHERE game = $1 ORDER BY id DESC LIMIT 1 OFFSET $2);
+
+-- SQLite and PostgreSQL: GAME_LOG_AFTER
+SELECT id, game, game_version, at, room, version, hook, level, text FROM game_logs WHERE game = $1 AND id > $2 ORDER BY id LIMIT $3;
+
+-- SQLite and PostgreSQL: GAME_LOG_NEWEST
+SELECT id, game, game_version, at, room, version, hook, level, text FROM game_logs WHERE game = $1 ORDER BY id DESC LIMIT $2;
+
 -- SQLite: LISTING (the lobby)
 SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds FROM rooms r WHERE r.private = 0 AND r.seq < $1 ORDER BY r.seq DESC LIMIT $2;
 

@@ -13,7 +13,7 @@ use super::rows;
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
 use crate::game::{BotLevel, PlayerRef};
-use crate::model::{Account, FrontendSource, NewGameVersion};
+use crate::model::{Account, FrontendSource, GameLogLine, NewGameVersion};
 
 /// What a caller of the writer gets back: its write (which the queue owned meanwhile) and
 /// what it produced, once durable.
@@ -76,6 +76,8 @@ pub(super) enum Write {
     GameVersion(Job<NewGameVersion, i64>),
     /// Copies of a room, to fill a database for measuring.
     CopyRoom(Job<RoomCopies, ()>),
+    /// Lines for games' logs (each game's oldest beyond the bound go).
+    GameLogs(Job<Vec<GameLogLine>, ()>),
 }
 
 pub(super) struct TokenHash {
@@ -105,6 +107,7 @@ impl Write {
             Write::Bot(job) => job.answer(),
             Write::GameVersion(job) => job.answer(),
             Write::CopyRoom(job) => job.answer(),
+            Write::GameLogs(job) => job.answer(),
         }
     }
 
@@ -117,6 +120,7 @@ impl Write {
             Write::Bot(job) => job.fail(err),
             Write::GameVersion(job) => job.fail(err),
             Write::CopyRoom(job) => job.fail(err),
+            Write::GameLogs(job) => job.fail(err),
         }
     }
 
@@ -147,6 +151,10 @@ impl Write {
             }
             Write::CopyRoom(job) => {
                 let outcome = copy_room::<D>(conn, &job.input).await;
+                job.settle(outcome)
+            }
+            Write::GameLogs(job) => {
+                let outcome = append_game_logs::<D>(conn, &job.input).await;
                 job.settle(outcome)
             }
         }
@@ -194,6 +202,18 @@ pub(super) const COPY_FRONTEND_FILES: &str = "INSERT INTO game_frontend_files \
 pub(super) const INSERT_FRONTEND_FILE: &str = "INSERT INTO game_frontend_files \
      (game_id, version, path, content_type, etag, body, gzip) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// A line of a game's log.
+pub(super) const INSERT_GAME_LOG: &str = "INSERT INTO game_logs \
+     (game, game_version, at, room, version, hook, level, text) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+
+/// Game `$1`'s log lines older than its newest `$2`.
+pub(super) const TRIM_GAME_LOG: &str = "DELETE FROM game_logs WHERE game = $1 AND id <= \
+     (SELECT id FROM game_logs WHERE game = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)";
+
+/// The lines each game's log keeps.
+pub const GAME_LOG_LINES: i64 = 1000;
 
 /// The newest room's sequence number.
 pub(super) const LAST_ROOM_SEQ: &str = "SELECT coalesce(max(seq), 0) AS seq FROM rooms";
@@ -368,4 +388,35 @@ pub(super) async fn copy_room<D: Dialect>(
         .bind(copy.template.as_str())
         .bind(before);
     D::execute(conn, events).await
+}
+
+/// Adds lines to their games' logs, then trims each game's log to its newest
+/// [`GAME_LOG_LINES`].
+pub(super) async fn append_game_logs<D: Dialect>(
+    conn: &mut D::Connection,
+    lines: &[GameLogLine],
+) -> Result<(), StoreError> {
+    let mut games: Vec<&str> = Vec::new();
+    for line in lines {
+        let insert = Statement::new(INSERT_GAME_LOG)
+            .bind(line.game.as_str())
+            .bind(line.game_version)
+            .bind(line.at.as_str())
+            .bind(line.room.as_str())
+            .bind(line.version)
+            .bind(line.hook.name())
+            .bind(line.level.as_str())
+            .bind(line.text.as_str());
+        D::execute(conn, insert).await?;
+        if !games.contains(&line.game.as_str()) {
+            games.push(&line.game);
+        }
+    }
+    for game in games {
+        let trim = Statement::new(TRIM_GAME_LOG)
+            .bind(game)
+            .bind(GAME_LOG_LINES);
+        D::execute(conn, trim).await?;
+    }
+    Ok(())
 }

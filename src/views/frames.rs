@@ -8,7 +8,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::{EventView, RoomHeader, RoomView};
-use crate::model::LobbyChange;
+use crate::model::{GameLogLine, LobbyChange};
 
 /// One version as a stream event: the history entry plus what a client needs to draw it.
 #[derive(Serialize)]
@@ -46,6 +46,12 @@ struct LobbyData<'a> {
 pub fn lobby_frame(change: LobbyChange, room: &RoomView) -> Bytes {
     let json = serde_json::to_string(&LobbyData { change, room }).expect("rooms always serialise");
     format!("event: room\ndata: {json}\n\n").into()
+}
+
+/// `id: <line id>`, `event: log`, the line as JSON (a game's log, for its owner).
+pub fn log_frame(line: &GameLogLine) -> Bytes {
+    let json = serde_json::to_string(line).expect("log lines always serialise");
+    format!("id: {}\nevent: log\ndata: {json}\n\n", line.id).into()
 }
 
 /// Tells a lobby client that it missed events and should list the rooms again.

@@ -127,4 +127,4 @@ impl From<&Room> for RoomHeader {
 }
 
 mod frames;
-pub use frames::{comment_frame, lobby_frame, resync_frame, retry_frame, version_frame};
+pub use frames::{comment_frame, lobby_frame, log_frame, resync_frame, retry_frame, version_frame};

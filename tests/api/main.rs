@@ -16,6 +16,7 @@ mod frontend_folders;
 mod frontend_pages;
 mod frontends;
 mod frontends_browser;
+mod game_logs;
 mod hardening;
 mod helpers;
 mod hooks;
