@@ -117,9 +117,13 @@ function signUpCard(after) {
 
 /** Stops the lobby's or the room's stream, whichever is open. */
 let stopWatching = null;
+/** Stops the other streams the screen opened (a game's log). */
+const stoppers = new Set();
 
 function closeStreams() {
   if (stopWatching) { stopWatching(); stopWatching = null; }
+  for (const stop of stoppers) stop();
+  stoppers.clear();
 }
 
 let gamesById = new Map();
@@ -138,6 +142,8 @@ async function showLobby() {
     el('h2', { id: 'open-title' }, 'Open rooms'), el('ul', { id: 'open-rooms', class: 'list' }));
   const liveCard = el('section', { class: 'card', 'aria-labelledby': 'live-title' },
     el('h2', { id: 'live-title' }, 'Being played'), el('ul', { id: 'live-rooms', class: 'list' }));
+  const doneCard = el('section', { class: 'card', 'aria-labelledby': 'done-title' },
+    el('h2', { id: 'done-title' }, 'Finished games'), el('ul', { id: 'finished-rooms', class: 'list' }));
   const mineCard = store.player ? el('section', { class: 'card', 'aria-labelledby': 'mine-title' },
     el('h2', { id: 'mine-title' }, 'Your rooms'), el('ul', { id: 'my-rooms', class: 'list' })) : null;
   main().replaceChildren(
@@ -145,7 +151,7 @@ async function showLobby() {
     message,
     el('div', { class: 'grid' },
       store.player ? null : signUpCard(() => route()),
-      gamesCard, openCard, liveCard, mineCard,
+      gamesCard, openCard, liveCard, mineCard, doneCard,
       store.player ? uploadCard() : null),
   );
 
@@ -172,13 +178,15 @@ async function refreshLobby(message) {
     target.replaceChildren(...[...gamesById.values()].map((game) => gameEntry(game, message)));
   }
 
-  const [open, live, mine] = await Promise.all([
+  const [open, live, mine, done] = await Promise.all([
     attempt(() => api.rooms({ joinable: true, finished: false, limit: 50 })),
     attempt(() => api.rooms({ joinable: false, finished: false, limit: 20 })),
     store.player ? attempt(() => api.rooms({ player: store.player.id, limit: 20 })) : null,
+    attempt(() => api.rooms({ finished: true, limit: 10 })),
   ]);
   fillRooms('open-rooms', open, 'No open rooms. Open one above, or use quick play.');
   fillRooms('live-rooms', live, 'Nobody is playing right now.');
+  fillRooms('finished-rooms', done, 'No game has finished yet.');
   if (mine) fillRooms('my-rooms', mine, 'You have no rooms yet.');
 }
 
@@ -205,7 +213,10 @@ function roomEntry(room) {
       el('span', { class: 'badge', text: room.private ? `private, ${state}` : state })),
     el('span', { class: 'row' },
       canJoin ? el('button', { class: 'join', onclick: () => joinRoom(room.id) }, 'Join') : null,
-      el('a', { class: 'button secondary watch', href: `#/room/${room.id}` }, mine ? 'Open' : 'Watch')));
+      room.finished
+        // A finished game opens at its first version, to be stepped through.
+        ? el('a', { class: 'button secondary replay-link', href: `#/room/${room.id}/v/1` }, 'Replay')
+        : el('a', { class: 'button secondary watch', href: `#/room/${room.id}` }, mine ? 'Open' : 'Watch')));
 }
 
 async function joinRoom(id) {
@@ -258,10 +269,51 @@ function gameEntry(game, message) {
         onclick: () => open(timed({ game: game.id, bot: level.value, botPlaysFirst: first.checked })),
       }, 'Play'));
   }
+  const mine = !game.builtin && game.owner && store.player && game.owner.id === store.player.id;
   return el('div', { class: 'game', dataset: { game: game.id } },
     el('div', {}, el('strong', { text: game.name }), ' ', el('span', { class: 'badge', text: about })),
     el('div', { class: 'muted', text: game.description }),
-    actions, clockRow, bots);
+    actions, clockRow, bots, mine ? logsPanel(game) : null);
+}
+
+/**
+ * A game's log, for its owner: what its hooks logged and how they failed, newest last,
+ * followed live while open.
+ */
+function logsPanel(game) {
+  const lines = el('ol', { class: 'log-lines', 'aria-live': 'polite' });
+  let stop = null;
+  const panel = el('details', {
+    class: 'logs',
+    ontoggle: async () => {
+      if (!panel.open) {
+        if (stop) { stoppers.delete(stop); stop(); stop = null; }
+        return;
+      }
+      const page = await attempt(() => api.gameLogs(game.id, { limit: 200 }));
+      if (!page.ok) return lines.replaceChildren(el('li', { class: 'message error', text: problemText(page) }));
+      lines.replaceChildren(...page.data.lines.map(logLine));
+      if (!page.data.lines.length) lines.append(el('li', { class: 'muted empty', text: 'Nothing logged yet.' }));
+      stop = api.watchGameLogs(game.id, (line) => {
+        lines.querySelector('.empty')?.remove();
+        lines.append(logLine(line));
+        while (lines.children.length > 500) lines.firstChild.remove();
+      }, { after: page.data.nextAfter });
+      stoppers.add(stop);
+    },
+  }, el('summary', {}, 'Logs (only you see them)'), lines);
+  return panel;
+}
+
+/** One line of a game's log: when, where (room and version), which hook, and what. */
+function logLine(line) {
+  return el('li', { class: `log ${line.level}`, dataset: { level: line.level, version: String(line.version) } },
+    el('span', { class: 'log-where' },
+      el('time', { datetime: line.at, text: line.at.slice(11, 19) }), ' ',
+      el('a', { href: `#/room/${line.room}/v/${line.version}`, text: `v${line.version}` }), ' ',
+      el('span', { class: 'log-hook', text: line.hook }), ' ',
+      el('span', { class: 'log-level', text: line.level })),
+    ' ', el('span', { class: 'log-text', text: line.text }));
 }
 
 function uploadCard() {
@@ -370,7 +422,7 @@ const views = {
 let current = null; // { id, game, version, players, state, joinable, finished, private }
 let currentGame = null; // the game listing of the version the room plays
 
-async function showRoom(id) {
+async function showRoom(id, replayAt) {
   const result = await attempt(() => api.room(id));
   if (!result.ok) {
     main().replaceChildren(el('h1', {}, 'Room'), el('p', { class: 'message error', role: 'alert', text: problemText(result) }),
@@ -398,7 +450,8 @@ async function showRoom(id) {
         el('ul', { id: 'players', class: 'players', 'aria-label': 'Players' }),
         el('div', { id: 'board' }),
         el('p', { id: 'room-message', class: 'message', role: 'alert' }),
-        el('div', { id: 'actions', class: 'row' })),
+        el('div', { id: 'actions', class: 'row' }),
+        replayControl()),
       el('section', { class: 'card' },
         el('h2', {}, 'Share'),
         el('div', { class: 'row share' }, linkInput,
@@ -406,9 +459,13 @@ async function showRoom(id) {
         el('p', { class: 'muted' }, 'Anyone with the link can watch; a friend can join while there is a free seat.'),
         el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')))),
   );
+  replayHistory = { room: id, entries: new Map(), complete: false };
   drawRoom();
-  // Every version after the one drawn, in order, across reconnections.
-  stopWatching = api.watch(id, apply, { after: current.version });
+  // Every version after the one drawn, in order, across reconnections; each is also a step
+  // of the replay.
+  stopWatching = api.watch(id, (version) => { replayHistory.entries.set(version.version, version); apply(version); },
+    { after: current.version });
+  if (replayAt) await replayTo(replayAt);
 }
 
 /** Takes a newer version of the room (from a stream event or an action's answer). */
@@ -417,6 +474,116 @@ function apply(version) {
   current = { ...current, ...version };
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The replay: any version of the room, as this viewer saw it (the history per viewer, so a
+// game's view hook applies, and other players' hidden moves stay hidden until the end).
+// `#/room/<id>/v/<n>` links to version n; leaving the replay returns to the live room.
+
+/** The room's history as this viewer sees it, by version, filled on the first step back. */
+let replayHistory = null; // { room, entries: Map<version, entry>, complete }
+/** The version the replay shows, or null when the room is shown live. */
+let replaying = null;
+
+function replayControl() {
+  const step = (to) => () => replayTo(to());
+  const slider = el('input', {
+    id: 'replay-slider', type: 'range', min: '1', 'aria-label': 'Version to show',
+    oninput: (event) => replayTo(Number(event.target.value)),
+  });
+  return el('div', { id: 'replay', class: 'replay', role: 'group', 'aria-label': 'Replay' },
+    el('div', { class: 'row' },
+      el('button', { id: 'replay-first', class: 'secondary', title: 'First version', 'aria-label': 'First version', onclick: step(() => 1) }, 'First'),
+      el('button', { id: 'replay-prev', class: 'secondary', title: 'Previous version', 'aria-label': 'Previous version', onclick: step(() => (replaying || current.version) - 1) }, '◀'),
+      slider,
+      el('button', { id: 'replay-next', class: 'secondary', title: 'Next version', 'aria-label': 'Next version', onclick: step(() => (replaying || current.version) + 1) }, '▶'),
+      el('button', { id: 'replay-last', class: 'secondary', title: 'Last version', 'aria-label': 'Last version', onclick: step(() => current.version) }, 'Last'),
+      el('button', { id: 'replay-live', class: 'secondary', onclick: leaveReplay }, 'Back to live')),
+    el('p', { id: 'replay-step', class: 'muted', 'aria-live': 'polite' }));
+}
+
+/** Reads the whole history (as this viewer may see it) once; later versions arrive live. */
+async function loadHistory() {
+  if (replayHistory.complete) return true;
+  const room = replayHistory.room;
+  let after = 0;
+  for (;;) {
+    const result = await attempt(() => api.history(room, { after, limit: 1000 }));
+    if (!current || current.id !== room) return false;
+    if (!result.ok) {
+      setMessage(document.getElementById('room-message'), problemText(result), 'error');
+      return false;
+    }
+    for (const entry of result.data.events) replayHistory.entries.set(entry.version, entry);
+    if (result.data.nextAfter === null) break;
+    after = result.data.nextAfter;
+  }
+  replayHistory.complete = true;
+  return true;
+}
+
+/** Shows version `version` (clamped to the room's), with the replay's link in the address. */
+async function replayTo(version) {
+  if (!current) return;
+  const target = Math.max(1, Math.min(Number(version) || 1, current.version));
+  if (!(await loadHistory()) || !replayHistory.entries.has(target)) return;
+  replaying = target;
+  window.history.replaceState(null, '', `#/room/${current.id}/v/${target}`);
+  drawRoom();
+}
+
+function leaveReplay() {
+  if (!current) return;
+  replaying = null;
+  window.history.replaceState(null, '', `#/room/${current.id}`);
+  drawRoom();
+}
+
+/** The room as the page shows it: the live room, or the version being replayed. */
+function shownRoom() {
+  const entry = replaying && replayHistory ? replayHistory.entries.get(replaying) : null;
+  if (!entry) return current;
+  return {
+    ...current,
+    version: entry.version, state: entry.state, players: entry.players,
+    joinable: entry.joinable, finished: entry.finished, triggerTimeoutAt: null,
+  };
+}
+
+/** What made a version, and who: "alice moved {"x":1}". */
+function stepText(entry) {
+  const who = entry.player ? entry.player.username : null;
+  const mv = entry.move === undefined || entry.move === null ? ' (hidden)' : ` ${JSON.stringify(entry.move)}`;
+  switch (entry.kind) {
+    case 'room_start': return 'The room opened.';
+    case 'reset': return `${who} started a new game.`;
+    case 'join': return `${who} joined.`;
+    case 'quit': return `${who} left.`;
+    case 'move': return `${who} moved${mv}.`;
+    case 'timeout': return 'Time ran out.';
+    case 'timeout_fault': return "The game's timeout failed; the clock was stopped.";
+    default: return entry.kind;
+  }
+}
+
+function drawReplay() {
+  const control = document.getElementById('replay');
+  if (!control || !current) return;
+  const at = replaying || current.version;
+  const slider = document.getElementById('replay-slider');
+  slider.max = String(current.version);
+  slider.value = String(at);
+  control.classList.toggle('active', Boolean(replaying));
+  document.getElementById('replay-first').disabled = at <= 1;
+  document.getElementById('replay-prev').disabled = at <= 1;
+  document.getElementById('replay-next').disabled = at >= current.version;
+  document.getElementById('replay-last').disabled = at >= current.version;
+  document.getElementById('replay-live').hidden = !replaying;
+  const entry = replaying ? replayHistory.entries.get(replaying) : null;
+  document.getElementById('replay-step').textContent = entry
+    ? `Version ${entry.version} of ${current.version}: ${stepText(entry)}`
+    : `Live, at version ${current.version}. Step back to replay.`;
 }
 
 function me() { return store.player; }
@@ -463,19 +630,20 @@ function statusText(room, toMove) {
 }
 
 function drawRoom() {
-  const room = current;
+  const room = shownRoom();
   const mine = me();
   const seat = mine ? seatOf(room, mine.id) : -1;
   const toMove = playerToMove(room);
   const marks = ['tictactoe', 'tictactoe3d'].includes(room.game) ? ['X', 'O'] : [];
   let status = statusText(room, toMove);
-  if (seat < 0) status = `${status} (You are watching.)`;
+  if (seat < 0 && !replaying) status = `${status} (You are watching.)`;
+  if (replaying) status = `Replay, version ${room.version}: ${status}`;
   document.getElementById('status').textContent = status;
   document.getElementById('players').replaceChildren(...room.players.map((p, i) =>
     el('li', { class: toMove && toMove.id === p.id ? 'turn' : '' },
       marks[i] ? `${marks[i]}: ` : '', el('span', { text: p.username }),
       mine && p.id === mine.id ? ' (you)' : '')));
-  const canMove = seat >= 0 && !room.finished && (!toMove || toMove.id === mine.id);
+  const canMove = !replaying && seat >= 0 && !room.finished && (!toMove || toMove.id === mine.id);
   const view = views[room.game];
   const board = document.getElementById('board');
   if (view) {
@@ -483,10 +651,11 @@ function drawRoom() {
   } else if (currentGame && currentGame.hasFrontend) {
     drawFrame(board, room);
   } else {
-    drawGeneric(board, room, seat >= 0 && !room.finished);
+    drawGeneric(board, room, !replaying && seat >= 0 && !room.finished);
   }
-  drawActions(room, seat);
+  drawActions(room, replaying ? -1 : seat);
   drawCountdown();
+  drawReplay();
 }
 
 /** The time the player to move has left, while the room has a deadline; ticks on its own. */
@@ -497,7 +666,7 @@ function drawCountdown() {
   if (!line || !current) return;
   const toMove = playerToMove(current);
   const deadline = current.triggerTimeoutAt ? Date.parse(current.triggerTimeoutAt) : NaN;
-  if (current.finished || !toMove || Number.isNaN(deadline)) {
+  if (replaying || current.finished || !toMove || Number.isNaN(deadline)) {
     line.hidden = true;
     return;
   }
@@ -513,6 +682,7 @@ function drawCountdown() {
 function drawActions(room, seat) {
   const actions = document.getElementById('actions');
   const buttons = [];
+  if (replaying) return actions.replaceChildren();
   if (me() && seat < 0 && room.joinable && !room.finished) {
     buttons.push(el('button', { id: 'join', onclick: () => act('join') }, 'Join this game'));
   }
@@ -616,22 +786,30 @@ function linkFor(source) {
 function postState() {
   const frame = gameFrame();
   if (!frame || !frame.contentWindow || !current) return;
+  // In a replay the frame is handed the past version exactly as it is handed a live one.
+  const room = shownRoom();
   const link = frameLink && frameLink.window === frame.contentWindow ? frameLink : null;
   if (link && link.protocol === 'penpal') {
     if (link.acked && link.methods.includes('stateChanged')) {
-      penpalCall(link, 'stateChanged', [urturnRoomState(current)]);
+      penpalCall(link, 'stateChanged', [urturnRoomState(room)]);
     }
     return;
   }
   const mine = me();
-  const you = mine ? current.players.find((p) => p.id === mine.id) || null : null;
+  const you = mine ? room.players.find((p) => p.id === mine.id) || null : null;
   // The frame's origin is opaque ("null"), so no narrower target can be named; what is sent
   // is what this viewer may see of the room, and never the token.
-  frame.contentWindow.postMessage({ type: 'turnhouse:state', room: current, you: you && { id: you.id, username: you.username } }, '*');
+  frame.contentWindow.postMessage({ type: 'turnhouse:state', room, you: you && { id: you.id, username: you.username } }, '*');
 }
 
 /** A move from the frame, as the viewer's: resolves to {ok, problem}, never throws. */
 async function moveFromFrame(move) {
+  if (replaying) {
+    return {
+      ok: false,
+      problem: { status: 409, code: 'replaying', detail: 'This is a replay of a past version; go back to live to move.' },
+    };
+  }
   if (frameMoves >= FRAME_MOVES_IN_FLIGHT) {
     return {
       ok: false,
@@ -904,15 +1082,24 @@ function jsonTree(key, value, open) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Routing: `#/` is the lobby, `#/room/<id>` a room (a link that can be shared).
+// Routing: `#/` is the lobby, `#/room/<id>` a room (a link that can be shared), and
+// `#/room/<id>/v/<n>` its version n, replayed.
 
 function route() {
+  const match = location.hash.match(/^#\/room\/([0-9a-f]{32})(?:\/v\/([0-9]{1,18}))?$/);
+  // Another version of the room on screen: a step of its replay, not a new page.
+  if (match && current && current.id === match[1] && document.getElementById('replay')) {
+    if (match[2]) replayTo(Number(match[2]));
+    else leaveReplay();
+    return;
+  }
   closeStreams();
   current = null;
   currentGame = null;
+  replayHistory = null;
+  replaying = null;
   renderAccount();
-  const match = location.hash.match(/^#\/room\/([0-9a-f]{32})$/);
-  if (match) showRoom(match[1]);
+  if (match) showRoom(match[1], match[2] ? Number(match[2]) : null);
   else showLobby();
   main().focus({ preventScroll: true });
 }

@@ -125,6 +125,25 @@ export interface RoomVersion extends HistoryEntry {
   gameVersion?: number;
 }
 
+/** A line of an uploaded game's log: what a hook logged, or how it failed (owner only). */
+export interface GameLogLine {
+  id: number;
+  gameVersion: number;
+  at: string;
+  room: string;
+  /** The room's version the call made (or would have); the version shown, for views and bots. */
+  version: number;
+  hook: string;
+  level: 'info' | 'warn' | 'error';
+  text: string;
+}
+
+export interface GameLogPage {
+  lines: GameLogLine[];
+  /** Pass as `after` for the lines logged since. */
+  nextAfter: number;
+}
+
 export type LobbyChange =
   | { change: "created" | "updated"; room: Room }
   | { change: "resync" };
@@ -191,4 +210,9 @@ export declare class Turnhouse {
 
   watch(id: string, onVersion: (version: RoomVersion) => void, options?: { after?: number }): Stop;
   watchLobby(game: string | null, onChange: (change: LobbyChange) => void): Stop;
+
+  /** The newest lines of your game's log (or those after `after`), oldest first. */
+  gameLogs(id: string, options?: { after?: number; limit?: number }): Promise<GameLogPage>;
+  /** Each line of your game's log as it is stored, after `after` (from now on without it). */
+  watchGameLogs(id: string, onLine: (line: GameLogLine) => void, options?: { after?: number }): Stop;
 }

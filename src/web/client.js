@@ -98,6 +98,11 @@ export class Turnhouse {
     return (await this.#call('GET', '/time', { auth: false })).now;
   }
 
+  /** The newest lines of your game's log, or those after `after`: {lines, nextAfter}. */
+  async gameLogs(id, { after, limit } = {}) {
+    return this.#call('GET', `/games/${encodeURIComponent(id)}/logs${query({ after, limit })}`);
+  }
+
   // -------------------------------------------------------------------------------------------
   // Rooms: reads.
 
@@ -186,6 +191,23 @@ export class Turnhouse {
       source.addEventListener('room', (event) => onChange(JSON.parse(event.data)));
       source.addEventListener('resync', () => onChange({ change: 'resync' }));
       source.addEventListener('open', () => onChange({ change: 'resync' }));
+    });
+  }
+
+  /**
+   * Calls `onLine` with each line of your game's log as it is stored, after the line `after`
+   * (from now on without it), across reconnections. Returns a function that stops.
+   */
+  watchGameLogs(id, onLine, { after } = {}) {
+    let last = after === undefined || after === null ? null : Number(after);
+    const path = () => `/games/${encodeURIComponent(id)}/logs/stream${query({ after: last, access_token: this.token })}`;
+    return this.#stream(path, (source) => {
+      source.addEventListener('log', (event) => {
+        const line = JSON.parse(event.data);
+        if (last !== null && line.id <= last) return;
+        last = line.id;
+        onLine(line);
+      });
     });
   }
 

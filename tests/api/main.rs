@@ -28,6 +28,7 @@ mod openapi;
 mod players;
 mod readme;
 mod real_server;
+mod replay_browser;
 mod restart;
 mod sandbox;
 mod scale_out;
