@@ -90,6 +90,20 @@ pub enum Command {
         #[arg(long)]
         count: u64,
     },
+    /// Runs a game you are writing, on this machine only: a server on a loopback address with
+    /// a throwaway database (unless --database names one) and rate limits off, the game
+    /// published from its files and again on every save, and a dev page at /dev/{game} with
+    /// every seat side by side, the true state and its history, and the hooks' logs.
+    Dev {
+        /// The game's hooks: a JavaScript file (its name, less `.js`, is the game's id).
+        game: PathBuf,
+        /// The game's own page: one HTML file, or a build folder.
+        #[arg(long)]
+        frontend: Option<PathBuf>,
+        /// Seats side by side on the dev page, 2 to 4 (the game's minPlayers by default).
+        #[arg(long, value_parser = clap::value_parser!(u8).range(2..=4))]
+        seats: Option<u8>,
+    },
     /// Copies the SQLite database to DEST, a new file, while servers keep using it: one
     /// consistent snapshot (every commit up to a moment, none after), writers never held up.
     /// Start a server on the copy to restore it. For PostgreSQL use pg_dump.

@@ -1,32 +1,38 @@
 //! The layers of the crate, and the test that keeps them: `api → engine → {game, sandbox,
-//! store, live}`, each importing only what is below it. `config` and `startup` sit on top and
-//! may reach anything; `model`, `domain`, `views`, `frontend` and `metrics` are shared leaves.
+//! store, live}`, each importing only what is below it. `config`, `startup` and `dev` (the
+//! `turnhouse dev` command) sit on top and may reach anything; `model`, `domain`, `views`, `frontend` and `metrics` are shared leaves.
 //! See `docs/internals.md`.
 
 /// For each layer (a folder of `src/`), the modules above it that it must not import.
 const FORBIDDEN: &[(&str, &[&str])] = &[
-    ("engine", &["api", "config", "startup"]),
+    ("api", &["config", "startup", "dev"]),
+    ("engine", &["api", "config", "startup", "dev"]),
     (
         "game",
         &[
-            "api", "engine", "config", "startup", "sandbox", "store", "live",
+            "api", "engine", "config", "startup", "sandbox", "store", "live", "dev",
         ],
     ),
     (
         "games",
         &[
-            "api", "engine", "config", "startup", "sandbox", "store", "live",
+            "api", "engine", "config", "startup", "sandbox", "store", "live", "dev",
         ],
     ),
     (
         "sandbox",
-        &["api", "engine", "config", "startup", "store", "live"],
+        &["api", "engine", "config", "startup", "store", "live", "dev"],
     ),
     (
         "store",
-        &["api", "engine", "config", "startup", "sandbox", "live"],
+        &[
+            "api", "engine", "config", "startup", "sandbox", "live", "dev",
+        ],
     ),
-    ("live", &["api", "engine", "config", "startup", "sandbox"]),
+    (
+        "live",
+        &["api", "engine", "config", "startup", "sandbox", "dev"],
+    ),
 ];
 
 /// Every `crate::<module>` a file names in its code (comments aside), with its line number.

@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod config;
+pub mod dev;
 pub mod domain;
 pub mod engine;
 pub mod frontend;

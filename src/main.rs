@@ -1,13 +1,30 @@
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches};
 use turnhouse::config::{Command, Config};
+use turnhouse::dev::DevOptions;
 use turnhouse::startup::{self, Application};
 use turnhouse::{games, sandbox, seed, telemetry};
 
 fn main() -> ExitCode {
-    let config = Config::parse();
+    let matches = Config::command().get_matches();
+    let config = Config::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     match config.command {
+        Some(Command::Dev {
+            ref game,
+            ref frontend,
+            seats,
+        }) => {
+            let options = DevOptions {
+                game: game.clone(),
+                frontend: frontend.clone(),
+                seats: seats.map(usize::from),
+                database_given: matches.value_source("database_url")
+                    != Some(ValueSource::DefaultValue),
+            };
+            dev(config, options)
+        }
         // A sandbox process: no runtime, no logging, nothing but the JS engine.
         Some(Command::SandboxWorker) => sandbox::worker::run(config.hook_limits.limits()),
         Some(Command::SeedRooms { count }) => seed_rooms(config, count),
@@ -39,6 +56,19 @@ async fn serve(config: Config) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!(error = %err, "the server stopped with an error");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[tokio::main]
+async fn dev(config: Config, options: DevOptions) -> ExitCode {
+    // The hooks' own lines, and what goes wrong: requests are the author's own clicks.
+    telemetry::init("warn,game=info");
+    match turnhouse::dev::run(config, options).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("turnhouse dev: {err}");
             ExitCode::FAILURE
         }
     }

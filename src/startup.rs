@@ -71,15 +71,28 @@ pub async fn engine(config: &Config, games: GameRegistry) -> Result<Engine, Star
 impl Application {
     /// Opens the database (migrating it), binds the listener and prepares the server.
     pub async fn build(config: &Config, games: GameRegistry) -> Result<Self, StartupError> {
+        let engine = engine(config, games).await?;
+        Self::serving(config, engine, None)
+    }
+
+    /// Binds the listener and prepares the server on a running `engine`; with `dev`, as
+    /// `turnhouse dev` serves it (its dev page and routes).
+    pub fn serving(
+        config: &Config,
+        engine: Engine,
+        dev: Option<std::sync::Arc<api::dev::DevSession>>,
+    ) -> Result<Self, StartupError> {
         let (stop_streams, streams_shutdown) = watch::channel(false);
         let context = web::Data::new(AppContext {
-            engine: engine(config, games).await?,
+            engine,
             stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
             streams_shutdown,
             open_streams: Gauge::default(),
             limits: config.abuse_limits.limiters(),
             cors: config.cors_origins.clone(),
+            dev,
         });
+        let dev_routes = context.dev.is_some();
         let http_metrics = web::Data::new(HttpMetrics::default());
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),
@@ -98,7 +111,7 @@ impl Application {
                 .wrap(from_fn(RecordRequests::record))
                 .app_data(context.clone())
                 .app_data(http_metrics.clone())
-                .configure(api::configure)
+                .configure(|cfg| api::configure(cfg, dev_routes))
         })
         .shutdown_timeout(10)
         // A connection that has not sent a whole request head by then is closed (slowloris).

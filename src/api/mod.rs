@@ -2,6 +2,7 @@
 //! into one table, which both registers the routes and tells the OpenAPI test what is served.
 
 pub mod cors;
+pub mod dev;
 mod error;
 mod extract;
 mod frontends;
@@ -43,6 +44,9 @@ pub struct AppContext {
     pub limits: limits::Limits,
     /// Which origins a browser may call the API from.
     pub cors: CorsOrigins,
+    /// The session of `turnhouse dev`, when it started this server (its routes exist only
+    /// then).
+    pub dev: Option<std::sync::Arc<dev::DevSession>>,
 }
 
 /// One served route.
@@ -72,14 +76,18 @@ where
 }
 
 /// Every route, in matching order (a literal segment before a `{parameter}` in its place),
-/// and `OPTIONS` on every path (CORS preflights, and `Allow`).
-pub fn routes() -> Vec<RouteDef> {
+/// and `OPTIONS` on every path (CORS preflights, and `Allow`). `turnhouse dev`'s routes are
+/// added only to the server it starts (`dev`): nowhere else do they exist.
+pub fn routes(dev: bool) -> Vec<RouteDef> {
     let mut all = vec![
         route(Method::GET, "/healthz", health::check),
         route(Method::GET, "/metrics", metrics::show),
         route(Method::GET, "/time", health::time),
     ];
     all.extend(page::routes());
+    if dev {
+        all.extend(dev::routes());
+    }
     all.extend(players::routes());
     all.extend(games::routes());
     all.extend(game_logs::routes());
@@ -124,9 +132,9 @@ fn allowed_methods(routes: &[RouteDef], path: &str) -> String {
     allowed.join(", ")
 }
 
-/// `(method, path)` of every route served.
+/// `(method, path)` of every route a server serves (but `turnhouse dev`'s own).
 pub fn route_table() -> Vec<(Method, String)> {
-    routes()
+    routes(false)
         .into_iter()
         .map(|r| (r.method, without_patterns(r.path)))
         .collect()
@@ -150,8 +158,9 @@ fn without_patterns(path: &str) -> String {
     plain
 }
 
-pub fn configure(cfg: &mut ServiceConfig) {
-    let mut routes = routes();
+/// Registers every route (with `turnhouse dev`'s when `dev`).
+pub fn configure(cfg: &mut ServiceConfig, dev: bool) {
+    let mut routes = routes(dev);
     let mut scoped: Vec<(&'static str, Vec<actix_web::Resource>)> = Vec::new();
     for path in paths(&routes) {
         let allow = allowed_methods(&routes, path);

@@ -4,11 +4,11 @@
 use std::sync::OnceLock;
 
 use actix_web::http::{header, Method};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use sha2::{Digest, Sha256};
 
 use super::extract::matches_if_none_match;
-use super::{route, RouteDef};
+use super::{route, AppContext, RouteDef};
 use crate::domain::ids::hex;
 
 /// The page loads only its own scripts and style, talks only to this server, and frames only
@@ -17,14 +17,28 @@ const PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'sel
      connect-src 'self'; img-src 'self' data:; frame-src 'self'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 
+/// The same, for the page as `turnhouse dev` serves it: its dev page shows one copy of the
+/// page per seat, side by side, each in a frame of the same origin.
+const DEV_PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     connect-src 'self'; img-src 'self' data:; frame-src 'self'; base-uri 'none'; \
+     form-action 'none'; frame-ancestors 'self'";
+
 /// A file served as it is, with an entity tag from its content.
-struct Asset {
+pub(super) struct Asset {
     body: &'static str,
     content_type: &'static str,
     etag: OnceLock<String>,
 }
 
 impl Asset {
+    pub(super) const fn new(body: &'static str, content_type: &'static str) -> Self {
+        Self {
+            body,
+            content_type,
+            etag: OnceLock::new(),
+        }
+    }
+
     fn etag(&self) -> &str {
         self.etag.get_or_init(|| {
             let digest = Sha256::digest(self.body.as_bytes());
@@ -35,11 +49,7 @@ impl Asset {
 
 macro_rules! asset {
     ($file:literal, $content_type:literal) => {
-        Asset {
-            body: include_str!(concat!("../web/", $file)),
-            content_type: $content_type,
-            etag: OnceLock::new(),
-        }
+        Asset::new(include_str!(concat!("../web/", $file)), $content_type)
     };
 }
 
@@ -51,25 +61,31 @@ static CLIENT_TYPES: Asset = asset!("client.d.ts", "application/typescript; char
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
-        route(Method::GET, "/", |req: HttpRequest| async move {
-            serve(&req, &INDEX)
-        }),
+        route(
+            Method::GET,
+            "/",
+            |req: HttpRequest, context: web::Data<AppContext>| async move {
+                serve(&req, &INDEX, context.dev.is_some())
+            },
+        ),
         route(Method::GET, "/app.js", |req: HttpRequest| async move {
-            serve(&req, &APP)
+            serve(&req, &APP, false)
         }),
         route(Method::GET, "/app.css", |req: HttpRequest| async move {
-            serve(&req, &STYLE)
+            serve(&req, &STYLE, false)
         }),
         route(Method::GET, "/client.js", |req: HttpRequest| async move {
-            serve(&req, &CLIENT)
+            serve(&req, &CLIENT, false)
         }),
         route(Method::GET, "/client.d.ts", |req: HttpRequest| async move {
-            serve(&req, &CLIENT_TYPES)
+            serve(&req, &CLIENT_TYPES, false)
         }),
     ]
 }
 
-fn serve(req: &HttpRequest, asset: &Asset) -> HttpResponse {
+/// `asset`, with the page's policy: framed by pages of this origin when `framed` (in `turnhouse
+/// dev`), else by none.
+pub(super) fn serve(req: &HttpRequest, asset: &Asset, framed: bool) -> HttpResponse {
     let etag = asset.etag();
     let unchanged = matches_if_none_match(req, etag);
     let mut response = if unchanged {
@@ -82,7 +98,10 @@ fn serve(req: &HttpRequest, asset: &Asset) -> HttpResponse {
         // Revalidated each time, so an upgraded server never runs with a stale script.
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header((header::ETAG, etag))
-        .insert_header(("Content-Security-Policy", PAGE_POLICY))
+        .insert_header((
+            "Content-Security-Policy",
+            if framed { DEV_PAGE_POLICY } else { PAGE_POLICY },
+        ))
         .insert_header(("Referrer-Policy", "no-referrer"));
     if unchanged {
         return response.finish();

@@ -77,6 +77,34 @@ impl Engine {
             .map(|a| a.player_ref()))
     }
 
+    /// The player named `username`, signed in with a new token: registered if the name is
+    /// free, else that account with its token replaced (for `turnhouse dev`'s local players,
+    /// who sign in without a password on the author's own machine).
+    pub async fn local_player(
+        &self,
+        username: &Username,
+    ) -> Result<(PlayerRef, String), EngineError> {
+        match self.register(Some(username.clone())).await {
+            Ok((account, token)) => Ok((account.player_ref(), token)),
+            Err(RegisterError::UsernameTaken(_)) => {
+                let account = self
+                    .store
+                    .account_by_name(username.as_str())
+                    .await?
+                    .ok_or_else(|| {
+                        EngineError::Store(StoreError::Corrupt(format!(
+                            "the player {} is neither free nor found",
+                            username.as_str()
+                        )))
+                    })?;
+                let player = account.player_ref();
+                let token = self.rotate_token(&player).await?;
+                Ok((player, token))
+            }
+            Err(RegisterError::Engine(err)) => Err(err),
+        }
+    }
+
     /// Issues `player` a new token, shown this once; the old one stops working at once.
     pub async fn rotate_token(&self, player: &PlayerRef) -> Result<String, EngineError> {
         let issued = credentials::issue(&player.id);

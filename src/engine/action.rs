@@ -30,6 +30,8 @@ pub enum Action {
     Timeout,
     /// The room's deadline passed and `onTimeout` failed: the deadline is cleared.
     ClearFailedTimeout,
+    /// The room's deadline, fired before its time by the author (`turnhouse dev`): `onTimeout`.
+    TimeoutNow,
 }
 
 impl Action {
@@ -42,6 +44,7 @@ impl Action {
             Action::Reset(_) => "reset",
             Action::Timeout => "timeout",
             Action::ClearFailedTimeout => "clear_failed_timeout",
+            Action::TimeoutNow => "timeout_now",
         }
     }
 
@@ -103,6 +106,12 @@ impl Action {
                     step.run_hook(EventKind::Join, seat, None)?;
                 }
                 Ok(())
+            }
+            Action::TimeoutNow => {
+                if step.room.finished || step.room.trigger_timeout_at.is_none() {
+                    return Err(EngineError::NoDeadline);
+                }
+                step.run_timeout()
             }
             Action::Timeout | Action::ClearFailedTimeout => {
                 // Not this version's deadline to fire (another server's clock ran ahead).

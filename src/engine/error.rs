@@ -65,6 +65,8 @@ pub enum EngineError {
     HookOutOfMemory { hook: Hook, limit_mib: u64 },
     #[error("games cannot be run right now: {0}")]
     SandboxUnavailable(String),
+    #[error("the room has no deadline to fire")]
+    NoDeadline,
     #[error("the room is changing too fast; try again")]
     Contention,
     #[error(transparent)]
@@ -132,6 +134,7 @@ impl EngineError {
             EngineError::HookCrashed { .. } => (K::GameFault, "hook_crashed"),
             EngineError::HookTimeout { .. } => (K::GameFault, "hook_timeout"),
             EngineError::HookOutOfMemory { .. } => (K::GameFault, "hook_out_of_memory"),
+            EngineError::NoDeadline => (K::Conflict, "no_deadline"),
             EngineError::Contention => (K::Unavailable, "contention"),
             EngineError::SandboxUnavailable(_) => (K::Unavailable, "sandbox_unavailable"),
             EngineError::Store(err) => match err.fault() {

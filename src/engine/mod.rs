@@ -10,6 +10,7 @@ mod bounded_cache;
 mod catalog;
 mod commit;
 mod deadlines;
+mod dev;
 mod error;
 mod follow;
 mod game_logs;

@@ -278,7 +278,11 @@ impl Store {
     }
 
     pub async fn account(&self, id: &str) -> Result<Option<Account>, StoreError> {
-        read!(self, |pool| reads::account(pool, id))
+        read!(self, |pool| reads::account(pool, id, false))
+    }
+
+    pub async fn account_by_name(&self, username: &str) -> Result<Option<Account>, StoreError> {
+        read!(self, |pool| reads::account(pool, username, true))
     }
 
     /// The latest version of every uploaded game, by id.

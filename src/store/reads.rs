@@ -44,6 +44,9 @@ pub(super) const GAME_LOG_NEWEST: &str = "SELECT id, game, game_version, at, roo
 pub(super) const ACCOUNT: &str =
     "SELECT id, username, token_hash, created_at FROM players WHERE id = $1";
 
+pub(super) const ACCOUNT_BY_NAME: &str =
+    "SELECT id, username, token_hash, created_at FROM players WHERE username = $1";
+
 /// Versions of games with their owners, in the columns [`rows::game_version`] reads: version
 /// `$2` of game `$1`, or the latest of each game where `$2` is null, of every game where `$1`
 /// is null.
@@ -176,11 +179,14 @@ pub(super) async fn game_log<D: Dialect>(
     Ok(lines)
 }
 
+/// The account with id `id`, or with `by_name`, its name.
 pub(super) async fn account<D: Dialect>(
     pool: &Pool<D>,
     id: &str,
+    by_name: bool,
 ) -> Result<Option<Account>, StoreError> {
-    let statement = Statement::new(ACCOUNT).bind(id);
+    let sql = if by_name { ACCOUNT_BY_NAME } else { ACCOUNT };
+    let statement = Statement::new(sql).bind(id);
     let row = D::fetch_optional(&mut *pool.acquire().await?, statement).await?;
     row.as_ref().map(rows::account::<D>).transpose()
 }

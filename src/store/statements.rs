@@ -35,6 +35,7 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("ONE_ROOM", reads::ONE_ROOM.into()),
         ("EVENTS_PAGE", reads::EVENTS_PAGE.into()),
         ("ACCOUNT", reads::ACCOUNT.into()),
+        ("ACCOUNT_BY_NAME", reads::ACCOUNT_BY_NAME.into()),
         ("VERSIONS", reads::VERSIONS.into()),
         ("GAME_SOURCE", reads::GAME_SOURCE.into()),
         ("FRONTEND_FILE", reads::FRONTEND_FILE.into()),

@@ -80,6 +80,9 @@ SELECT e.version, e.kind, e.player_id, p.username, CAST(e.move AS TEXT) AS move,
 -- SQLite and PostgreSQL: ACCOUNT
 SELECT id, username, token_hash, created_at FROM players WHERE id = $1;
 
+-- SQLite and PostgreSQL: ACCOUNT_BY_NAME
+SELECT id, username, token_hash, created_at FROM players WHERE username = $1;
+
 -- SQLite and PostgreSQL: VERSIONS
 SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, (SELECT count(*) FROM game_frontend_files f WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, v.frontend_background, v.frontend_height, v.created_at, g.owner_id, p.username AS owner_name, g.created_at AS game_created_at FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) ORDER BY v.game_id;
 

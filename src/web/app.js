@@ -6,18 +6,36 @@ import { Turnhouse, TurnhouseError } from './client.js';
 // ---------------------------------------------------------------------------------------------
 // Session: the token lives in this browser's storage, never in a URL.
 
+// In `turnhouse dev`, each seat of the dev page is this page in a frame (`/?dev=<game>&seat=<n>`),
+// signed in as that seat's local player. The seats share this browser's storage, so a seat
+// keeps its player in memory only.
+const devSeat = (() => {
+  const params = new URLSearchParams(location.search);
+  return params.has('dev') && params.has('seat') ? { game: params.get('dev'), seat: Number(params.get('seat')) } : null;
+})();
+let seatPlayer = null;
+
 const store = {
   get player() {
+    if (devSeat) return seatPlayer;
     try { return JSON.parse(localStorage.getItem('turnhouse.player')); } catch { return null; }
   },
   set player(player) {
-    if (player) localStorage.setItem('turnhouse.player', JSON.stringify(player));
+    if (devSeat) seatPlayer = player;
+    else if (player) localStorage.setItem('turnhouse.player', JSON.stringify(player));
     else localStorage.removeItem('turnhouse.player');
     api.token = player ? player.token : null;
   },
 };
 
 const api = new Turnhouse(location.origin);
+if (devSeat) {
+  document.body.classList.add('dev-seat');
+  // A bot's seat has no local player: it shows what a watcher sees.
+  const session = await fetch(`/dev/${encodeURIComponent(devSeat.game)}/session`).then((r) => (r.ok ? r.json() : null), () => null);
+  const player = session && !new URLSearchParams(location.search).has('bot') ? session.players[devSeat.seat - 1] : null;
+  seatPlayer = player ? { id: player.id, username: player.username, token: player.token } : null;
+}
 api.token = store.player ? store.player.token : null;
 
 /** Runs a client call; resolves to {ok, data} or, when refused, {ok: false, status, data: problem}. */
@@ -452,7 +470,7 @@ async function showRoom(id, replayAt) {
         el('p', { id: 'room-message', class: 'message', role: 'alert' }),
         el('div', { id: 'actions', class: 'row' }),
         replayControl()),
-      el('section', { class: 'card' },
+      el('section', { class: 'card share-card' },
         el('h2', {}, 'Share'),
         el('div', { class: 'row share' }, linkInput,
           el('button', { class: 'secondary', onclick: () => { linkInput.select(); navigator.clipboard?.writeText(link); } }, 'Copy link')),
@@ -1108,7 +1126,7 @@ window.addEventListener('hashchange', route);
 // Another tab signed in, out or as someone else: this one follows at once, so that its
 // header, the room it shows and every call it makes agree on who is playing.
 window.addEventListener('storage', (event) => {
-  if (event.key !== null && event.key !== 'turnhouse.player') return;
+  if (devSeat || (event.key !== null && event.key !== 'turnhouse.player')) return;
   api.token = store.player ? store.player.token : null;
   route();
 });

@@ -10,6 +10,8 @@ mod clocks_exactly_once;
 mod concurrency;
 mod cube;
 mod databases;
+mod dev;
+mod dev_browser;
 mod errors;
 mod faults;
 mod frontend_folders;

@@ -50,9 +50,11 @@ async fn a_finished_battleship_room_replays_each_version_as_each_player_saw_it()
     // shots (alice hits at 6 and 8, bob misses at 7).
     app.play_ok(&alice, &room, fleet(true)).await;
     app.play_ok(&bob, &room, fleet(false)).await;
-    app.play_ok(&alice, &room, json!({"row": 0, "col": 0})).await;
+    app.play_ok(&alice, &room, json!({"row": 0, "col": 0}))
+        .await;
     app.play_ok(&bob, &room, json!({"row": 9, "col": 9})).await;
-    app.play_ok(&alice, &room, json!({"row": 1, "col": 0})).await;
+    app.play_ok(&alice, &room, json!({"row": 1, "col": 0}))
+        .await;
 
     let driver = Driver::start().await;
     let browser = driver.browser("replay-battleship").await;
@@ -63,7 +65,11 @@ async fn a_finished_battleship_room_replays_each_version_as_each_player_saw_it()
     assert!(step.contains("moved (hidden)"), "{step}");
     assert_eq!((ships(&browser, 0).await, ships(&browser, 1).await), (0, 0));
     assert!(browser.text("#status").await.starts_with("Replay"));
-    assert_eq!(count(&browser, ".spot:not([disabled])").await, 0, "a replay takes no moves");
+    assert_eq!(
+        count(&browser, ".spot:not([disabled])").await,
+        0,
+        "a replay takes no moves"
+    );
 
     // Bob forfeits: version 9 finishes the room.
     let response = app.quit(&bob, &room).await;
@@ -84,8 +90,16 @@ async fn a_finished_battleship_room_replays_each_version_as_each_player_saw_it()
             // Each fleet is placed at the version its owner's move made.
             let placed = if seat == 0 { 4 } else { 5 };
             if version < 9 {
-                assert_eq!(own, if version >= placed { 17 } else { 0 }, "{player:?} at {version}");
-                assert_eq!(other, 0, "{} sees the other fleet at {version}", player.username);
+                assert_eq!(
+                    own,
+                    if version >= placed { 17 } else { 0 },
+                    "{player:?} at {version}"
+                );
+                assert_eq!(
+                    other, 0,
+                    "{} sees the other fleet at {version}",
+                    player.username
+                );
             } else {
                 // The game shows both fleets once it is over.
                 assert_eq!((own, other), (17, 17));
@@ -113,7 +127,10 @@ async fn a_finished_battleship_room_replays_each_version_as_each_player_saw_it()
     // Back to live: the address and the status follow.
     browser.click("#replay-live").await;
     browser.wait_for_text("#replay-step", "Live").await;
-    assert_eq!(browser.url().await, format!("{}/#/room/{room}", app.address));
+    assert_eq!(
+        browser.url().await,
+        format!("{}/#/room/{room}", app.address)
+    );
     assert!(!browser.text("#status").await.starts_with("Replay"));
 
     // The lobby lists the finished game with a link to its replay.
