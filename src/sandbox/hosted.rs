@@ -108,8 +108,8 @@ impl HostedGame {
         }
     }
 
-    /// What the hook logged, in the server's log, tagged with where it came from, and in its
-    /// owner's log.
+    /// What the hook logged, in the server's log, tagged with where it came from, and (but for
+    /// a bot's search) in its owner's log.
     fn log(&self, hook: Hook, game: &BoardGame, logs: Vec<LogLine>) {
         for line in logs {
             let (id, version, room) = (&*self.info.id, self.version, &game.room_id);
@@ -125,7 +125,11 @@ impl HostedGame {
                     tracing::info!(target: "game", game = id, version, room, hook = name, "{}", line.text)
                 }
             }
-            self.keep(hook, game, line.level, line.text);
+            // A bot's search runs the hooks over positions that never happen: what they log
+            // there would crowd out what happened in the game.
+            if hook != Hook::BotSearch {
+                self.keep(hook, game, line.level, line.text);
+            }
         }
     }
 

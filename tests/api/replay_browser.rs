@@ -141,3 +141,56 @@ async fn a_finished_battleship_room_replays_each_version_as_each_player_saw_it()
     wait_for_version(&browser, 1).await;
     browser.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_s_card_shows_its_owner_the_log_live_and_nobody_else() {
+    let app = TestApp::spawn_for_browsers().await;
+    let source = "module.exports = {
+      onRoomStart: () => ({ state: { n: 0 } }),
+      onPlayerJoin: (player) => { console.log(`${player.username} is here`); return {}; },
+      onPlayerQuit: () => ({}),
+      onPlayerMove: (player, move, room) => {
+        console.warn(`move ${room.state.n + 1}`);
+        return { state: { n: room.state.n + 1 } };
+      },
+    };";
+    let owner = app.publish("logged", source).await;
+    let player = app.new_player().await;
+    let room = app.create_room(&player, json!({"game": "logged"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+
+    let driver = Driver::start().await;
+    let browser = driver.browser("game-logs-card").await;
+    let card = "[data-game=\"logged\"]";
+    open_as(&browser, &app, &player, "#/").await;
+    browser.find(&format!("{card} .new-room")).await;
+    assert_eq!(
+        count(&browser, &format!("{card} details.logs")).await,
+        0,
+        "not the owner's"
+    );
+
+    open_as(&browser, &app, &owner, "#/").await;
+    browser.click(&format!("{card} details.logs summary")).await;
+    browser
+        .wait_for_text(
+            &format!("{card} .log-lines"),
+            &format!("{} is here", player.username),
+        )
+        .await;
+    // A move now: its line arrives by itself, with its version, hook and level.
+    app.play_ok(&player, &room, json!({})).await;
+    let line = browser
+        .wait_for(
+            "the move's line",
+            "const l = [...document.querySelectorAll('.log-lines li')].find((li) => li.textContent.includes('move 1')); \
+             return l ? [l.dataset.level, l.dataset.version, l.textContent] : null;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(line[0], "warn");
+    assert_eq!(line[1], "3");
+    assert!(line[2].as_str().unwrap().contains("onPlayerMove"), "{line}");
+    browser.screenshot("owner-logs").await;
+    browser.close().await;
+}

@@ -239,10 +239,41 @@ async fn hosted_games_log_through_the_server_and_survive_a_kill() {
         server.log_lines_with(&["sits down"])
     );
 
-    // Killed and started again: the room, its game version and fresh sandbox processes.
+    // The owner's log has it too, once stored (a moment after the move).
+    let owners_log = |api: Api| {
+        let token = author.token.clone();
+        async move {
+            for _ in 0..250 {
+                let response = api
+                    .client
+                    .get(format!("{}/games/connect-four/logs", api.address))
+                    .bearer_auth(&token)
+                    .send()
+                    .await
+                    .unwrap();
+                let page: Value = response.json().await.unwrap();
+                let texts: Vec<String> = page["lines"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|line| line["text"].as_str().unwrap().to_owned())
+                    .collect();
+                if texts.iter().any(|t| t.contains("sits down (2 of 2)")) {
+                    return texts;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            panic!("the owner's log never held the join");
+        }
+    };
+    let before = owners_log(api.clone()).await;
+
+    // Killed and started again: the room, its game version and fresh sandbox processes, and
+    // the owner's log as it was.
     server.kill();
     let server = Server::start(&database);
     let api = server.api.with_timeout(TIMEOUT);
+    assert_eq!(owners_log(api.clone()).await, before);
     let (status, after) = api
         .post_value(
             &format!("/rooms/{id}/moves"),
