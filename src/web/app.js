@@ -98,7 +98,7 @@ function renderAccount() {
   if (me) {
     bar.replaceChildren(
       el('span', { id: 'me', text: `Signed in as ${me.username}` }),
-      el('button', { class: 'secondary', id: 'sign-out', onclick: () => { store.player = null; route(); } }, 'Sign out'),
+      el('button', { class: 'secondary', id: 'sign-out', onclick: () => { store.player = null; route(true); } }, 'Sign out'),
     );
   } else {
     bar.replaceChildren(el('span', { text: 'Not signed in' }));
@@ -1103,10 +1103,11 @@ function jsonTree(key, value, open) {
 // Routing: `#/` is the lobby, `#/room/<id>` a room (a link that can be shared), and
 // `#/room/<id>/v/<n>` its version n, replayed.
 
-function route() {
+/** Shows what the address names; `redraw` rebuilds it even when it is the room on screen. */
+function route(redraw) {
   const match = location.hash.match(/^#\/room\/([0-9a-f]{32})(?:\/v\/([0-9]{1,18}))?$/);
   // Another version of the room on screen: a step of its replay, not a new page.
-  if (match && current && current.id === match[1] && document.getElementById('replay')) {
+  if (!redraw && match && current && current.id === match[1] && document.getElementById('replay')) {
     if (match[2]) replayTo(Number(match[2]));
     else leaveReplay();
     return;
@@ -1122,12 +1123,12 @@ function route() {
   main().focus({ preventScroll: true });
 }
 
-window.addEventListener('hashchange', route);
+window.addEventListener('hashchange', () => route());
 // Another tab signed in, out or as someone else: this one follows at once, so that its
 // header, the room it shows and every call it makes agree on who is playing.
 window.addEventListener('storage', (event) => {
   if (devSeat || (event.key !== null && event.key !== 'turnhouse.player')) return;
   api.token = store.player ? store.player.token : null;
-  route();
+  route(true);
 });
 route();
