@@ -32,9 +32,8 @@ const INFO: GameInfo = GameInfo {
     min_players: 2,
     max_players: 2,
     description: Cow::Borrowed(
-        "Sink the enemy fleet (5, 4, 3, 3, 2) on a 10x10 grid. Place yours first, unseen: \
-         {\"fleet\": [{\"row\": 0, \"col\": 0, \"across\": true}, …]}, one ship per size in \
-         that order; then shoot in turns: {\"row\": r, \"col\": c}.",
+        "Sink the enemy fleet of five ships, 5, 4, 3, 3 and 2 cells long, on a 10x10 grid. \
+         Both players place their fleets unseen, then take turns to fire.",
     ),
 };
 

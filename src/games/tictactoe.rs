@@ -38,8 +38,7 @@ impl Geometry for Square {
         min_players: 2,
         max_players: 2,
         description: Cow::Borrowed(
-            "Three in a row on a 3x3 board. X (the first player) moves first; \
-             a move is {\"x\": row, \"y\": col}.",
+            "Three in a row on a 3x3 board. X, the first player, moves first.",
         ),
     };
     const CELLS: usize = 9;

@@ -86,8 +86,8 @@ impl Geometry for Cube {
         min_players: 2,
         max_players: 2,
         description: Cow::Borrowed(
-            "Three in a line in a 3x3x3 cube (49 lines). X moves first; a move is \
-             {\"index\": x + 3y + 9z} or {\"x\", \"y\", \"z\"}.",
+            "Three in a line in a 3x3x3 cube, along any of its 49 lines. X, the first player, \
+             moves first.",
         ),
     };
     const CELLS: usize = 27;

@@ -45,9 +45,12 @@ async function attempt(action) {
   } catch (err) {
     if (!(err instanceof TurnhouseError)) throw err;
     if (err.status === 401 && store.player) {
-      // The token no longer works (a fresh database, say): sign out rather than fail forever.
+      // The token no longer works (a fresh database, say): say so, and redraw the screen
+      // without the buttons only a signed-in player has, rather than fail forever.
+      const name = store.player.username;
       store.player = null;
-      renderAccount();
+      accountNotice = `The key to “${name}” no longer works on this server (it may have been reset). Pick a name to play again.`;
+      setTimeout(() => route(true));
     }
     return { ok: false, status: err.status, data: err.problem };
   }
@@ -92,16 +95,24 @@ const main = () => document.getElementById('main');
 // ---------------------------------------------------------------------------------------------
 // Account bar and sign-up.
 
+/** Why the player was signed out without asking, shown once in the account bar. */
+let accountNotice = null;
+
 function renderAccount() {
   const bar = document.getElementById('account');
   const me = store.player;
   if (me) {
+    const confirmSignOut = () => bar.replaceChildren(
+      el('span', { id: 'sign-out-warning', role: 'alert', text: `This browser holds the only key to “${me.username}”: once signed out, you cannot be ${me.username} again.` }),
+      el('button', { class: 'secondary', id: 'sign-out-confirm', onclick: () => { store.player = null; route(true); } }, 'Sign out anyway'),
+      el('button', { id: 'sign-out-cancel', onclick: renderAccount }, 'Stay signed in'));
     bar.replaceChildren(
       el('span', { id: 'me', text: `Signed in as ${me.username}` }),
-      el('button', { class: 'secondary', id: 'sign-out', onclick: () => { store.player = null; route(true); } }, 'Sign out'),
+      el('button', { class: 'secondary', id: 'sign-out', onclick: confirmSignOut }, 'Sign out'),
     );
   } else {
-    bar.replaceChildren(el('span', { text: 'Not signed in' }));
+    bar.replaceChildren(el('span', { id: 'signed-out', role: accountNotice ? 'alert' : null, text: accountNotice || 'Not signed in' }));
+    accountNotice = null;
   }
 }
 
@@ -228,13 +239,33 @@ function roomEntry(room) {
     el('span', {},
       el('strong', { text: game ? game.name : room.game }), ' · ',
       el('span', { class: 'players-names', text: names }), ' ',
-      el('span', { class: 'badge', text: room.private ? `private, ${state}` : state })),
+      el('span', { class: 'badge', text: room.private ? `private, ${state}` : state }), ' ',
+      el('span', { class: 'muted room-when', text: [resultOf(room), when(room.updatedAt)].filter(Boolean).join(', ') })),
     el('span', { class: 'row' },
       canJoin ? el('button', { class: 'join', onclick: () => joinRoom(room.id) }, 'Join') : null,
       room.finished
         // A finished game opens at its first version, to be stepped through.
         ? el('a', { class: 'button secondary replay-link', href: `#/room/${room.id}/v/1` }, 'Replay')
         : el('a', { class: 'button secondary watch', href: `#/room/${room.id}` }, mine ? 'Open' : 'Watch')));
+}
+
+/** How a finished room ended, seen by this player: "you won", "Bob won", "a draw". */
+function resultOf(room) {
+  if (!room.finished) return null;
+  const winner = winnerOf(room);
+  const mine = store.player;
+  if (!winner) return 'a draw';
+  return mine && winner.id === mine.id ? 'you won' : `won by ${winner.username}`;
+}
+
+/** A moment, as a person says it: the time today, else the day and time. */
+function when(at) {
+  const moment = new Date(at);
+  if (Number.isNaN(moment.getTime())) return null;
+  const today = new Date().toDateString() === moment.toDateString();
+  return today
+    ? `today ${moment.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}`
+    : moment.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
 async function joinRoom(id) {
@@ -460,7 +491,7 @@ async function showRoom(id, replayAt) {
   const linkInput = el('input', { id: 'share-link', readonly: true, value: link, 'aria-label': 'Link to this room' });
   main().replaceChildren(
     el('h1', {}, el('span', { text: game ? game.name : current.game }), ' ',
-      el('span', { class: 'badge', text: current.private ? 'private room' : 'room' })),
+      el('span', { class: 'badge', id: 'room-kind', text: roomKind(current) })),
     el('div', { class: 'grid' },
       el('section', { class: 'card', 'aria-labelledby': 'status' },
         el('p', { id: 'status', class: 'status', 'aria-live': 'polite' }),
@@ -473,8 +504,10 @@ async function showRoom(id, replayAt) {
       el('section', { class: 'card share-card' },
         el('h2', {}, 'Share'),
         el('div', { class: 'row share' }, linkInput,
-          el('button', { class: 'secondary', onclick: () => { linkInput.select(); navigator.clipboard?.writeText(link); } }, 'Copy link')),
-        el('p', { class: 'muted' }, 'Anyone with the link can watch; a friend can join while there is a free seat.'),
+          el('button', { class: 'secondary', id: 'copy-link', onclick: (event) => copyLink(event.target, linkInput) }, 'Copy link')),
+        el('p', { class: 'muted' }, botOf(current)
+          ? 'Anyone with the link can watch this game against the computer.'
+          : 'Anyone with the link can watch; a friend can join while there is a free seat.'),
         el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')))),
   );
   replayHistory = { room: id, entries: new Map(), complete: false };
@@ -486,10 +519,39 @@ async function showRoom(id, replayAt) {
   if (replayAt) await replayTo(replayAt);
 }
 
+/** The computer opponent seated in `room`, if any (bots' names, "hard bot", are no player's). */
+function botOf(room) {
+  return [...room.players, ...(room.inactivePlayers || [])].find((p) => /^(easy|medium|hard) bot$/.test(p.username)) || null;
+}
+
+/** What the room is, for its title's badge. */
+function roomKind(room) {
+  const bot = botOf(room);
+  if (bot) return `Against the ${bot.username}`;
+  return room.private ? 'Private room' : 'Public room';
+}
+
+/** Copies the room's link, and says whether it did. */
+async function copyLink(button, input) {
+  input.select();
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(input.value);
+    copied = true;
+  } catch {
+    // No clipboard (an insecure origin, or permission refused): the link is selected to copy.
+  }
+  button.textContent = copied ? 'Copied' : 'Press Ctrl+C to copy';
+  setTimeout(() => { button.textContent = 'Copy link'; }, 2000);
+}
+
 /** Takes a newer version of the room (from a stream event or an action's answer). */
 function apply(version) {
   if (!current || version.version <= current.version) return;
-  current = { ...current, ...version };
+  // A stream's version names who is seated, not who left: those who left are kept here.
+  const left = current.inactivePlayers || [];
+  const gone = current.players.filter((p) => !version.players.some((q) => q.id === p.id) && !left.some((q) => q.id === p.id));
+  current = { ...current, ...version, inactivePlayers: version.inactivePlayers || [...left, ...gone] };
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
 }
@@ -629,20 +691,28 @@ function winnerOf(room) {
   return winner;
 }
 
+/** Whether `player` was seated in the room and has left it (a forfeit, say). */
+function hasLeft(room, player) {
+  return Boolean(player) && seatOf(room, player.id) < 0 && (room.inactivePlayers || []).some((p) => p.id === player.id);
+}
+
 function statusText(room, toMove) {
   const mine = me();
   if (room.finished) {
     const winner = winnerOf(room);
     if (!winner) return 'Game over: a draw.';
-    const wins = mine && winner.id === mine.id ? 'You win!' : `${winner.username} wins!`;
+    // Sentences never start with a name: names keep the case their players chose.
+    const wins = mine && winner.id === mine.id ? 'You win!' : `Game over: ${winner.username} wins!`;
     if ((room.state || {}).endedBy === 'timeout') {
       const loser = room.players.find((p) => p.id !== winner.id);
-      if (loser) return `${mine && loser.id === mine.id ? 'You' : loser.username} ran out of time. ${wins}`;
+      if (loser && mine && loser.id === mine.id) return `You ran out of time. ${winner.username} wins!`;
+      if (loser) return `Time ran out for ${loser.username}. ${mine && winner.id === mine.id ? 'You win!' : `${winner.username} wins!`}`;
     }
+    if (hasLeft(room, mine)) return `You left the game. ${wins}`;
     return wins;
   }
   if (room.joinable && room.players.length < 2) return 'Waiting for another player to join…';
-  if (toMove) return mine && toMove.id === mine.id ? 'Your turn.' : `${toMove.username}'s turn.`;
+  if (toMove) return mine && toMove.id === mine.id ? 'Your turn.' : `It is ${toMove.username}'s turn.`;
   if ((room.state || {}).status === 'placing') return 'The fleets are being placed.';
   return 'In play.';
 }
@@ -654,7 +724,9 @@ function drawRoom() {
   const toMove = playerToMove(room);
   const marks = ['tictactoe', 'tictactoe3d'].includes(room.game) ? ['X', 'O'] : [];
   let status = statusText(room, toMove);
-  if (seat < 0 && !replaying) status = `${status} (You are watching.)`;
+  if (seat < 0 && !replaying && !hasLeft(room, mine)) status = `${status} (You are watching.)`;
+  yourTurn = !replaying && seat >= 0 && Boolean(toMove) && toMove.id === mine.id && !room.finished;
+  drawTitle();
   if (replaying) status = `Replay, version ${room.version}: ${status}`;
   document.getElementById('status').textContent = status;
   document.getElementById('players').replaceChildren(...room.players.map((p, i) =>
@@ -676,6 +748,13 @@ function drawRoom() {
   drawReplay();
 }
 
+/** Whether it is this player's turn in the room on screen: a hidden tab's title says so. */
+let yourTurn = false;
+function drawTitle() {
+  document.title = yourTurn && document.hidden ? 'Your turn · Turnhouse' : 'Turnhouse';
+}
+document.addEventListener('visibilitychange', drawTitle);
+
 /** The time the player to move has left, while the room has a deadline; ticks on its own. */
 let countdownTimer = null;
 function drawCountdown() {
@@ -690,9 +769,9 @@ function drawCountdown() {
   }
   const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
   const mine = me();
-  const who = mine && toMove.id === mine.id ? 'You have' : `${toMove.username} has`;
+  const clock = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
   line.hidden = false;
-  line.textContent = `${who} ${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')} left to move.`;
+  line.textContent = mine && toMove.id === mine.id ? `You have ${clock} left to move.` : `Time left for ${toMove.username} to move: ${clock}.`;
   line.classList.toggle('urgent', left <= 10);
   countdownTimer = setTimeout(drawCountdown, 250);
 }
@@ -705,7 +784,16 @@ function drawActions(room, seat) {
     buttons.push(el('button', { id: 'join', onclick: () => act('join') }, 'Join this game'));
   }
   if (seat >= 0 && !room.finished) {
-    buttons.push(el('button', { id: 'forfeit', class: 'secondary', onclick: () => act('quit') }, room.joinable ? 'Leave' : 'Forfeit'));
+    if (room.joinable) {
+      buttons.push(el('button', { id: 'forfeit', class: 'secondary', onclick: () => act('quit') }, 'Leave'));
+    } else {
+      const others = room.players.filter((p) => p.id !== me().id).map((p) => p.username).join(' and ');
+      const ask = () => actions.replaceChildren(
+        el('span', { id: 'forfeit-warning', role: 'alert', text: `Forfeit? The game goes to ${others || 'the others'}.` }),
+        el('button', { id: 'forfeit-confirm', class: 'secondary', onclick: () => act('quit') }, 'Yes, forfeit'),
+        el('button', { id: 'forfeit-cancel', onclick: () => drawActions(room, seat) }, 'Keep playing'));
+      buttons.push(el('button', { id: 'forfeit', class: 'secondary', onclick: ask }, 'Forfeit'));
+    }
   }
   if (seat >= 0 && room.finished) {
     buttons.push(el('button', { id: 'play-again', onclick: () => act('reset') }, 'Play again'));
@@ -1118,8 +1206,13 @@ function route(redraw) {
   replayHistory = null;
   replaying = null;
   renderAccount();
+  window.scrollTo(0, 0);
   if (match) showRoom(match[1], match[2] ? Number(match[2]) : null);
-  else showLobby();
+  else if (location.hash.startsWith('#/room/')) {
+    main().replaceChildren(el('h1', {}, 'Room'),
+      el('p', { id: 'no-room', class: 'message error', role: 'alert', text: 'There is no room at this address: check the link you were given.' }),
+      el('a', { class: 'button', href: '#/' }, 'Back to the lobby'));
+  } else showLobby();
   main().focus({ preventScroll: true });
 }
 

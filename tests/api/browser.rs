@@ -142,8 +142,20 @@ async fn two_people_play_tictactoe_in_their_browsers_while_a_third_watches() {
     alice.wait_for_text("#status", "Waiting").await;
     bob.click("#join").await;
     alice.wait_for_text("#status", "Your turn").await;
+    // Forfeiting asks first, then speaks to Bob as the player who left, not as a watcher.
     bob.click("#forfeit").await;
+    bob.wait_for_text(
+        "#forfeit-warning",
+        &format!("The game goes to {alice_name}"),
+    )
+    .await;
+    bob.click("#forfeit-confirm").await;
     alice.wait_for_text("#status", "You win!").await;
+    bob.wait_for_text(
+        "#status",
+        &format!("You left the game. Game over: {alice_name} wins!"),
+    )
+    .await;
     let stored = app.room(&room).await;
     assert_eq!(stored["finished"], true);
     assert_eq!(stored["state"]["winner"]["username"], alice_name.as_str());
@@ -394,7 +406,7 @@ async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
     let bob = app.register(&unique("bob")).await;
     app.join(&bob, &timed).await;
     alice.wait_for_text("#countdown", "You have 0:0").await;
-    watcher.wait_for_text("#countdown", "left to move").await;
+    watcher.wait_for_text("#countdown", "Time left for").await;
     alice.screenshot("clock-countdown").await;
 
     alice.wait_for_text("#status", "You ran out of time.").await;
@@ -403,7 +415,7 @@ async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
         status,
         format!("You ran out of time. {} wins!", bob.username)
     );
-    watcher.wait_for_text("#status", "ran out of time").await;
+    watcher.wait_for_text("#status", "Time ran out for").await;
     let seen = watcher.text("#status").await;
     assert!(seen.contains(&format!("{} wins!", bob.username)), "{seen}");
     let hidden = alice

@@ -63,7 +63,7 @@ async fn a_whole_cube_game_against_the_hard_bot() {
     assert_eq!(stored["finished"], true);
     let status = player.text("#status").await;
     match stored["state"]["winner"]["username"].as_str() {
-        Some("hard bot") => assert_eq!(status, "hard bot wins!"),
+        Some("hard bot") => assert_eq!(status, "Game over: hard bot wins!"),
         Some(_) => assert_eq!(status, "You win!"),
         None => assert!(status.contains("draw"), "{status}"),
     }
@@ -127,7 +127,7 @@ async fn a_whole_battleship_game_against_the_medium_bot() {
     assert_eq!(stored["finished"], true);
     let status = player.text("#status").await;
     match stored["state"]["winner"]["username"].as_str() {
-        Some("medium bot") => assert_eq!(status, "medium bot wins!"),
+        Some("medium bot") => assert_eq!(status, "Game over: medium bot wins!"),
         _ => assert_eq!(status, "You win!"),
     }
     // At the end everything shows: both fleets.

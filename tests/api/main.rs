@@ -13,6 +13,7 @@ mod databases;
 mod dev;
 mod dev_browser;
 mod errors;
+mod evening_browser;
 mod faults;
 mod frontend_folders;
 mod frontend_pages;

@@ -1,0 +1,120 @@
+//! A player's evening on the page, the papercuts: an unknown room says so, signing out and
+//! forfeiting ask first, the tab's title calls you back on your turn, and rooms say what they
+//! are and how they ended.
+
+use serde_json::json;
+
+use crate::browser::sign_up;
+use crate::helpers::TestApp;
+use crate::webdriver::Driver;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_says_what_is_what_and_asks_before_what_cannot_be_undone() {
+    let app = TestApp::spawn_for_browsers().await;
+    let driver = Driver::start().await;
+    let browser = driver.browser("evening").await;
+    let name = sign_up(&browser, &app, "eve").await;
+
+    // A room address that names no room says so, instead of showing the lobby.
+    browser
+        .goto(&format!("{}/#/room/not-a-room", app.address))
+        .await;
+    browser
+        .wait_for_text("#no-room", "There is no room at this address")
+        .await;
+
+    // The lobby describes games in words, not in JSON.
+    browser.goto(&format!("{}/#/", app.address)).await;
+    let card = browser.text("[data-game=\"battleship\"]").await;
+    assert!(!card.contains('{'), "{card}");
+
+    // A game against the computer says so, in its title and its share card.
+    browser.click("[data-game=\"tictactoe\"] .play-bot").await;
+    browser
+        .wait_for_text("#room-kind", "Against the easy bot")
+        .await;
+    let share = browser.text(".share-card").await;
+    assert!(!share.contains("friend can join"), "{share}");
+    browser.wait_for_text("#status", "Your turn").await;
+
+    // While it is your turn and the tab is hidden, its title says so.
+    let hide =
+        "Object.defineProperty(document, 'hidden', {value: arguments[0], configurable: true}); \
+                document.dispatchEvent(new Event('visibilitychange')); return document.title;";
+    assert_eq!(
+        browser.eval(hide, json!([true])).await,
+        "Your turn · Turnhouse"
+    );
+    assert_eq!(browser.eval(hide, json!([false])).await, "Turnhouse");
+
+    // Forfeiting asks first; then the page speaks to the player who left.
+    browser.click("#forfeit").await;
+    browser
+        .wait_for_text("#forfeit-warning", "The game goes to easy bot")
+        .await;
+    browser.click("#forfeit-cancel").await;
+    browser.find("#forfeit").await;
+    browser.click("#forfeit").await;
+    browser.click("#forfeit-confirm").await;
+    browser
+        .wait_for_text("#status", "You left the game. Game over: easy bot wins!")
+        .await;
+    let status = browser.text("#status").await;
+    assert!(!status.contains("watching"), "{status}");
+
+    // "Copy link" says what it did.
+    browser.click("#copy-link").await;
+    browser
+        .wait_for(
+            "the copy button's answer",
+            "const t = document.getElementById('copy-link').textContent; return t !== 'Copy link' ? t : null;",
+            json!([]),
+        )
+        .await;
+
+    // Your rooms: how each ended, and when.
+    browser.goto(&format!("{}/#/", app.address)).await;
+    browser
+        .wait_for_text("#my-rooms .room-when", "won by easy bot")
+        .await;
+    assert!(browser.text("#my-rooms .room-when").await.contains("today"));
+
+    // Signing out asks first, and says why it matters; staying keeps the player.
+    browser.click("#sign-out").await;
+    browser.wait_for_text("#sign-out-warning", "only key").await;
+    browser.click("#sign-out-cancel").await;
+    browser.wait_for_text("#me", &name).await;
+    browser.click("#sign-out").await;
+    browser.click("#sign-out-confirm").await;
+    browser.wait_for_text("#signed-out", "Not signed in").await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_that_stopped_working_is_said_in_plain_words() {
+    let app = TestApp::spawn_for_browsers().await;
+    let driver = Driver::start().await;
+    let browser = driver.browser("stale-key").await;
+    let name = sign_up(&browser, &app, "stale").await;
+    // The server forgets the key (as a fresh database would): the next call finds out.
+    browser
+        .eval(
+            "const p = JSON.parse(localStorage.getItem('turnhouse.player')); \
+             p.token = p.id + '.' + '0'.repeat(64); \
+             localStorage.setItem('turnhouse.player', JSON.stringify(p)); return true;",
+            json!([]),
+        )
+        .await;
+    browser.goto(&format!("{}/healthz", app.address)).await;
+    browser.goto(&format!("{}/#/", app.address)).await;
+    browser
+        .wait_for_text("#signed-out", "no longer works")
+        .await;
+    let said = browser.text("#signed-out").await;
+    assert!(said.contains(&name), "{said}");
+    // The lobby is drawn again for someone signed out: a way to pick a name, no buttons
+    // that would fail.
+    browser.find("#username").await;
+    assert_eq!(crate::browser::count(&browser, ".new-room").await, 0);
+    browser.close().await;
+}
