@@ -728,7 +728,16 @@ function drawRoom() {
   yourTurn = !replaying && seat >= 0 && Boolean(toMove) && toMove.id === mine.id && !room.finished;
   drawTitle();
   if (replaying) status = `Replay, version ${room.version}: ${status}`;
-  document.getElementById('status').textContent = status;
+  // A game's own page says whose turn it is and who won itself: the page adds only what the
+  // frame cannot know (a replay, a watcher), so the status appears once.
+  const framed = !views[room.game] && currentGame && currentGame.hasFrontend;
+  if (framed) {
+    status = replaying ? `Replay, version ${room.version}.`
+      : seat < 0 && !hasLeft(room, mine) ? 'You are watching.' : '';
+  }
+  const statusLine = document.getElementById('status');
+  statusLine.textContent = status;
+  statusLine.hidden = !status;
   document.getElementById('players').replaceChildren(...room.players.map((p, i) =>
     el('li', { class: toMove && toMove.id === p.id ? 'turn' : '' },
       marks[i] ? `${marks[i]}: ` : '', el('span', { text: p.username }),
@@ -838,6 +847,8 @@ function report(result) {
 // Turnhouse's own messages:
 //   page -> frame  {type: "turnhouse:state", room, you}   on load and on every version
 //   frame -> page  {type: "turnhouse:ready"}              asks for the state again
+//   frame -> page  {type: "turnhouse:resize", height}     its page's height in pixels: the
+//                                                         frame takes it (120 to 4000)
 //   frame -> page  {type: "turnhouse:move", move}         sent as the viewer's move, answered by
 //   page -> frame  {type: "turnhouse:result", ok, problem}
 //
@@ -878,6 +889,16 @@ function drawFrame(board, room) {
     board.classList.add('framed');
   }
   postState();
+}
+
+/** A frame's page asked to be `height` pixels tall: it gets that, within the page's bounds. */
+const FRAME_HEIGHTS = [120, 4000];
+function resizeFrame(height) {
+  const frame = gameFrame();
+  if (!frame || typeof height !== 'number' || !Number.isFinite(height)) return;
+  const [low, high] = FRAME_HEIGHTS;
+  // The frame's border is inside its height (box-sizing: border-box).
+  frame.style.setProperty('--frame-height', `${Math.round(Math.min(high, Math.max(low, height))) + 2}px`);
 }
 
 /** The link to the frame that sent `source`, started anew when the frame is a new window. */
@@ -934,6 +955,7 @@ async function moveFromFrame(move) {
 // Turnhouse's own protocol.
 async function onTurnhouseMessage(link, message) {
   if (message.type === 'turnhouse:ready') postState();
+  else if (message.type === 'turnhouse:resize') resizeFrame(message.height);
   else if (message.type === 'turnhouse:move') {
     const { ok, problem } = await moveFromFrame(message.move);
     link.window.postMessage({ type: 'turnhouse:result', ok, problem: problem || null }, '*');

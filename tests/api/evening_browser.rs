@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use crate::browser::sign_up;
-use crate::helpers::TestApp;
+use crate::helpers::{file_part, TestApp};
 use crate::webdriver::Driver;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -117,4 +117,82 @@ async fn a_key_that_stopped_working_is_said_in_plain_words() {
     browser.find("#username").await;
     assert_eq!(crate::browser::count(&browser, ".new-room").await, 0);
     browser.close().await;
+}
+
+/// Whether the page (or the frame the browser is in) scrolls sideways: its content is wider
+/// than its window.
+const SCROLLS_SIDEWAYS: &str = "const d = document.documentElement; \
+    return d.scrollWidth > d.clientWidth + 1 ? `${d.scrollWidth} > ${d.clientWidth}` : 'fits';";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
+    let app = TestApp::spawn_for_browsers().await;
+    let author = app.new_player().await;
+    let page =
+        crate::urturn_browser::zipped(std::path::Path::new("examples/frontends/connect-four"));
+    let form = reqwest::multipart::Form::new()
+        .part(
+            "source",
+            file_part(
+                "index.js",
+                crate::helpers::example("connect-four.js").into_bytes(),
+            ),
+        )
+        .part("frontend", file_part("build.zip", page));
+    let upload = app
+        .upload_form(&author, "connect-four", "?minPlayers=2&maxPlayers=2", form)
+        .await;
+    assert!(upload.status().is_success());
+    let driver = Driver::start().await;
+    let phone = driver.browser("phone").await;
+    phone.resize(390, 844).await;
+    sign_up(&phone, &app, "phone").await;
+    phone.find("[data-game=\"connect-four\"] .new-room").await;
+    assert_eq!(
+        phone.eval(SCROLLS_SIDEWAYS, json!([])).await,
+        "fits",
+        "the lobby"
+    );
+    phone.screenshot("lobby").await;
+
+    for (game, button) in [
+        ("tictactoe", ".play-bot"),
+        ("tictactoe3d", ".play-bot"),
+        ("battleship", ".play-bot"),
+        ("connect-four", ".play-bot"),
+    ] {
+        phone.goto(&format!("{}/#/", app.address)).await;
+        phone
+            .click(&format!("[data-game=\"{game}\"] {button}"))
+            .await;
+        phone.find("#board > *").await;
+        assert_eq!(
+            phone.eval(SCROLLS_SIDEWAYS, json!([])).await,
+            "fits",
+            "{game}"
+        );
+        if game == "connect-four" {
+            // The status appears once: the game's own page says it, not the page around it.
+            let hidden = "return document.getElementById('status').hidden;";
+            assert_eq!(phone.eval(hidden, json!([])).await, true);
+            phone.enter_frame("#game-frame").await;
+            phone.find(".drop[data-column=\"6\"]").await;
+            // The frame took the height the page asked for: nothing scrolls inside it.
+            phone
+                .wait_for(
+                    "the frame to fit its page",
+                    "const d = document.documentElement; return d.scrollHeight <= d.clientHeight + 1;",
+                    json!([]),
+                )
+                .await;
+            assert_eq!(
+                phone.eval(SCROLLS_SIDEWAYS, json!([])).await,
+                "fits",
+                "connect-four's own page"
+            );
+            phone.leave_frame().await;
+        }
+        phone.screenshot(game).await;
+    }
+    phone.close().await;
 }

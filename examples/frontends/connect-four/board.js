@@ -58,4 +58,7 @@ window.addEventListener('message', (event) => {
     document.getElementById('error').textContent = message.ok ? '' : message.problem.detail;
   }
 });
+// Tells the page how tall this page is, so the frame shows all of it without a scrollbar.
+new ResizeObserver(() => parent.postMessage({ type: 'turnhouse:resize', height: Math.ceil(document.body.getBoundingClientRect().height) }, '*'))
+  .observe(document.body);
 parent.postMessage({ type: 'turnhouse:ready' }, '*');
