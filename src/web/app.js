@@ -240,6 +240,7 @@ function roomEntry(room) {
       el('strong', { text: game ? game.name : room.game }), ' · ',
       el('span', { class: 'players-names', text: names }), ' ',
       el('span', { class: 'badge', text: room.private ? `private, ${state}` : state }), ' ',
+      room.clock ? el('span', { class: 'badge clock-badge', text: `${clockText(room.clock.moveSeconds)} a move` }) : null, ' ',
       el('span', { class: 'muted room-when', text: [resultOf(room), when(room.updatedAt)].filter(Boolean).join(', ') })),
     el('span', { class: 'row' },
       canJoin ? el('button', { class: 'join', onclick: () => joinRoom(room.id) }, 'Join') : null,
@@ -278,20 +279,56 @@ async function joinRoom(id) {
   location.hash = `#/room/${id}`;
 }
 
+/** The per-move times offered first, in seconds. */
+const CLOCK_CHOICES = [5, 15, 30, 60, 300, 900, 3600, 86400];
+const CLOCK_UNITS = { seconds: 1, minutes: 60, hours: 3600, days: 86400 };
+
+/** A time per move as people say it: "5 s", "1 min 30 s", "2 h", "1 day". */
+function clockText(seconds) {
+  if (seconds >= 86400 && seconds % 86400 === 0) return seconds === 86400 ? '1 day' : `${seconds / 86400} days`;
+  const parts = [];
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const sec = seconds % 60;
+  if (h) parts.push(`${h} h`);
+  if (m) parts.push(`${m} min`);
+  if (sec) parts.push(`${sec} s`);
+  return parts.join(' ');
+}
+
 function gameEntry(game, message) {
   const signedIn = Boolean(store.player);
   const open = async (body) => {
+    if (!body) return;
     const result = await attempt(() => api.createRoom(body));
     if (!result.ok) return setMessage(message, problemText(result), 'error');
     location.hash = `#/room/${result.data.id}`;
   };
-  // Games with an onTimeout hook may be played on a clock: the player to move has so long.
-  const clock = signedIn && game.onTimeout ? el('select', { class: 'clock', 'aria-label': `${game.name}: time per move` },
-    el('option', { value: '' }, 'no clock'), el('option', { value: '15' }, '15 s a move'),
-    el('option', { value: '60' }, '1 min a move'), el('option', { value: '300' }, '5 min a move')) : null;
-  const timed = (body) => clock && clock.value ? { ...body, clock: { moveSeconds: Number(clock.value) } } : body;
+  // Games with an onTimeout hook may be played on a clock: the player to move has so long,
+  // any time from 5 s to a day (a few usual ones, or any other).
+  const clock = signedIn && game.onTimeout ? el('select', {
+    class: 'clock', 'aria-label': `${game.name}: time per move`,
+    onchange: () => { custom.hidden = clock.value !== 'custom'; },
+  }, el('option', { value: '' }, 'no clock'),
+  ...CLOCK_CHOICES.map((seconds) => el('option', { value: String(seconds) }, `${clockText(seconds)} a move`)),
+  el('option', { value: 'custom' }, 'other…')) : null;
+  const amount = el('input', { class: 'clock-amount', type: 'number', min: '1', step: '1', placeholder: '45', 'aria-label': `${game.name}: time per move, amount` });
+  const unit = el('select', { class: 'clock-unit', 'aria-label': `${game.name}: time per move, unit` },
+    ...Object.keys(CLOCK_UNITS).map((name) => el('option', { value: name }, name)));
+  const custom = el('span', { class: 'row', hidden: true }, amount, unit);
+  /** The body with the clock chosen; null (and a message) when the time is out of bounds. */
+  const timed = (body) => {
+    if (!clock || !clock.value) return body;
+    const seconds = clock.value === 'custom' ? Number(amount.value) * CLOCK_UNITS[unit.value] : Number(clock.value);
+    if (!Number.isInteger(seconds) || seconds < 5 || seconds > 86400) {
+      setMessage(message, 'A move may be given from 5 seconds to 1 day.', 'error');
+      return null;
+    }
+    return { ...body, clock: { moveSeconds: seconds } };
+  };
   const quickPlay = async () => {
     const options = timed({});
+    if (!options) return;
     const result = await attempt(() => api.quickPlay(game.id, options.clock));
     if (!result.ok) return setMessage(message, problemText(result), 'error');
     location.hash = `#/room/${result.data.id}`;
@@ -303,7 +340,7 @@ function gameEntry(game, message) {
     el('button', { class: 'new-private secondary', onclick: () => open(timed({ game: game.id, private: true })) }, 'Private room'),
   ) : el('p', { class: 'muted', text: 'Sign up to play.' });
   // The clock applies to every way of starting a game above and below, so it gets a row of its own.
-  const clockRow = clock ? el('div', { class: 'row' }, el('span', {}, 'Time per move:'), clock) : null;
+  const clockRow = clock ? el('div', { class: 'row' }, el('span', {}, 'Time per move:'), clock, custom) : null;
   let bots = null;
   if (signedIn && game.bots) {
     const level = el('select', { class: 'bot-level', 'aria-label': `${game.name}: computer level` },
@@ -495,7 +532,10 @@ async function showRoom(id, replayAt) {
     el('div', { class: 'grid' },
       el('section', { class: 'card', 'aria-labelledby': 'status' },
         el('p', { id: 'status', class: 'status', 'aria-live': 'polite' }),
-        el('p', { id: 'countdown', class: 'countdown', hidden: true }),
+        current.clock
+          ? el('p', { id: 'time-control', class: 'muted' }, `Time control: ${clockText(current.clock.moveSeconds)} a move.`)
+          : null,
+        el('p', { id: 'countdown', class: 'countdown', hidden: !current.clock }),
         el('ul', { id: 'players', class: 'players', 'aria-label': 'Players' }),
         el('div', { id: 'board' }),
         el('p', { id: 'room-message', class: 'message', role: 'alert' }),
@@ -773,13 +813,14 @@ function drawCountdown() {
   const toMove = playerToMove(current);
   const deadline = current.triggerTimeoutAt ? Date.parse(current.triggerTimeoutAt) : NaN;
   if (replaying || current.finished || !toMove || Number.isNaN(deadline)) {
-    line.hidden = true;
+    // A room on a clock keeps the line's place, so the board below never jumps.
+    line.classList.add('idle');
     return;
   }
+  line.classList.remove('idle');
   const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
   const mine = me();
   const clock = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
-  line.hidden = false;
   line.textContent = mine && toMove.id === mine.id ? `You have ${clock} left to move.` : `Time left for ${toMove.username} to move: ${clock}.`;
   line.classList.toggle('urgent', left <= 10);
   countdownTimer = setTimeout(drawCountdown, 250);

@@ -196,3 +196,54 @@ async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
     }
     phone.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_time_from_five_seconds_to_a_day_and_the_board_does_not_jump() {
+    let app = TestApp::spawn_for_browsers().await;
+    let driver = Driver::start().await;
+    let browser = driver.browser("clocks").await;
+    sign_up(&browser, &app, "timer").await;
+    let card = "[data-game=\"tictactoe\"]";
+    browser.select(&format!("{card} .clock"), "custom").await;
+    browser
+        .type_into(&format!("{card} .clock-amount"), "3")
+        .await;
+    browser
+        .select(&format!("{card} .clock-unit"), "seconds")
+        .await;
+    browser.click(&format!("{card} .new-room")).await;
+    browser
+        .wait_for_text("#lobby-message", "from 5 seconds to 1 day")
+        .await;
+    browser
+        .select(&format!("{card} .clock-unit"), "minutes")
+        .await;
+    browser.click(&format!("{card} .new-room")).await;
+    browser
+        .wait_for_text("#time-control", "Time control: 3 min a move.")
+        .await;
+    let room = crate::browser::room_in_view(&browser).await;
+    assert_eq!(app.room(&room).await["clock"], json!({"moveSeconds": 180}));
+
+    // The countdown keeps its place whether it runs or not: what is below it never jumps.
+    let top = "return Math.round(document.getElementById('players').getBoundingClientRect().top \
+               - document.getElementById('status').getBoundingClientRect().bottom);";
+    let before = browser.eval(top, json!([])).await;
+    let bob = app.new_player().await;
+    app.join(&bob, &room).await;
+    browser.wait_for_text("#countdown", "You have 2:5").await;
+    assert_eq!(browser.eval(top, json!([])).await, before);
+    app.quit(&bob, &room).await;
+    browser.wait_for_text("#status", "You win").await;
+    assert_eq!(browser.eval(top, json!([])).await, before);
+
+    // The lobby shows the time control on the room's entry.
+    browser.goto(&format!("{}/#/", app.address)).await;
+    browser
+        .wait_for_text(
+            &format!("#my-rooms [data-room=\"{room}\"] .clock-badge"),
+            "3 min a move",
+        )
+        .await;
+    browser.close().await;
+}
