@@ -551,6 +551,11 @@ async function showRoom(id, replayAt) {
         el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')))),
   );
   replayHistory = { room: id, entries: new Map(), complete: false };
+  // The move that made the version shown, to mark it on the board.
+  const latest = await attempt(() => api.history(id, { after: current.version - 1, limit: 1 }));
+  if (!current || current.id !== id) return;
+  const entry = latest.ok ? latest.data.events[0] : null;
+  if (entry && entry.version === current.version) current.lastMove = lastMoveOf(entry);
   drawRoom();
   // Every version after the one drawn, in order, across reconnections; each is also a step
   // of the replay.
@@ -559,9 +564,14 @@ async function showRoom(id, replayAt) {
   if (replayAt) await replayTo(replayAt);
 }
 
-/** The computer opponent seated in `room`, if any (bots' names, "hard bot", are no player's). */
+/** Whether `player` is a computer opponent (bots' names, "hard bot", can be no person's). */
+function isBot(player) {
+  return /^(easy|medium|hard) bot$/.test(player.username);
+}
+
+/** The computer opponent seated in `room`, if any. */
 function botOf(room) {
-  return [...room.players, ...(room.inactivePlayers || [])].find((p) => /^(easy|medium|hard) bot$/.test(p.username)) || null;
+  return [...room.players, ...(room.inactivePlayers || [])].find(isBot) || null;
 }
 
 /** What the room is, for its title's badge. */
@@ -585,6 +595,11 @@ async function copyLink(button, input) {
   setTimeout(() => { button.textContent = 'Copy link'; }, 2000);
 }
 
+/** The move that made a version (a history entry or a stream's version), if a move did. */
+function lastMoveOf(entry) {
+  return entry.kind === 'move' ? { player: entry.player, move: entry.move } : null;
+}
+
 /** Takes a newer version of the room (from a stream event or an action's answer). */
 function apply(version) {
   if (!current || version.version <= current.version) return;
@@ -592,6 +607,7 @@ function apply(version) {
   const left = current.inactivePlayers || [];
   const gone = current.players.filter((p) => !version.players.some((q) => q.id === p.id) && !left.some((q) => q.id === p.id));
   current = { ...current, ...version, inactivePlayers: version.inactivePlayers || [...left, ...gone] };
+  if (version.kind) current.lastMove = lastMoveOf(version);
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
 }
@@ -668,6 +684,7 @@ function shownRoom() {
     ...current,
     version: entry.version, state: entry.state, players: entry.players,
     joinable: entry.joinable, finished: entry.finished, triggerTimeoutAt: null,
+    lastMove: lastMoveOf(entry),
   };
 }
 
@@ -752,6 +769,7 @@ function statusText(room, toMove) {
     return wins;
   }
   if (room.joinable && room.players.length < 2) return 'Waiting for another player to join…';
+  if (toMove && isBot(toMove)) return `The ${toMove.username} is thinking…`;
   if (toMove) return mine && toMove.id === mine.id ? 'Your turn.' : `It is ${toMove.username}'s turn.`;
   if ((room.state || {}).status === 'placing') return 'The fleets are being placed.';
   return 'In play.';
@@ -772,8 +790,9 @@ function drawRoom() {
   // frame cannot know (a replay, a watcher), so the status appears once.
   const framed = !views[room.game] && currentGame && currentGame.hasFrontend;
   if (framed) {
+    const thinking = !room.finished && toMove && isBot(toMove) ? `The ${toMove.username} is thinking…` : '';
     status = replaying ? `Replay, version ${room.version}.`
-      : seat < 0 && !hasLeft(room, mine) ? 'You are watching.' : '';
+      : thinking || (seat < 0 && !hasLeft(room, mine) ? 'You are watching.' : '');
   }
   const statusLine = document.getElementById('status');
   statusLine.textContent = status;
@@ -1101,10 +1120,10 @@ const serverClock = {
   },
 };
 
-function cellButton(label, mark, { disabled, win, onclick, data }) {
+function cellButton(label, mark, { disabled, win, last, onclick, data }) {
   return el('button', {
-    class: `cell${win ? ' win' : ''}`,
-    'aria-label': `${label}: ${mark || 'empty'}${win ? ', winning line' : ''}`,
+    class: `cell${win ? ' win' : ''}${last ? ' last' : ''}`,
+    'aria-label': `${label}: ${mark || 'empty'}${win ? ', winning line' : ''}${last ? ', the last move' : ''}`,
     disabled: disabled || Boolean(mark),
     dataset: data,
     onclick,
@@ -1116,11 +1135,12 @@ function drawGrid(room, canMove, play) {
   const state = room.state || {};
   const board = state.board || [[null, null, null], [null, null, null], [null, null, null]];
   const line = (state.winningLine || []).map(([x, y]) => `${x},${y}`);
+  const last = room.lastMove && room.lastMove.move ? `${room.lastMove.move.x},${room.lastMove.move.y}` : null;
   const grid = el('div', { class: 'board', role: 'group', 'aria-label': 'Board' });
   for (let x = 0; x < 3; x += 1) {
     for (let y = 0; y < 3; y += 1) {
       grid.append(cellButton(`row ${x + 1}, column ${y + 1}`, board[x][y], {
-        disabled: !canMove, win: line.includes(`${x},${y}`), data: { cell: `${x},${y}` },
+        disabled: !canMove, win: line.includes(`${x},${y}`), last: last === `${x},${y}`, data: { cell: `${x},${y}` },
         onclick: () => play([x, y]),
       }));
     }
@@ -1141,6 +1161,9 @@ function drawBattleship(room, canMove, play) {
   const fleets = state.fleets || [null, null];
   const shots = state.shots || [[], []];
   const wrap = el('div', { class: 'fleets' });
+  // The last shot is public even when the move is not shown: the mover's latest shot.
+  const moverSeat = room.lastMove && room.lastMove.player ? seatOf(room, room.lastMove.player.id) : -1;
+  const lastShot = moverSeat >= 0 && state.status !== 'placing' ? (shots[moverSeat] || []).at(-1) : null;
   // Seen from a seat: your waters first; a watcher sees the first player's waters first.
   const own = seat >= 0 ? seat : 0;
   for (const side of [own, 1 - own]) {
@@ -1155,8 +1178,9 @@ function drawBattleship(room, canMove, play) {
         const shot = incoming.get(key);
         const ship = shipCells.has(key);
         const mark = shot ? (shot.hit ? '✕' : '•') : '';
+        const last = lastShot && side === 1 - moverSeat && lastShot.row === r && lastShot.col === c;
         grid.append(el('button', {
-          class: `spot${ship ? ' ship' : ''}${shot && shot.hit ? ' hit' : ''}`,
+          class: `spot${ship ? ' ship' : ''}${shot && shot.hit ? ' hit' : ''}${last ? ' last' : ''}`,
           'aria-label': `row ${r + 1}, column ${c + 1}: ${shot ? (shot.hit ? 'hit' : 'miss') : ship ? 'ship' : 'water'}`,
           disabled: !(target && canMove && state.status === 'inGame' && !shot),
           dataset: { cell: key, side: String(side) },
@@ -1198,6 +1222,8 @@ function drawCube(room, canMove, play) {
   const state = room.state || {};
   const board = state.board || new Array(27).fill(null);
   const line = state.winningLine || [];
+  const moved = room.lastMove && room.lastMove.move;
+  const last = !moved ? null : Number.isInteger(moved.index) ? moved.index : moved.x + 3 * moved.y + 9 * moved.z;
   const layers = el('div', { class: 'layers' });
   for (let z = 0; z < 3; z += 1) {
     const grid = el('div', { class: 'board', role: 'group', 'aria-label': `Layer ${z + 1}` });
@@ -1205,7 +1231,7 @@ function drawCube(room, canMove, play) {
       for (let x = 0; x < 3; x += 1) {
         const index = x + 3 * y + 9 * z;
         grid.append(cellButton(`layer ${z + 1}, row ${y + 1}, column ${x + 1}`, board[index], {
-          disabled: !canMove, win: line.includes(index), data: { cell: String(index) },
+          disabled: !canMove, win: line.includes(index), last: last === index, data: { cell: String(index) },
           onclick: () => play(index),
         }));
       }

@@ -2,10 +2,12 @@
 //! forfeiting ask first, the tab's title calls you back on your turn, and rooms say what they
 //! are and how they ended.
 
+use std::path::Path;
+
 use serde_json::json;
 
 use crate::browser::sign_up;
-use crate::helpers::{file_part, TestApp};
+use crate::helpers::{example, file_part, TestApp};
 use crate::webdriver::Driver;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,6 +121,22 @@ async fn a_key_that_stopped_working_is_said_in_plain_words() {
     browser.close().await;
 }
 
+/// Connect Four with its own page, the build folder in `examples/frontends/connect-four/`.
+async fn publish_connect_four(app: &TestApp) {
+    let author = app.new_player().await;
+    let page = crate::urturn_browser::zipped(Path::new("examples/frontends/connect-four"));
+    let form = reqwest::multipart::Form::new()
+        .part(
+            "source",
+            file_part("index.js", example("connect-four.js").into_bytes()),
+        )
+        .part("frontend", file_part("build.zip", page));
+    let upload = app
+        .upload_form(&author, "connect-four", "?minPlayers=2&maxPlayers=2", form)
+        .await;
+    assert!(upload.status().is_success());
+}
+
 /// Whether the page (or the frame the browser is in) scrolls sideways: its content is wider
 /// than its window.
 const SCROLLS_SIDEWAYS: &str = "const d = document.documentElement; \
@@ -127,22 +145,7 @@ const SCROLLS_SIDEWAYS: &str = "const d = document.documentElement; \
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
     let app = TestApp::spawn_for_browsers().await;
-    let author = app.new_player().await;
-    let page =
-        crate::urturn_browser::zipped(std::path::Path::new("examples/frontends/connect-four"));
-    let form = reqwest::multipart::Form::new()
-        .part(
-            "source",
-            file_part(
-                "index.js",
-                crate::helpers::example("connect-four.js").into_bytes(),
-            ),
-        )
-        .part("frontend", file_part("build.zip", page));
-    let upload = app
-        .upload_form(&author, "connect-four", "?minPlayers=2&maxPlayers=2", form)
-        .await;
-    assert!(upload.status().is_success());
+    publish_connect_four(&app).await;
     let driver = Driver::start().await;
     let phone = driver.browser("phone").await;
     phone.resize(390, 844).await;
@@ -244,6 +247,64 @@ async fn any_time_from_five_seconds_to_a_day_and_the_board_does_not_jump() {
             &format!("#my-rooms [data-room=\"{room}\"] .clock-badge"),
             "3 min a move",
         )
+        .await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_move_is_marked_and_a_thinking_bot_says_so() {
+    let app = TestApp::spawn_for_browsers().await;
+    publish_connect_four(&app).await;
+    let driver = Driver::start().await;
+    let browser = driver.browser("last-move").await;
+    sign_up(&browser, &app, "marker").await;
+
+    // Tic-tac-toe against the bot: after its reply, its cell is the one marked.
+    browser.click("[data-game=\"tictactoe\"] .play-bot").await;
+    browser.wait_for_text("#status", "Your turn").await;
+    browser.click(".cell[data-cell=\"1,1\"]").await;
+    let marked = browser
+        .wait_for(
+            "the bot's reply marked",
+            "const l = document.querySelectorAll('.cell.last'); \
+             return l.length === 1 && l[0].textContent === 'O' ? l[0].dataset.cell : null;",
+            json!([]),
+        )
+        .await;
+    assert_ne!(marked, "1,1");
+    let label = browser.eval(
+        "return document.querySelector('.cell.last').getAttribute('aria-label');",
+        json!([]),
+    );
+    assert!(label.await.as_str().unwrap().ends_with("the last move"));
+    // Stepping back to the version of X's move marks X's move.
+    browser.click("#replay-prev").await;
+    browser
+        .wait_for_text("#replay-step", "moved {\"x\":1,\"y\":1}")
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.querySelector('.cell.last').dataset.cell;",
+                json!([])
+            )
+            .await,
+        "1,1"
+    );
+
+    // The hard bot of an uploaded game searches for up to a second: the page says it thinks.
+    browser.goto(&format!("{}/#/", app.address)).await;
+    browser
+        .select("[data-game=\"connect-four\"] .bot-level", "hard")
+        .await;
+    browser
+        .click("[data-game=\"connect-four\"] .play-bot")
+        .await;
+    browser.enter_frame("#game-frame").await;
+    browser.click(".drop[data-column=\"3\"]").await;
+    browser.leave_frame().await;
+    browser
+        .wait_for_text("#status", "The hard bot is thinking…")
         .await;
     browser.close().await;
 }
