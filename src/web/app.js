@@ -406,6 +406,8 @@ function uploadCard() {
   const message = el('p', { id: 'upload-message', class: 'message', role: 'alert' });
   const id = el('input', { id: 'upload-id', required: true, placeholder: 'my-game', pattern: '[a-z0-9][a-z0-9\\-]{1,39}' });
   const name = el('input', { id: 'upload-name', placeholder: 'My Game (optional)' });
+  const description = el('textarea', { id: 'upload-description', maxlength: '1000', placeholder: 'What the game is, in a sentence or two (optional)' });
+  const example = el('input', { id: 'upload-move-example', placeholder: '{"column": 3} (optional)' });
   const file = el('input', { id: 'upload-file', type: 'file', accept: '.js,.mjs,.cjs,text/javascript', required: true });
   const page = el('input', { id: 'upload-frontend', type: 'file', accept: '.html,.htm,.zip,.tar.gz,.tgz,text/html,application/zip,application/gzip' });
   const folder = el('input', { id: 'upload-folder', type: 'file', webkitdirectory: true, multiple: true });
@@ -418,6 +420,13 @@ function uploadCard() {
       const upload = new FormData();
       upload.append('source', chosen, chosen.name);
       if (name.value.trim()) upload.append('name', name.value.trim());
+      if (description.value.trim()) upload.append('description', description.value.trim());
+      if (example.value.trim()) {
+        try { JSON.parse(example.value); } catch (err) {
+          return setMessage(message, `The move example is not JSON: ${err.message}`, 'error');
+        }
+        upload.append('moveExample', example.value.trim());
+      }
       if (folder.files.length) upload.append('frontend', await zipFolder([...folder.files]), 'build.zip');
       else if (page.files[0]) upload.append('frontend', page.files[0], page.files[0].name);
       setMessage(message, 'Uploading…');
@@ -432,6 +441,8 @@ function uploadCard() {
   },
   el('label', { for: 'upload-id' }, 'Game id'), el('div', { class: 'row' }, id),
   el('label', { for: 'upload-name' }, 'Name'), el('div', { class: 'row' }, name),
+  el('label', { for: 'upload-description' }, 'Description'), el('div', { class: 'row' }, description),
+  el('label', { for: 'upload-move-example' }, 'A move, as JSON, for players to start from'), el('div', { class: 'row' }, example),
   el('label', { for: 'upload-file' }, 'JavaScript file (four hooks)'), el('div', { class: 'row' }, file),
   el('label', { for: 'upload-frontend' }, 'Its own page, optional: one HTML file, or a build folder as .zip or .tar.gz'),
   el('div', { class: 'row' }, page),
@@ -1264,13 +1275,25 @@ function drawGeneric(board, room, canMove) {
   );
 }
 
-function jsonTree(key, value, open) {
+function jsonTree(key, value, open, depth = 0) {
+  const plain = (v) => v === null || typeof v !== 'object';
+  // A row of plain values reads best on one line, and rows of them (a board) as a grid.
+  if (Array.isArray(value) && value.every(plain)) {
+    return el('div', { class: 'json leaf' }, el('span', { class: 'key', text: key }), ': ',
+      el('span', { text: `[${value.map((v) => JSON.stringify(v)).join(', ')}]` }));
+  }
+  if (Array.isArray(value) && value.length && value.every((row) => Array.isArray(row) && row.every(plain))) {
+    return el('div', { class: 'json leaf' }, el('span', { class: 'key', text: key }), ':',
+      el('table', { class: 'json-grid' }, ...value.map((row) =>
+        el('tr', {}, ...row.map((v) => el('td', { text: v === null ? '·' : typeof v === 'string' ? v : JSON.stringify(v) }))))));
+  }
   if (value !== null && typeof value === 'object') {
     const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
     const summary = Array.isArray(value) ? `[${value.length}]` : `{${entries.length}}`;
     return el('details', { class: 'json', open },
       el('summary', {}, el('span', { class: 'key', text: key }), `: ${summary}`),
-      ...entries.map(([k, v]) => jsonTree(k, v, false)));
+      // The first two levels open: what a game keeps in its state is seen without a click.
+      ...entries.map(([k, v]) => jsonTree(k, v, depth < 1, depth + 1)));
   }
   return el('div', { class: 'json leaf' }, el('span', { class: 'key', text: key }), ': ',
     el('span', { text: JSON.stringify(value) }));

@@ -197,8 +197,23 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
     author
         .type_into("#upload-file", good.to_str().unwrap())
         .await;
+    author
+        .type_into(
+            "#upload-description",
+            "Four in a row, dropped down seven columns.",
+        )
+        .await;
+    author
+        .type_into("#upload-move-example", "{\"column\": 3}")
+        .await;
     author.click("#upload").await;
     author.wait_for_text("#upload-message", "version 1").await;
+    author
+        .wait_for_text(
+            "[data-game=\"connect-four\"] .muted",
+            "Four in a row, dropped down seven columns.",
+        )
+        .await;
     author
         .find("[data-game=\"connect-four\"] .new-private")
         .await;
@@ -229,14 +244,19 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
         "State at version 3",
         "the state is shown"
     );
-    // No example move is suggested where the game gives none: no one shape fits every game.
+    // The board reads as a grid (six rows of seven), and the move box suggests the example
+    // the author gave.
+    assert_eq!(count(&author, "#board .json-grid tr").await, 6);
     let placeholder = author
         .eval(
             "return document.getElementById('move-json').placeholder;",
             json!([]),
         )
         .await;
-    assert_eq!(placeholder, "");
+    assert!(
+        placeholder.as_str().unwrap().contains("column"),
+        "{placeholder}"
+    );
     author.type_into("#move-json", "{\"column\": 3}").await;
     author.click("#send-move").await;
     friend.wait_for_text("#board h2", "version 4").await;

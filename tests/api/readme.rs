@@ -73,7 +73,7 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         r#"{"shots":[1,1]}"#,
         r#"{"watcher_sees":[0,0]}"#,
         // The hosted Connect Four game: uploaded, refused out of turn, won by Alice.
-        r#"{"id":"connect-four","name":"Connect Four","version":1,"format":"module","owner":"alice","hasFrontend":true}"#,
+        r#"{"id":"connect-four","name":"Connect Four","description":"Four in a row: drop discs down seven columns.","moveExample":{"column":3},"version":1,"owner":"alice","hasFrontend":true}"#,
         r#"<script src="board.js">"#,
         r#""reason":"not_your_turn""#,
         r#"{"finished":true,"winner":"alice","line":[[0,3],[1,3],[2,3],[3,3]]}"#,
