@@ -93,9 +93,46 @@ async fn a_whole_battleship_game_against_the_medium_bot() {
         0,
         "the bot's fleet is not shown"
     );
+    // By hand: the carrier down from the corner (turned with R), then undone; then every
+    // ship across, one every other row, from the left edge.
+    let own = |cell: &str| format!(".spot[data-side=\"0\"][data-cell=\"{cell}\"]");
+    player
+        .wait_for_text("#placing-help", "Place your carrier (5 cells, across)")
+        .await;
+    player.press_key("r").await;
+    player.wait_for_text("#placing-help", "5 cells, down").await;
+    player.click(&own("0,0")).await;
+    player
+        .wait_for_text("#placing-help", "Place your battleship")
+        .await;
+    assert_eq!(
+        count(&player, ".spot.ship[data-cell=\"4,0\"]").await,
+        1,
+        "down the column"
+    );
+    player.click("#undo-ship").await;
+    player.click("#turn-ship").await;
+    player
+        .wait_for_text("#placing-help", "5 cells, across")
+        .await;
+    for row in [0, 2, 4, 6, 8] {
+        player.click(&own(&format!("{row},0"))).await;
+    }
+    player
+        .wait_for_text("#placing-help", "Your fleet is ready.")
+        .await;
+    assert_eq!(count(&player, ".spot.ship").await, 17);
     player.click("#place-fleet").await;
     player.wait_for_text("#status", "Your turn").await;
     assert_eq!(count(&player, ".spot.ship").await, 17, "your own fleet is");
+    // The carrier lies across the top row, as placed.
+    assert_eq!(
+        count(&player, ".spot.ship[data-side=\"0\"][data-cell=\"0,4\"]").await,
+        1
+    );
+    player
+        .wait_for_text(".afloat[data-side=\"1\"]", "5 of 5 ships afloat")
+        .await;
     player.screenshot("battleship-start").await;
     let mut shots = 0;
     loop {
@@ -121,6 +158,9 @@ async fn a_whole_battleship_game_against_the_medium_bot() {
             .await;
         shots += 1;
         assert!(shots <= 100, "a board has 100 cells");
+        if shots == 1 {
+            player.wait_for_text("#shot-news", "at row").await;
+        }
     }
     player.screenshot("battleship-end").await;
     let stored: Value = app.room(&room).await;

@@ -247,6 +247,15 @@ impl Browser {
         self.act_on(css, "value", json!({"text": "\u{E007}"})).await;
     }
 
+    /// Presses `key` on the page, as a keydown on its body (for the page's own shortcuts).
+    pub async fn press_key(&self, key: &str) {
+        self.eval(
+            "document.body.dispatchEvent(new KeyboardEvent('keydown', {key: arguments[0], bubbles: true})); return true;",
+            json!([key]),
+        )
+        .await;
+    }
+
     /// Resizes the window, e.g. to a phone's screen.
     pub async fn resize(&self, width: u32, height: u32) {
         self.send(
