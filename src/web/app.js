@@ -433,7 +433,17 @@ function uploadCard() {
       const result = await attempt(() => api.publishGame(id.value.trim(), upload));
       if (!result.ok) {
         const entry = result.data && result.data.entry ? ` (${result.data.entry})` : '';
-        return setMessage(message, `${problemText(result)}${entry}`, 'error');
+        setMessage(message, `${problemText(result)}${entry}`, 'error');
+        // A parser names the line where it noticed the mistake, which may be the line after
+        // it: the two lines up to it are shown, numbered.
+        const line = result.data && result.data.code === 'invalid_game_code' ? result.data.line : null;
+        if (line) {
+          const lines = (await chosen.text()).split('\n');
+          const shown = lines.slice(Math.max(0, line - 2), line)
+            .map((text, i) => `${String(Math.max(1, line - 1) + i).padStart(4)} | ${text}`).join('\n');
+          message.append(el('pre', { id: 'upload-error-lines', class: 'error-lines', text: shown }));
+        }
+        return;
       }
       setMessage(message, `Published ${result.data.name}, version ${result.data.version}.`, 'ok');
       refreshLobby(document.getElementById('lobby-message'));

@@ -190,6 +190,11 @@ async fn an_uploaded_game_is_published_and_played_in_a_private_room_from_the_pag
         .await;
     author.click("#upload").await;
     author.wait_for_text("#upload-message", "Line 4").await;
+    // The parser noticed the mistake on line 4; the page shows it with the line before it,
+    // where it is.
+    author
+        .wait_for_text("#upload-error-lines", "3 |   onPlayerMove( {}")
+        .await;
     author.screenshot("upload-error").await;
 
     let good =
