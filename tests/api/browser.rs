@@ -445,7 +445,7 @@ async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
     assert!(seen.contains(&format!("{} wins!", bob.username)), "{seen}");
     let hidden = alice
         .eval(
-            "return document.getElementById('countdown').hidden;",
+            "const c = document.getElementById('countdown'); return c.hidden || c.classList.contains('idle');",
             json!([]),
         )
         .await;

@@ -142,6 +142,22 @@ async fn publish_connect_four(app: &TestApp) {
 const SCROLLS_SIDEWAYS: &str = "const d = document.documentElement; \
     return d.scrollWidth > d.clientWidth + 1 ? `${d.scrollWidth} > ${d.clientWidth}` : 'fits';";
 
+/// Waits (a few seconds at most, while the page settles) until `what` does not scroll sideways.
+async fn fits(browser: &crate::webdriver::Browser, what: impl std::fmt::Display) {
+    let started = std::time::Instant::now();
+    loop {
+        let width = browser.eval(SCROLLS_SIDEWAYS, json!([])).await;
+        if width == "fits" {
+            return;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{what} scrolls sideways: {width}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
     let app = TestApp::spawn_for_browsers().await;
@@ -151,11 +167,7 @@ async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
     phone.resize(390, 844).await;
     sign_up(&phone, &app, "phone").await;
     phone.find("[data-game=\"connect-four\"] .new-room").await;
-    assert_eq!(
-        phone.eval(SCROLLS_SIDEWAYS, json!([])).await,
-        "fits",
-        "the lobby"
-    );
+    fits(&phone, "the lobby").await;
     phone.screenshot("lobby").await;
 
     for (game, button) in [
@@ -169,11 +181,7 @@ async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
             .click(&format!("[data-game=\"{game}\"] {button}"))
             .await;
         phone.find("#board > *").await;
-        assert_eq!(
-            phone.eval(SCROLLS_SIDEWAYS, json!([])).await,
-            "fits",
-            "{game}"
-        );
+        fits(&phone, game).await;
         if game == "connect-four" {
             // The status appears once: the game's own page says it, not the page around it.
             let hidden = "return document.getElementById('status').hidden;";
@@ -188,11 +196,7 @@ async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
                     json!([]),
                 )
                 .await;
-            assert_eq!(
-                phone.eval(SCROLLS_SIDEWAYS, json!([])).await,
-                "fits",
-                "connect-four's own page"
-            );
+            fits(&phone, "connect-four's own page").await;
             phone.leave_frame().await;
         }
         phone.screenshot(game).await;
