@@ -357,7 +357,7 @@ function gameEntry(game, message) {
   }
   const mine = !game.builtin && game.owner && store.player && game.owner.id === store.player.id;
   return el('div', { class: 'game', dataset: { game: game.id } },
-    el('div', {}, el('strong', { text: game.name }), ' ', el('span', { class: 'badge', text: about })),
+    el('div', {}, el('strong', { text: game.name }), ' ', el('span', { class: 'badge', text: about, title: about })),
     el('div', { class: 'muted', text: game.description }),
     actions, clockRow, bots, mine ? logsPanel(game) : null);
 }

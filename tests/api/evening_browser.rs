@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::browser::sign_up;
-use crate::helpers::{example, file_part, TestApp};
+use crate::helpers::{example, file_part, unique, TestApp};
 use crate::webdriver::Driver;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,7 +123,8 @@ async fn a_key_that_stopped_working_is_said_in_plain_words() {
 
 /// Connect Four with its own page, the build folder in `examples/frontends/connect-four/`.
 async fn publish_connect_four(app: &TestApp) {
-    let author = app.new_player().await;
+    // A long name, as the badge "uploaded by …" must fit a phone whatever the name.
+    let author = app.register(&unique("a-very-long-author-name")).await;
     let page = crate::urturn_browser::zipped(Path::new("examples/frontends/connect-four"));
     let form = reqwest::multipart::Form::new()
         .part(
@@ -150,10 +151,19 @@ async fn fits(browser: &crate::webdriver::Browser, what: impl std::fmt::Display)
         if width == "fits" {
             return;
         }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(5),
-            "{what} scrolls sideways: {width}"
-        );
+        if started.elapsed() > std::time::Duration::from_secs(5) {
+            let wide = browser
+                .eval(
+                    "const w = document.documentElement.clientWidth; \
+                     return [...document.querySelectorAll('*')] \
+                     .filter((e) => e.getBoundingClientRect().right > w + 1) \
+                     .map((e) => `${e.tagName}.${e.className}#${e.id}: ${e.getBoundingClientRect().right}`);",
+                    json!([]),
+                )
+                .await;
+            browser.screenshot("too-wide").await;
+            panic!("{what} scrolls sideways: {width}; too wide: {wide}");
+        }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
