@@ -6,7 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 
 use super::extract::{parse_query, MaybeCaller};
-use super::streams::{event_stream_response, last_event_id, stream_viewer};
+use super::streams::{event_stream_response, resume_after, stream_viewer};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::model::GameLogLine;
 use crate::store::GAME_LOG_LINES;
@@ -79,18 +79,10 @@ async fn stream(
     MaybeCaller(caller): MaybeCaller,
 ) -> Result<HttpResponse, ApiError> {
     let params: StreamParams = parse_query(&req)?;
-    if params.after.is_some_and(|after| after < 0) {
-        return Err(ApiError::InvalidQuery(
-            "after must be a line's id (0 or more)".into(),
-        ));
-    }
+    let after = resume_after(&req, params.after, "a line's id")?;
     let caller = stream_viewer(&context, caller, params.access_token)
         .await?
         .ok_or(ApiError::MissingToken)?;
-    let after = match req.headers().get("last-event-id") {
-        Some(value) => Some(last_event_id(value)?),
-        None => params.after,
-    };
     let feed = context
         .engine
         .game_log_feed(&caller, &path.into_inner(), after)

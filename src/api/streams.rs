@@ -49,17 +49,7 @@ pub async fn room(
 ) -> Result<HttpResponse, ApiError> {
     let params: RoomStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
-    // A reconnecting browser sends Last-Event-ID on the URL it first opened, so the header
-    // says more recently than the query where the client has read up to.
-    if params.after.is_some_and(|after| after < 0) {
-        return Err(ApiError::InvalidQuery(
-            "after must be a version the client has seen (0 or more)".into(),
-        ));
-    }
-    let after = match req.headers().get("last-event-id") {
-        Some(value) => Some(last_event_id(value)?),
-        None => params.after,
-    };
+    let after = resume_after(&req, params.after, "a version the client has seen")?;
     let feed = context
         .engine
         .room_feed(&room_id(path)?, after, viewer)
@@ -87,7 +77,26 @@ pub(super) async fn stream_viewer(
     })
 }
 
-pub(super) fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
+/// Where a stream resumes: after the `Last-Event-ID` header's event, else after `?after=`
+/// (`what` it names, 0 or more), else from now. A reconnecting browser sends Last-Event-ID on
+/// the URL it first opened, so the header says more recently where the client has read up to.
+pub(super) fn resume_after(
+    req: &HttpRequest,
+    after: Option<i64>,
+    what: &str,
+) -> Result<Option<i64>, ApiError> {
+    if after.is_some_and(|after| after < 0) {
+        return Err(ApiError::InvalidQuery(format!(
+            "after must be {what} (0 or more)"
+        )));
+    }
+    match req.headers().get("last-event-id") {
+        Some(value) => Ok(Some(last_event_id(value)?)),
+        None => Ok(after),
+    }
+}
+
+fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
     value
         .to_str()
         .ok()

@@ -39,6 +39,17 @@ pub(crate) async fn wait_for_mark(browser: &Browser, cell: &str, mark: &str) {
         .await;
 }
 
+/// Checks that the page leaves a framed game's status to the frame: it appears once.
+pub(crate) async fn status_left_to_the_frame(browser: &Browser) {
+    let hidden = browser
+        .eval(
+            "return document.getElementById('status').hidden;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(hidden, true, "the page says the status a second time");
+}
+
 pub(crate) async fn count(browser: &Browser, css: &str) -> i64 {
     browser
         .eval(

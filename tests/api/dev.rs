@@ -44,29 +44,15 @@ async fn the_author_fires_a_deadline_now_and_reads_every_version_as_stored() {
     let first = local(&session["players"][0]);
 
     // No deadline yet: nothing to fire.
-    let fire = |room: &str| {
-        api.client
-            .post(format!("{}/dev/timed/deadline", api.address))
-            .json(&json!({ "room": room }))
-            .send()
-    };
-    assert_problem(
-        fire(&room).await.unwrap(),
-        StatusCode::CONFLICT,
-        "no_deadline",
-    )
-    .await;
+    let deadline = json!({ "room": room });
+    let fire = || api.post("/dev/timed/deadline", None, Some(&deadline));
+    assert_problem(fire().await, StatusCode::CONFLICT, "no_deadline").await;
     // An hour away, fired now: onTimeout runs once, and the deadline is used up.
     api.play_ok(&first, &room, json!({"arm": 3_600_000})).await;
-    let fired: Value = fire(&room).await.unwrap().json().await.unwrap();
+    let fired: Value = fire().await.json().await.unwrap();
     assert_eq!(fired["state"]["timeouts"], 1);
     assert_eq!(fired["triggerTimeoutAt"], Value::Null);
-    assert_problem(
-        fire(&room).await.unwrap(),
-        StatusCode::CONFLICT,
-        "no_deadline",
-    )
-    .await;
+    assert_problem(fire().await, StatusCode::CONFLICT, "no_deadline").await;
 
     let truth = api.get_json(&format!("/dev/timed/truth?room={room}")).await;
     let kinds: Vec<&str> = truth["events"]
@@ -85,13 +71,16 @@ async fn a_bot_takes_any_seat_and_a_new_room_keeps_the_seats_unless_told() {
     let hooks = copy_example(dir.path(), "connect-four.js");
     let dev = DevServer::start(&[&hooks]);
     let (api, session) = dev.api().await;
-    let rooms = format!("{}/dev/connect-four/rooms", api.address);
-    let open = |body: Value| api.client.post(&rooms).json(&body).send();
+    let rooms = "/dev/connect-four/rooms";
 
     // The bot in the second seat: dev-1 opens, the bot joins, and replies to dev-1's move.
-    let response = open(json!({"bot": {"seat": 2, "level": "easy"}}))
-        .await
-        .unwrap();
+    let response = api
+        .post(
+            rooms,
+            None,
+            Some(&json!({"bot": {"seat": 2, "level": "easy"}})),
+        )
+        .await;
     assert_eq!(response.status(), StatusCode::CREATED);
     let room = response.json::<Value>().await.unwrap()["room"]
         .as_str()
@@ -106,12 +95,17 @@ async fn a_bot_takes_any_seat_and_a_new_room_keeps_the_seats_unless_told() {
     assert_eq!(after["state"]["moves"], 2, "the bot replied");
 
     // A new room with no body change keeps the bot where it was; `"bot": null` removes it.
-    let again: Value = open(json!({})).await.unwrap().json().await.unwrap();
+    let again: Value = api
+        .post(rooms, None, Some(&json!({})))
+        .await
+        .json()
+        .await
+        .unwrap();
     let players = api.room(again["room"].as_str().unwrap()).await["players"].clone();
     assert_eq!(players[1]["username"], "easy bot");
-    let plain: Value = open(json!({"bot": null}))
+    let plain: Value = api
+        .post(rooms, None, Some(&json!({"bot": null})))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -120,11 +114,15 @@ async fn a_bot_takes_any_seat_and_a_new_room_keeps_the_seats_unless_told() {
     let state: Value = api.get_json("/dev/connect-four/session").await;
     assert_eq!(state["room"], plain["room"]);
 
-    let response = open(json!({"seats": 5})).await.unwrap();
+    let response = api.post(rooms, None, Some(&json!({"seats": 5}))).await;
     assert_problem(response, StatusCode::BAD_REQUEST, "invalid_body").await;
-    let response = open(json!({"bot": {"seat": 3, "level": "easy"}}))
-        .await
-        .unwrap();
+    let response = api
+        .post(
+            rooms,
+            None,
+            Some(&json!({"bot": {"seat": 3, "level": "easy"}})),
+        )
+        .await;
     assert_problem(response, StatusCode::BAD_REQUEST, "invalid_body").await;
     // Another game's routes, on this server, do not exist.
     let response = api.get("/dev/tictactoe/session").await;

@@ -194,8 +194,7 @@ async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
         fits(&phone, game).await;
         if game == "connect-four" {
             // The status appears once: the game's own page says it, not the page around it.
-            let hidden = "return document.getElementById('status').hidden;";
-            assert_eq!(phone.eval(hidden, json!([])).await, true);
+            crate::browser::status_left_to_the_frame(&phone).await;
             phone.enter_frame("#game-frame").await;
             phone.find(".drop[data-column=\"6\"]").await;
             // The frame took the height the page asked for: nothing scrolls inside it.

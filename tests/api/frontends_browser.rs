@@ -216,15 +216,7 @@ async fn an_uploaded_game_is_played_by_clicking_on_its_own_page() {
     frame_says(&alice, "You win!").await;
     frame_says(&bob, &format!("{alice_name} wins!")).await;
     // The page around the frame leaves the status to it: it appears once.
-    assert_eq!(
-        alice
-            .eval(
-                "return document.getElementById('status').hidden;",
-                json!([])
-            )
-            .await,
-        true
-    );
+    crate::browser::status_left_to_the_frame(&alice).await;
     alice.screenshot("framed-won").await;
     bob.screenshot("framed-lost").await;
     let stored = app.room(&room).await;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::client::{unique, Api, TestPlayer};
@@ -35,12 +35,13 @@ async fn log_of(app: &Api, owner: &TestPlayer, game: &str, count: usize) -> Vec<
     let started = Instant::now();
     loop {
         let response = app
-            .client
-            .get(format!("{}/games/{game}/logs?limit=1000", app.address))
-            .bearer_auth(&owner.token)
-            .send()
-            .await
-            .unwrap();
+            .request(
+                Method::GET,
+                &format!("/games/{game}/logs?limit=1000"),
+                Some(&owner.token),
+                None,
+            )
+            .await;
         assert_eq!(response.status(), StatusCode::OK);
         let page: Value = response.json().await.unwrap();
         let lines = page["lines"].as_array().unwrap().clone();
@@ -87,17 +88,11 @@ async fn the_owner_reads_each_line_with_its_room_version_hook_and_level_and_a_fa
 
     // Paging on from a line: only what came after it.
     let after = lines[0]["id"].as_i64().unwrap();
-    let page = app
-        .client
-        .get(format!(
-            "{}/games/{game}/logs?after={after}&limit=1",
-            app.address
-        ))
-        .bearer_auth(&owner.token)
-        .send()
+    let path = format!("/games/{game}/logs?after={after}&limit=1");
+    let page: Value = app
+        .request(Method::GET, &path, Some(&owner.token), None)
         .await
-        .unwrap()
-        .json::<Value>()
+        .json()
         .await
         .unwrap();
     assert_eq!(page["lines"].as_array().unwrap().len(), 1);
@@ -111,49 +106,34 @@ async fn only_the_owner_may_read_a_game_s_logs() {
     let game = unique("chatty").replace('_', "-");
     app.publish(&game, &chatty(1)).await;
     let stranger = app.new_player().await;
-    let logs = format!("{}/games/{game}/logs", app.address);
-    let response = app.client.get(&logs).send().await.unwrap();
-    assert_problem(response, StatusCode::UNAUTHORIZED, "missing_token").await;
+    let logs = format!("/games/{game}/logs");
+    let as_stranger = |path: String| {
+        let (app, token) = (&app, stranger.token.clone());
+        async move { app.request(Method::GET, &path, Some(&token), None).await }
+    };
+    assert_problem(
+        app.get(&logs).await,
+        StatusCode::UNAUTHORIZED,
+        "missing_token",
+    )
+    .await;
     for path in [logs.clone(), format!("{logs}/stream")] {
-        let response = app
-            .client
-            .get(&path)
-            .bearer_auth(&stranger.token)
-            .send()
-            .await
-            .unwrap();
-        assert_problem(response, StatusCode::FORBIDDEN, "not_the_owner").await;
+        assert_problem(
+            as_stranger(path).await,
+            StatusCode::FORBIDDEN,
+            "not_the_owner",
+        )
+        .await;
     }
     let response = app
-        .client
-        .get(format!("{logs}/stream?access_token={}", stranger.token))
-        .send()
-        .await
-        .unwrap();
+        .get(&format!("{logs}/stream?access_token={}", stranger.token))
+        .await;
     assert_problem(response, StatusCode::FORBIDDEN, "not_the_owner").await;
-    let response = app
-        .client
-        .get(format!("{}/games/tictactoe/logs", app.address))
-        .bearer_auth(&stranger.token)
-        .send()
-        .await
-        .unwrap();
+    let response = as_stranger("/games/tictactoe/logs".into()).await;
     assert_problem(response, StatusCode::FORBIDDEN, "not_the_owner").await;
-    let response = app
-        .client
-        .get(format!("{}/games/{}/logs", app.address, unique("nothing")))
-        .bearer_auth(&stranger.token)
-        .send()
-        .await
-        .unwrap();
+    let response = as_stranger(format!("/games/{}/logs", unique("nothing"))).await;
     assert_problem(response, StatusCode::NOT_FOUND, "game_not_found").await;
-    let response = app
-        .client
-        .get(format!("{logs}?limit=1001"))
-        .bearer_auth(&stranger.token)
-        .send()
-        .await
-        .unwrap();
+    let response = as_stranger(format!("{logs}?limit=1001")).await;
     assert_problem(response, StatusCode::BAD_REQUEST, "invalid_query").await;
 }
 

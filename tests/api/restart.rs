@@ -5,7 +5,7 @@ use crate::databases::{database_rows, fresh_database};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::client::Api;
@@ -245,12 +245,8 @@ async fn hosted_games_log_through_the_server_and_survive_a_kill() {
         async move {
             for _ in 0..250 {
                 let response = api
-                    .client
-                    .get(format!("{}/games/connect-four/logs", api.address))
-                    .bearer_auth(&token)
-                    .send()
-                    .await
-                    .unwrap();
+                    .request(Method::GET, "/games/connect-four/logs", Some(&token), None)
+                    .await;
                 let page: Value = response.json().await.unwrap();
                 let texts: Vec<String> = page["lines"]
                     .as_array()

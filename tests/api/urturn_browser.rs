@@ -184,15 +184,7 @@ async fn a_react_build_on_urturns_client_is_played_to_a_win_in_two_frames() {
     frame_waits_for(&alice, "#status", "You won!").await;
     frame_waits_for(&bob, "#status", &format!("{alice_name} won")).await;
     // The frame says who won; the page around it does not say it again.
-    assert_eq!(
-        alice
-            .eval(
-                "return document.getElementById('status').hidden;",
-                json!([])
-            )
-            .await,
-        true
-    );
+    crate::browser::status_left_to_the_frame(&alice).await;
     alice.screenshot("urturn-won").await;
     bob.screenshot("urturn-lost").await;
     let stored = app.room(&room).await;
