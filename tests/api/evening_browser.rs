@@ -220,7 +220,13 @@ async fn any_time_from_five_seconds_to_a_day_and_the_board_does_not_jump() {
     let browser = driver.browser("clocks").await;
     sign_up(&browser, &app, "timer").await;
     let card = "[data-game=\"tictactoe\"]";
+    // The amount and unit show only for "other…".
+    let shown = "return document.querySelector(arguments[0]).offsetParent !== null;";
+    let amount = format!("{card} .clock-amount");
+    browser.find(&format!("{card} .clock")).await;
+    assert_eq!(browser.eval(shown, json!([amount])).await, false);
     browser.select(&format!("{card} .clock"), "custom").await;
+    assert_eq!(browser.eval(shown, json!([amount])).await, true);
     browser
         .type_into(&format!("{card} .clock-amount"), "3")
         .await;

@@ -209,13 +209,15 @@ impl Browser {
         found[ELEMENT_KEY].as_str().unwrap().to_owned()
     }
 
-    /// Chooses `value` in the select `css`, once it is there (the lobby draws its games after
-    /// they load, and may draw them again meanwhile).
+    /// Chooses `value` in the select `css`, as a person does (the page hears `change`), once it
+    /// is there (the lobby draws its games after they load, and may draw them again meanwhile).
     pub async fn select(&self, css: &str, value: &str) {
         self.wait_for(
             css,
             "const s = document.querySelector(arguments[0]); \
-             if (s) { s.value = arguments[1]; } return s !== null && s.value === arguments[1];",
+             if (s && s.value !== arguments[1]) { s.value = arguments[1]; \
+             s.dispatchEvent(new Event('change', {bubbles: true})); } \
+             return s !== null && s.value === arguments[1];",
             json!([css, value]),
         )
         .await;
