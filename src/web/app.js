@@ -572,12 +572,15 @@ async function showRoom(id, replayAt) {
         el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')))),
   );
   replayHistory = { room: id, entries: new Map(), complete: false };
-  // The move that made the version shown, to mark it on the board.
+  drawRoom();
+  // The move that made the version shown, to mark it on the board once it is known.
   const latest = await attempt(() => api.history(id, { after: current.version - 1, limit: 1 }));
   if (!current || current.id !== id) return;
   const entry = latest.ok ? latest.data.events[0] : null;
-  if (entry && entry.version === current.version) current.lastMove = lastMoveOf(entry);
-  drawRoom();
+  if (entry && entry.version === current.version && !current.lastMove) {
+    current.lastMove = lastMoveOf(entry);
+    drawRoom();
+  }
   // Every version after the one drawn, in order, across reconnections; each is also a step
   // of the replay.
   stopWatching = api.watch(id, (version) => { replayHistory.entries.set(version.version, version); apply(version); },

@@ -250,6 +250,7 @@ async fn any_time_from_five_seconds_to_a_day_and_the_board_does_not_jump() {
     // The countdown keeps its place whether it runs or not: what is below it never jumps.
     let top = "return Math.round(document.getElementById('players').getBoundingClientRect().top \
                - document.getElementById('status').getBoundingClientRect().bottom);";
+    browser.wait_for_text("#status", "Waiting").await;
     let before = browser.eval(top, json!([])).await;
     let bob = app.new_player().await;
     app.join(&bob, &room).await;
