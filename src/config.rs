@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::api::limits::{Limits as RateLimits, RateLimiter, RateSetting};
 use crate::api::CorsOrigins;
+use crate::engine::IdleRules;
 use crate::sandbox::{Limits, SearchBudget};
 
 #[derive(Debug, Clone, Parser)]
@@ -58,6 +59,9 @@ pub struct Config {
 
     #[command(flatten)]
     pub bot_search: BotSearch,
+
+    #[command(flatten)]
+    pub idle_rooms: IdleRooms,
 
     /// Sandbox processes that run uploaded games' hooks, at most (each runs one call at a time).
     #[arg(global = true, long, env = "SANDBOX_WORKERS", default_value_t = 4)]
@@ -212,6 +216,52 @@ impl AbuseLimits {
     }
 }
 
+/// How long rooms nobody plays are kept waiting, and how long a rematch is held (see
+/// `docs/operations.md`). Every one is in seconds.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct IdleRooms {
+    /// Quick play joins only a room that changed, or has a player seen (any request, or an
+    /// open stream), within this many seconds.
+    #[arg(global = true, long, env = "QUICKPLAY_SEEN_WITHIN_SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    pub quickplay_seen_within_secs: u64,
+
+    /// A room waiting for players with no version for this long is closed.
+    #[arg(global = true, long, env = "WAITING_ROOM_IDLE_SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    pub waiting_room_idle_secs: u64,
+
+    /// A game in play with no clock and no version for this long can be claimed by a player
+    /// the room is not waiting on.
+    #[arg(global = true, long, env = "CLAIM_AFTER_SECS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..))]
+    pub claim_after_secs: u64,
+
+    /// How long "Play again" holds the other players' seats for a rematch.
+    #[arg(global = true, long, env = "REMATCH_HOLD_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rematch_hold_secs: u64,
+}
+
+impl Default for IdleRooms {
+    fn default() -> Self {
+        Self {
+            quickplay_seen_within_secs: 120,
+            waiting_room_idle_secs: 1800,
+            claim_after_secs: 86_400,
+            rematch_hold_secs: 60,
+        }
+    }
+}
+
+impl IdleRooms {
+    pub fn rules(&self) -> IdleRules {
+        let secs = Duration::from_secs;
+        IdleRules {
+            seen_within: secs(self.quickplay_seen_within_secs),
+            waiting_room_idle: secs(self.waiting_room_idle_secs),
+            claim_after: secs(self.claim_after_secs),
+            rematch_hold: secs(self.rematch_hold_secs),
+        }
+    }
+}
+
 /// The limits every hook of an uploaded game runs under.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct HookLimits {
@@ -295,6 +345,7 @@ impl Config {
             sandbox_workers: 4,
             sandbox_program: None,
             stream_keepalive_secs: 15,
+            idle_rooms: IdleRooms::default(),
             command: None,
         }
     }

@@ -28,8 +28,58 @@ pub struct Room {
     pub trigger_timeout_at: Option<String>,
     /// The clock the room was created with, if any; the same for its whole life.
     pub clock: Option<Clock>,
+    /// "Play again" holding the last game's seats for its other players, if it does.
+    pub rematch: Option<Rematch>,
+    /// The games played in the room so far, and who won them.
+    pub score: Score,
     pub created_at: String,
     pub updated_at: String,
+}
+
+/// "Play again" in a finished room: the seats of the game that ended are held for its other
+/// players until `until` (RFC 3339, UTC), and only they may join until then.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rematch {
+    /// Who asked.
+    pub by: PlayerRef,
+    /// Whom the seats are held for: those who have neither joined nor declined yet.
+    pub seats: Vec<PlayerRef>,
+    pub until: String,
+}
+
+impl Rematch {
+    /// Whether the seats are still held at `now` (deadline text).
+    pub fn holds(&self, now: &str) -> bool {
+        !self.seats.is_empty() && now < self.until.as_str()
+    }
+
+    pub fn holds_for(&self, player_id: &str) -> bool {
+        self.seats.iter().any(|p| p.id == player_id)
+    }
+}
+
+/// A room's running score: its finished games, the draws among them, and each winner's wins
+/// by player id. A game's winners are what its final state names (see
+/// [`crate::game::winners_of`]); a finished game that names none is a draw.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct Score {
+    pub games: u32,
+    pub draws: u32,
+    pub wins: std::collections::BTreeMap<String, u32>,
+}
+
+impl Score {
+    /// Counts a game that just finished with `winners`.
+    pub fn count(&mut self, winners: &[String]) {
+        self.games += 1;
+        if winners.is_empty() {
+            self.draws += 1;
+        }
+        for winner in winners {
+            *self.wins.entry(winner.clone()).or_default() += 1;
+        }
+    }
 }
 
 impl Room {
@@ -54,6 +104,8 @@ impl Room {
             state: Value::Null,
             trigger_timeout_at: None,
             clock: None,
+            rematch: None,
+            score: Score::default(),
             created_at: now.clone(),
             updated_at: now,
         }
@@ -123,6 +175,14 @@ pub enum EventKind {
     /// The room's deadline passed and `onTimeout` failed: the deadline was cleared and
     /// nothing else changed.
     TimeoutFault,
+    /// The platform finished the room as it was, without a hook: a waiting room nobody
+    /// joined for the idle period.
+    Closed,
+    /// A player who stopped playing was removed when another claimed the game (the room had
+    /// no version for the claim period): `onPlayerQuit` ran for them.
+    Abandoned,
+    /// A player turned down the rematch offered to them: their seat is no longer held.
+    Declined,
 }
 
 impl EventKind {
@@ -135,6 +195,9 @@ impl EventKind {
             EventKind::Move => "move",
             EventKind::Timeout => "timeout",
             EventKind::TimeoutFault => "timeout_fault",
+            EventKind::Closed => "closed",
+            EventKind::Abandoned => "abandoned",
+            EventKind::Declined => "declined",
         }
     }
 
@@ -147,6 +210,9 @@ impl EventKind {
             Self::Move,
             Self::Timeout,
             Self::TimeoutFault,
+            Self::Closed,
+            Self::Abandoned,
+            Self::Declined,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == s)

@@ -65,7 +65,8 @@ pub async fn engine(config: &Config, games: GameRegistry) -> Result<Engine, Star
     let sandbox = SandboxPool::new(program, config.hook_limits.limits(), config.sandbox_workers)
         .with_bot_search(config.bot_search.budget());
     let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
-    Ok(Engine::start(store, games, sandbox, bot_seed).await?)
+    let idle = config.idle_rooms.rules();
+    Ok(Engine::start(store, games, sandbox, bot_seed, idle).await?)
 }
 
 impl Application {

@@ -27,6 +27,8 @@ pub fn routes() -> Vec<RouteDef> {
         action_route("/rooms/{id}/join", Action::Join),
         action_route("/rooms/{id}/quit", Action::Quit),
         action_route("/rooms/{id}/reset", Action::Reset),
+        action_route("/rooms/{id}/decline", Action::Decline),
+        route(Method::POST, "/rooms/{id}/claim", claim),
         route(Method::POST, "/rooms/{id}/moves", play),
         route(Method::GET, "/rooms/{id}/events", events),
         route(Method::GET, "/rooms/{id}/stream", streams::room),
@@ -271,6 +273,17 @@ fn action_route(path: &'static str, action: fn(PlayerRef) -> Action) -> RouteDef
         room_response(&context, StatusCode::OK, &room, Some(&player)).await
     };
     route(Method::POST, path, handler)
+}
+
+/// Claims a game in play that has stood still for the claim period from the player it waits
+/// on, whose `onPlayerQuit` runs.
+async fn claim(
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+    Actor(player): Actor,
+) -> Result<HttpResponse, ApiError> {
+    let room = context.engine.claim(&room_id(path)?, &player).await?;
+    room_response(&context, StatusCode::OK, &room, Some(&player)).await
 }
 
 /// The body is the move, any JSON the game understands.

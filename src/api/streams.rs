@@ -17,6 +17,7 @@ use tokio::time::{interval_at, Instant, Interval};
 use super::extract::{parse_query, MaybeCaller};
 use super::rooms::room_id;
 use super::{ApiError, AppContext};
+use crate::engine::Engine;
 use crate::game::PlayerRef;
 use crate::live::Feed;
 use crate::metrics::Held;
@@ -52,9 +53,9 @@ pub async fn room(
     let after = resume_after(&req, params.after, "a version the client has seen")?;
     let feed = context
         .engine
-        .room_feed(&room_id(path)?, after, viewer)
+        .room_feed(&room_id(path)?, after, viewer.clone())
         .await?;
-    Ok(event_stream_response(feed, &context))
+    Ok(event_stream_response(feed, &context, viewer))
 }
 
 /// Who opened a stream: the caller of the `Authorization` header, or else of `?access_token=`
@@ -125,14 +126,24 @@ pub async fn lobby(
 ) -> Result<HttpResponse, ApiError> {
     let params: LobbyStreamParams = parse_query(&req)?;
     let feed = context.engine.lobby_feed(params.game).await?;
-    Ok(event_stream_response(feed, &context))
+    Ok(event_stream_response(feed, &context, None))
 }
 
+/// `feed` as a stream; `viewer`, who opened it, is seen for as long as it is open.
 pub(super) fn event_stream_response(
     feed: impl Feed + 'static,
     context: &AppContext,
+    viewer: Option<PlayerRef>,
 ) -> HttpResponse {
     let keepalive = context.stream_keepalive;
+    let presence = viewer.map(|viewer| Presence {
+        every: interval_at(
+            Instant::now() + context.engine.idle_rules().seen_every(),
+            context.engine.idle_rules().seen_every(),
+        ),
+        engine: context.engine.clone(),
+        viewer,
+    });
     HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))
@@ -145,7 +156,15 @@ pub(super) fn event_stream_response(
             context.streams_shutdown.clone(),
             keepalive,
             context.open_streams.hold(),
+            presence,
         ))
+}
+
+/// Marks a stream's viewer seen while it is open (see `engine::idle`).
+struct Presence {
+    engine: Engine,
+    viewer: PlayerRef,
+    every: Interval,
 }
 
 struct Streaming<F> {
@@ -153,6 +172,7 @@ struct Streaming<F> {
     keepalive: Interval,
     shutdown: StreamsShutdown,
     opening: Option<Bytes>,
+    presence: Option<Presence>,
     /// Counts the stream as open until it is dropped.
     _open: Held,
 }
@@ -164,6 +184,7 @@ fn frames<F: Feed + 'static>(
     shutdown: StreamsShutdown,
     keepalive: Duration,
     open: Held,
+    presence: Option<Presence>,
 ) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
     let retry = RETRY_BASE_MS + rand::rng().random_range(0..RETRY_SPREAD_MS);
     let start = Streaming {
@@ -171,28 +192,49 @@ fn frames<F: Feed + 'static>(
         keepalive: interval_at(Instant::now() + keepalive, keepalive),
         shutdown,
         opening: Some(retry_frame(retry)),
+        presence,
         _open: open,
     };
     stream::unfold(start, |mut state| async move {
         if let Some(opening) = state.opening.take() {
             return Some((Ok(opening), state));
         }
-        let frame = tokio::select! {
-            biased;
-            _ = state.shutdown.wait_for(|stopping| *stopping) => return None,
-            next = state.feed.next() => match next {
-                Ok(Some(frame)) => {
-                    state.keepalive.reset();
-                    frame
+        let frame = loop {
+            let Streaming {
+                feed,
+                keepalive,
+                shutdown,
+                presence,
+                ..
+            } = &mut state;
+            let seen = async {
+                match presence {
+                    Some(presence) => {
+                        presence.every.tick().await;
+                        presence.engine.seen(&presence.viewer);
+                    }
+                    None => std::future::pending().await,
                 }
-                Ok(None) => return None,
-                Err(err) => {
-                    // The client reconnects with Last-Event-ID and resumes where it was.
-                    tracing::warn!(error = %err, "a stream could not read the history; closing it");
-                    return None;
-                }
-            },
-            _ = state.keepalive.tick() => comment_frame(),
+            };
+            break tokio::select! {
+                biased;
+                _ = shutdown.wait_for(|stopping| *stopping) => return None,
+                next = feed.next() => match next {
+                    Ok(Some(frame)) => {
+                        keepalive.reset();
+                        frame
+                    }
+                    Ok(None) => return None,
+                    Err(err) => {
+                        // The client reconnects with Last-Event-ID and resumes where it was.
+                        tracing::warn!(error = %err, "a stream could not read the history; closing it");
+                        return None;
+                    }
+                },
+                _ = keepalive.tick() => comment_frame(),
+                // The viewer is still here; nothing is sent.
+                () = seen => continue,
+            };
         };
         Some((Ok(frame), state))
     })

@@ -72,9 +72,13 @@ impl Engine {
                 stored
             }
         };
-        Ok(account
+        let player = account
             .filter(|a| presented.matches(&a.token_hash))
-            .map(|a| a.player_ref()))
+            .map(|a| a.player_ref());
+        if let Some(player) = &player {
+            self.seen(player);
+        }
+        Ok(player)
     }
 
     /// The player named `username`, signed in with a new token: registered if the name is

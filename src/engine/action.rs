@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::bots::BotRoster;
+use super::idle::IdleRules;
 use super::transition::Transition;
 use super::{EngineError, MAX_PLAYERS};
 use crate::game::PlayerRef;
@@ -23,8 +24,21 @@ pub enum Action {
     Move(PlayerRef, Value),
     /// Play again in a finished room: the players become inactive, `onRoomStart` runs again,
     /// then the player and any seated bots join; the version keeps counting and the history is
-    /// kept.
+    /// kept. The other people who were seated at the end are offered a rematch: their seats
+    /// are held for them for [`IdleRules::rematch_hold`].
     Reset(PlayerRef),
+    /// A player offered a rematch turns it down: their seat is no longer held.
+    Decline(PlayerRef),
+    /// `claimer` claims a game in play that had no version since `idle_since` (and has no
+    /// clock) from `absent`, the player it waits on: `onPlayerQuit` runs for them.
+    Claim {
+        claimer: PlayerRef,
+        absent: PlayerRef,
+        idle_since: String,
+    },
+    /// A waiting room with no version since `before` is closed, its state as it was (the
+    /// engine's own, from its sweeper).
+    CloseIdle { before: String },
     /// The room's deadline has passed: `onTimeout`. (This and the next are the engine's own,
     /// from its deadline task.)
     Timeout,
@@ -42,6 +56,9 @@ impl Action {
             Action::Quit(_) => "quit",
             Action::Move(..) => "move",
             Action::Reset(_) => "reset",
+            Action::Decline(_) => "decline",
+            Action::Claim { .. } => "claim",
+            Action::CloseIdle { .. } => "close_idle",
             Action::Timeout => "timeout",
             Action::ClearFailedTimeout => "clear_failed_timeout",
             Action::TimeoutNow => "timeout_now",
@@ -50,7 +67,12 @@ impl Action {
 
     /// Checks the action against the room and applies its hooks to `step`. Pure but for the
     /// hooks themselves: it reads nothing else and writes nothing.
-    pub fn apply(&self, step: &mut Transition, bots: &BotRoster) -> Result<(), EngineError> {
+    pub fn apply(
+        &self,
+        step: &mut Transition,
+        bots: &BotRoster,
+        rules: &IdleRules,
+    ) -> Result<(), EngineError> {
         match self {
             Action::Join(player) => {
                 let room = &step.room;
@@ -63,16 +85,31 @@ impl Action {
                 if !room.joinable {
                     return Err(EngineError::RoomNotJoinable);
                 }
+                if let Some(rematch) = step.held_seats() {
+                    if !rematch.holds_for(&player.id) {
+                        let names: Vec<&str> =
+                            rematch.seats.iter().map(|p| p.username.as_str()).collect();
+                        return Err(EngineError::SeatHeld {
+                            players: names.join(", "),
+                            until: rematch.until.clone(),
+                        });
+                    }
+                }
                 let capacity = step.game().info().max_players.min(MAX_PLAYERS);
                 if room.players.len() >= capacity {
                     return Err(EngineError::RoomFull(capacity));
                 }
                 step.add_player(player);
+                step.release_seat(&player.id);
                 step.run_hook(EventKind::Join, player, None)
             }
             Action::Quit(player) => {
                 step.require_player(&player.id)?;
                 step.remove_player(&player.id);
+                if step.room.rematch.as_ref().is_some_and(|r| r.by.id == player.id) {
+                    // Who asked for the rematch left: there is nothing to hold seats for.
+                    step.room.rematch = None;
+                }
                 if step.room.finished {
                     step.record(EventKind::Quit, Some(player), None);
                     Ok(())
@@ -99,12 +136,77 @@ impl Action {
                     .filter(|p| bots.level_of(&p.id).is_some())
                     .cloned()
                     .collect();
+                let offered: Vec<PlayerRef> = step
+                    .room
+                    .players
+                    .iter()
+                    .filter(|p| p.id != player.id && bots.level_of(&p.id).is_none())
+                    .cloned()
+                    .collect();
                 step.restart();
+                step.hold_seats(player, offered, rules.rematch_hold);
                 step.run_hook(EventKind::Reset, player, None)?;
                 for seat in std::iter::once(player).chain(&seated_bots) {
                     step.add_player(seat);
                     step.run_hook(EventKind::Join, seat, None)?;
                 }
+                Ok(())
+            }
+            Action::Decline(player) => {
+                if !step.held_seats().is_some_and(|r| r.holds_for(&player.id)) {
+                    return Err(EngineError::NoRematchOffer);
+                }
+                step.release_seat(&player.id);
+                step.record(EventKind::Declined, Some(player), None);
+                Ok(())
+            }
+            Action::Claim {
+                claimer,
+                absent,
+                idle_since,
+            } => {
+                step.require_player(&claimer.id)?;
+                let room = &step.room;
+                if room.finished {
+                    return Err(EngineError::RoomFinished);
+                }
+                if room.clock.is_some() || room.trigger_timeout_at.is_some() {
+                    return Err(EngineError::CannotClaim(
+                        "the room has a clock, which decides what happens to a player who does \
+                         not move",
+                    ));
+                }
+                if room.joinable {
+                    return Err(EngineError::CannotClaim(
+                        "the room is still waiting for players; a waiting room nobody joins is \
+                         closed",
+                    ));
+                }
+                if absent.id == claimer.id {
+                    return Err(EngineError::CannotClaim(
+                        "the room is waiting for you: it is your move",
+                    ));
+                }
+                if room.updated_at.as_str() > idle_since.as_str() {
+                    let at = rules
+                        .claimable_at(room)
+                        .unwrap_or_else(|| room.updated_at.clone());
+                    return Err(EngineError::ClaimTooEarly { at });
+                }
+                step.require_player(&absent.id)?;
+                step.remove_player(&absent.id);
+                step.run_hook(EventKind::Abandoned, absent, None)
+            }
+            Action::CloseIdle { before } => {
+                let room = &step.room;
+                let waiting = room.joinable && !room.finished;
+                if !waiting || room.updated_at.as_str() >= before.as_str() {
+                    return Err(EngineError::VersionMismatch {
+                        current: room.version,
+                    });
+                }
+                step.room.finished = true;
+                step.record(EventKind::Closed, None, None);
                 Ok(())
             }
             Action::TimeoutNow => {

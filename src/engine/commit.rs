@@ -13,7 +13,7 @@ use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
 use crate::live::Shown;
 use crate::model::{LobbyChange, Room};
-use crate::store::StoreError;
+use crate::store::{QuickPlayGuard, StoreError};
 
 impl Engine {
     /// Reads the room, applies `action` to a working copy, and commits it if the room is still
@@ -41,10 +41,10 @@ impl Engine {
             }
             let game = self.game_of(&room).await?;
             let version = room.version;
-            let (action, bots) = (action.clone(), self.bots.clone());
+            let (action, bots, rules) = (action.clone(), self.bots.clone(), self.idle);
             let step = match run_hooks(game, move |game| {
                 let mut step = Transition::new(game, room, Some(version));
-                action.apply(&mut step, &bots)?;
+                action.apply(&mut step, &bots, &rules)?;
                 Ok(step)
             })
             .await
@@ -81,7 +81,7 @@ impl Engine {
     pub(super) async fn commit(
         &self,
         step: Transition,
-        only_if_no_open_room_for: Option<String>,
+        quick_play: Option<QuickPlayGuard>,
     ) -> Result<Room, StoreError> {
         // A game with a view hook frames each version per viewer, in each stream.
         let shown = match step.game().capabilities().player_view {
@@ -90,7 +90,7 @@ impl Engine {
         };
         let mut commit = step.into_commit();
         let room_id = commit.room.id.clone();
-        commit.only_if_no_open_room_for = only_if_no_open_room_for;
+        commit.quick_play = quick_play;
         let epoch = self.rooms.epoch(&self.store);
         let commit = match self.store.commit(commit).await {
             Ok(commit) => commit,

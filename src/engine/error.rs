@@ -67,6 +67,14 @@ pub enum EngineError {
     SandboxUnavailable(String),
     #[error("the room has no deadline to fire")]
     NoDeadline,
+    #[error("the seats are held for {players} until {until}, who played the last game here and were offered a rematch")]
+    SeatHeld { players: String, until: String },
+    #[error("there is no rematch offered to you in this room")]
+    NoRematchOffer,
+    #[error("{0}")]
+    CannotClaim(&'static str),
+    #[error("the room had a version less than the claim period ago; it can be claimed from {at} if nothing happens before")]
+    ClaimTooEarly { at: String },
     #[error("the room is changing too fast; try again")]
     Contention,
     #[error(transparent)]
@@ -135,6 +143,10 @@ impl EngineError {
             EngineError::HookTimeout { .. } => (K::GameFault, "hook_timeout"),
             EngineError::HookOutOfMemory { .. } => (K::GameFault, "hook_out_of_memory"),
             EngineError::NoDeadline => (K::Conflict, "no_deadline"),
+            EngineError::SeatHeld { .. } => (K::Conflict, "seat_held"),
+            EngineError::NoRematchOffer => (K::Conflict, "no_rematch_offer"),
+            EngineError::CannotClaim(_) => (K::Conflict, "cannot_claim"),
+            EngineError::ClaimTooEarly { .. } => (K::Conflict, "claim_too_early"),
             EngineError::Contention => (K::Unavailable, "contention"),
             EngineError::SandboxUnavailable(_) => (K::Unavailable, "sandbox_unavailable"),
             EngineError::Store(err) => match err.fault() {
@@ -155,6 +167,8 @@ impl EngineError {
                 | EngineError::AlreadyAPlayer
                 | EngineError::RoomFull(_)
                 | EngineError::RoomNotFinished
+                | EngineError::SeatHeld { .. }
+                | EngineError::NoRematchOffer
                 | EngineError::GameRefused(_)
                 | EngineError::VersionMismatch { .. }
         )

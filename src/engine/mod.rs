@@ -15,6 +15,7 @@ mod error;
 mod follow;
 mod game_logs;
 mod hook_runner;
+mod idle;
 mod opening;
 mod precondition;
 mod room_cache;
@@ -37,6 +38,7 @@ pub use catalog::{
 use catalog::{HostedCache, CACHED_VERSIONS};
 use deadlines::Alarm;
 pub use error::{EngineError, ErrorKind};
+pub use idle::IdleRules;
 pub use opening::{BotSeat, Placement, RoomOptions};
 pub use precondition::Precondition;
 use room_cache::RoomCache;
@@ -81,17 +83,22 @@ pub struct Engine {
     logs: GameLogSink,
     /// Moves on whenever log lines have been stored.
     log_stored: Arc<watch::Sender<u64>>,
+    /// How long idle rooms and rematch offers are kept.
+    idle: IdleRules,
+    /// When this server last wrote that each player was seen.
+    seen: Arc<idle::SeenMarks>,
 }
 
 impl Engine {
     /// Prepares the engine, making sure the bot accounts exist. `games` are the built-in
     /// games; uploaded ones run in `sandbox`. `bot_seed` salts every bot decision (see
-    /// [`crate::config::Config::bot_seed`]).
+    /// [`crate::config::Config::bot_seed`]); `idle` how long idle rooms are kept.
     pub async fn start(
         store: Store,
         games: GameRegistry,
         sandbox: SandboxPool,
         bot_seed: u64,
+        idle: IdleRules,
     ) -> Result<Self, EngineError> {
         let bots = BotRoster::load(&store, bot_seed).await?;
         let (logs, lines) = GameLogSink::new();
@@ -112,8 +119,11 @@ impl Engine {
             views_made: Arc::default(),
             logs,
             log_stored,
+            idle,
+            seen: Arc::new(idle::SeenMarks::new(CACHED_ACCOUNTS)),
         };
         tokio::spawn(deadlines::run(engine.clone()));
+        tokio::spawn(idle::close_idle_rooms(engine.clone()));
         if let Some(changes) = engine.store.changes().await? {
             tokio::spawn(follow::follow(changes, engine.clone()));
         }

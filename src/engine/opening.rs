@@ -8,7 +8,7 @@ use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
 use crate::domain::ids::new_id;
 use crate::game::{BotLevel, Clock, PlayerRef};
 use crate::model::{now, EventKind, Room};
-use crate::store::StoreError;
+use crate::store::{QuickPlayGuard, StoreError};
 
 /// A computer opponent to seat in a new room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Engine {
         for _ in 0..MAX_ATTEMPTS {
             match self
                 .store
-                .oldest_open_room(game_id, &player.id, clock)
+                .oldest_open_room(game_id, &player.id, clock, &now(), &self.seen_since())
                 .await?
             {
                 Some(room_id) => match self
@@ -126,7 +126,10 @@ impl Engine {
             Ok(step)
         })
         .await?;
-        let only_if_none_open_for = only_if_none_open.then(|| creator.id.clone());
-        Ok(self.commit(step, only_if_none_open_for).await?)
+        let quick_play = only_if_none_open.then(|| QuickPlayGuard {
+            player_id: creator.id.clone(),
+            seen_since: self.seen_since(),
+        });
+        Ok(self.commit(step, quick_play).await?)
     }
 }

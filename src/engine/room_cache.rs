@@ -158,6 +158,8 @@ mod tests {
         Room {
             trigger_timeout_at: None,
             clock: None,
+            rematch: None,
+            score: Default::default(),
             id: "r".into(),
             game: "tictactoe".into(),
             game_version: None,

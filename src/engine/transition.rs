@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::EngineError;
 use chrono::{DateTime, Utc};
 
-use crate::game::{deadline_text, Game, Hook, HookError, PatchError, PlayerRef};
-use crate::model::{EventKind, LobbyChange, Room, RoomEvent};
+use crate::game::{deadline_text, winners_of, Game, Hook, HookError, PatchError, PlayerRef};
+use crate::model::{EventKind, LobbyChange, Rematch, Room, RoomEvent};
 use crate::store::RoomCommit;
 
 pub struct Transition {
@@ -24,6 +24,9 @@ pub struct Transition {
     members_changed: bool,
     /// What the lobby shows of the room as it was read (`None` for a new room).
     lobby_before: Option<LobbyView>,
+    /// Whether the room was finished at the last version recorded (a game that finishes is
+    /// counted in the score once).
+    finished_before: bool,
     now: DateTime<Utc>,
     now_text: String,
 }
@@ -56,6 +59,7 @@ impl Transition {
         Self {
             game,
             lobby_before: expected_version.map(|_| LobbyView::of(&room)),
+            finished_before: room.finished,
             room,
             expected_version,
             events: Vec::new(),
@@ -90,6 +94,35 @@ impl Transition {
         self.room.inactive_players.retain(|p| p.id != player.id);
         self.room.players.push(player.clone());
         self.members_changed = true;
+    }
+
+    /// The rematch offer whose seats are still held now, if there is one.
+    pub fn held_seats(&self) -> Option<&Rematch> {
+        self.room
+            .rematch
+            .as_ref()
+            .filter(|rematch| rematch.holds(&self.now_text))
+    }
+
+    /// Holds `seats` for a rematch `by` asked for, for `hold` from now (nothing when there is
+    /// no one to hold a seat for).
+    pub fn hold_seats(&mut self, by: &PlayerRef, seats: Vec<PlayerRef>, hold: std::time::Duration) {
+        let until = self.now + chrono::Duration::from_std(hold).unwrap_or_default();
+        self.room.rematch = (!seats.is_empty()).then(|| Rematch {
+            by: by.clone(),
+            seats,
+            until: deadline_text(until),
+        });
+    }
+
+    /// The player's seat is no longer held: they took it, or turned it down.
+    pub fn release_seat(&mut self, player_id: &str) {
+        if let Some(rematch) = &mut self.room.rematch {
+            rematch.seats.retain(|p| p.id != player_id);
+            if rematch.seats.is_empty() {
+                self.room.rematch = None;
+            }
+        }
     }
 
     /// Moves a current player to `inactive_players`.
@@ -162,7 +195,9 @@ impl Transition {
         let result = guarded(|| match (kind, player) {
             (EventKind::RoomStart | EventKind::Reset, Some(_)) => game.on_room_start(&board),
             (EventKind::Join, Some(player)) => game.on_player_join(player, &board),
-            (EventKind::Quit, Some(player)) => game.on_player_quit(player, &board),
+            (EventKind::Quit | EventKind::Abandoned, Some(player)) => {
+                game.on_player_quit(player, &board)
+            }
             (EventKind::Move, Some(player)) => {
                 game.on_player_move(player, mv.unwrap_or(&Value::Null), &board)
             }
@@ -216,6 +251,15 @@ impl Transition {
         if self.room.finished {
             self.room.joinable = false;
             self.room.trigger_timeout_at = None;
+            self.room.rematch = None;
+            // A game that ends is counted once; a room closed unplayed is no game.
+            if !self.finished_before && kind != EventKind::Closed {
+                self.room.score.count(&winners_of(&self.room.state));
+            }
+        }
+        self.finished_before = self.room.finished;
+        if self.held_seats().is_none() {
+            self.room.rematch = None;
         }
         self.room.version += 1;
         self.room.updated_at = self.now_text.clone();
@@ -260,7 +304,7 @@ impl Transition {
             members_changed: self.members_changed,
             listing_changed,
             finished_changed,
-            only_if_no_open_room_for: None,
+            quick_play: None,
         }
     }
 }
@@ -301,9 +345,12 @@ fn hook_of(kind: EventKind) -> Hook {
     match kind {
         EventKind::RoomStart | EventKind::Reset => Hook::RoomStart,
         EventKind::Join => Hook::PlayerJoin,
-        EventKind::Quit => Hook::PlayerQuit,
+        EventKind::Quit | EventKind::Abandoned => Hook::PlayerQuit,
         EventKind::Move => Hook::PlayerMove,
         EventKind::Timeout | EventKind::TimeoutFault => Hook::Timeout,
+        EventKind::Declined | EventKind::Closed => {
+            unreachable!("the platform records these versions without running a hook")
+        }
     }
 }
 

@@ -44,12 +44,15 @@ impl Engine {
         viewer: Option<&PlayerRef>,
     ) -> Result<RoomView<'a>, EngineError> {
         let game = self.game_of(room).await?;
-        if !game.capabilities().player_view {
-            return Ok(RoomView::new(room, Cow::Borrowed(&room.state)));
-        }
-        let board = room.board_game(chrono::Utc::now());
-        let state = self.viewed(game, board, member(room, viewer)).await?;
-        Ok(RoomView::new(room, Cow::Owned(state.as_ref().clone())))
+        let state = if game.capabilities().player_view {
+            let board = room.board_game(chrono::Utc::now());
+            let state = self.viewed(game, board, member(room, viewer)).await?;
+            Cow::Owned(state.as_ref().clone())
+        } else {
+            Cow::Borrowed(&room.state)
+        };
+        Ok(RoomView::new(room, state)
+            .with_idle_times(self.idle.closes_at(room), self.idle.claimable_at(room)))
     }
 
     /// `events` of `room` as `viewer` may see them, each at its own version. In a game with a

@@ -5,10 +5,12 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 mod hook;
+mod outcome;
 mod patch;
 mod registry;
 
 pub use hook::{Hook, LogLevel};
+pub use outcome::winners_of;
 pub use patch::{deadline_text, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
 pub use registry::GameRegistry;
 

@@ -16,6 +16,7 @@ use super::dialect::{Dialect, SetRow, SetSql};
 use super::rows::to_json;
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
+use crate::model::Score;
 
 /// Arguments in one statement at most: below SQLite's limit (32,766) and PostgreSQL's (65,535),
 /// so a large set is split into a few statements.
@@ -46,7 +47,7 @@ pub(super) fn rounds(commits: &[&RoomCommit]) -> Vec<Vec<usize>> {
     let mut last: HashMap<(bool, &str), usize> = HashMap::new();
     for (at, commit) in commits.iter().enumerate() {
         let mut keys = vec![(false, commit.room.id.as_str())];
-        if commit.only_if_no_open_room_for.is_some() {
+        if commit.quick_play.is_some() {
             keys.push((true, commit.room.game.as_str()));
         }
         let round = keys
@@ -77,7 +78,7 @@ pub(super) async fn apply_round<D: Dialect>(
     if !new.is_empty() {
         let mut games: Vec<&str> = new
             .iter()
-            .filter(|c| c.only_if_no_open_room_for.is_some())
+            .filter(|c| c.quick_play.is_some())
             .map(|c| c.room.game.as_str())
             .collect();
         if !games.is_empty() {
@@ -132,7 +133,9 @@ async fn insert_rooms<D: Dialect>(
         row.put("game_version", room.game_version);
         let move_seconds = room.clock.map(|clock| i64::from(clock.move_seconds));
         row.put("clock_move_seconds", move_seconds);
-        row.put("quick_play_for", commit.only_if_no_open_room_for.clone());
+        let guard = commit.quick_play.as_ref();
+        row.put("quick_play_for", guard.map(|g| g.player_id.clone()));
+        row.put("seen_since", guard.map(|g| g.seen_since.clone()));
     });
     returned_ids::<D>(conn, statements).await
 }
@@ -146,6 +149,11 @@ fn put_changing_columns(row: &mut SetRow, room: &crate::model::Room) {
     row.put("players", to_json(&room.players));
     row.put("inactive_players", to_json(&room.inactive_players));
     row.put("trigger_timeout_at", room.trigger_timeout_at.clone());
+    row.put("rematch", room.rematch.as_ref().map(to_json));
+    let held_until = room.rematch.as_ref().map(|r| r.until.clone());
+    row.put("seats_held_until", held_until);
+    let score = (room.score != Score::default()).then(|| to_json(&room.score));
+    row.put("score", score);
 }
 
 /// The compare-and-set of `changes` with `sql` ([`Dialect::UPDATE_ROOMS`] or
@@ -289,12 +297,15 @@ async fn returned_ids<D: Dialect>(
 mod tests {
     use super::*;
     use crate::model::Room;
+    use crate::store::QuickPlayGuard;
 
     fn commit(room: &str, game: &str, quick_play: bool) -> RoomCommit {
         RoomCommit {
             room: Room {
                 trigger_timeout_at: None,
                 clock: None,
+                rematch: None,
+                score: Score::default(),
                 id: room.into(),
                 game: game.into(),
                 game_version: None,
@@ -313,7 +324,10 @@ mod tests {
             members_changed: false,
             listing_changed: false,
             finished_changed: false,
-            only_if_no_open_room_for: quick_play.then(|| "p".to_owned()),
+            quick_play: quick_play.then(|| QuickPlayGuard {
+                player_id: "p".to_owned(),
+                seen_since: String::new(),
+            }),
             lobby_change: None,
         }
     }

@@ -100,12 +100,13 @@ impl<'a> SetRow<'a> {
 /// (see [`Dialect::INSERT_ROOMS`]).
 pub(super) const NEW_ROOM_ROW: &str = "id, game, private, \
      version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
-     created_at, updated_at, game_version, clock_move_seconds, quick_play_for";
+     rematch, seats_held_until, score, \
+     created_at, updated_at, game_version, clock_move_seconds, quick_play_for, seen_since";
 
 /// The row of a room change: what it writes, and the version it replaces.
 pub(super) const ROOM_CHANGE_ROW: &str = "id, \
      version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
-     updated_at, expected_version";
+     rematch, seats_held_until, score, updated_at, expected_version";
 
 /// The row of one version in a room's history.
 pub(super) const EVENT_ROW: &str = "room_id, version, kind, player_id, move, state, \
@@ -120,8 +121,13 @@ pub(super) trait Dialect: Sql {
     const NUMBERED_PLACEHOLDERS: bool;
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;
-    /// Quick play's search: the oldest room of game `$1` with clock `$3` open to player `$2`.
+    /// Quick play's search: the oldest room of game `$1` with clock `$3` open to player `$2`
+    /// at `$4` (no seats held), with someone in it seen since `$5` (see
+    /// [`super::types::QuickPlayGuard`]).
     const OLDEST_OPEN_ROOM: &'static str;
+    /// Rooms waiting for players (joinable, unfinished) with no version since `$1`, least
+    /// recently changed first, at most `$2`.
+    const IDLE_WAITING_ROOMS: &'static str;
     /// New rooms ([`NEW_ROOM_ROW`]), each inserted unless its id is taken or, for quick play,
     /// a room of its game with its clock is open to that player; returns the ids inserted.
     const INSERT_ROOMS: SetSql;

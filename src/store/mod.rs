@@ -36,10 +36,11 @@ use crate::model::{Account, GameLogLine, GameVersionRecord, NewGameVersion, Room
 use postgres::PgStore;
 use sqlite::SqliteStore;
 use writer::Writer;
-use writes::{Job, NewBot, RoomCopies, TokenHash, Write};
+use writes::{Job, NewBot, RoomCopies, Seen, TokenHash, Write};
 
 pub use types::{
-    Change, Deadline, FileKey, RoomCommit, RoomQuery, StorageFault, StoreError, StoredFile,
+    Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomQuery, StorageFault, StoreError,
+    StoredFile,
 };
 pub use writes::GAME_LOG_LINES;
 
@@ -250,11 +251,38 @@ impl Store {
         game: &str,
         player_id: &str,
         clock: Option<Clock>,
+        now: &str,
+        seen_since: &str,
     ) -> Result<Option<String>, StoreError> {
         let seconds = clock.map(|clock| i64::from(clock.move_seconds));
         read!(self, |pool| reads::oldest_open_room(
-            pool, game, player_id, seconds
+            pool, game, player_id, seconds, now, seen_since
         ))
+    }
+
+    /// Rooms waiting for players with no version since `before` (deadline text), least
+    /// recently changed first, at most `limit`, each with its version.
+    pub async fn idle_waiting_rooms(
+        &self,
+        before: &str,
+        limit: i64,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        read!(self, |pool| reads::idle_waiting_rooms(pool, before, limit))
+    }
+
+    /// Each player's latest version in a room, by player id.
+    pub async fn last_actions(&self, room_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        read!(self, |pool| reads::last_actions(pool, room_id))
+    }
+
+    /// Records that a server saw `player_id` at `at` (deadline text); never moves it back.
+    pub async fn mark_seen(&self, player_id: &str, at: &str) -> Result<(), StoreError> {
+        let (job, reply) = Job::new(Seen {
+            player_id: player_id.to_owned(),
+            at: at.to_owned(),
+        });
+        self.writer.write(Write::Seen(job), reply).await?;
+        Ok(())
     }
 
     /// The `limit` earliest deadlines of all rooms, due or not, earliest first.

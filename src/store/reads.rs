@@ -18,12 +18,14 @@ use crate::model::{Account, GameLogLine, GameVersionRecord, Room, RoomEvent};
 const ROOM_COLUMNS: &str = "r.seq, r.id, r.game, r.game_version, r.private, r.version, \
      r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, \
      CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, \
-     r.trigger_timeout_at, r.clock_move_seconds";
+     r.trigger_timeout_at, r.clock_move_seconds, CAST(r.rematch AS TEXT) AS rematch, \
+     CAST(r.score AS TEXT) AS score";
 
 pub(super) const ONE_ROOM: &str = "SELECT r.seq, r.id, r.game, r.game_version, r.private, \
      r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, \
      CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, \
-     r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds \
+     r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds, \
+     CAST(r.rematch AS TEXT) AS rematch, CAST(r.score AS TEXT) AS score \
      FROM rooms r WHERE r.id = $1";
 
 /// A page of a room's history: `$1` the room, after version `$2`, at most `$3`.
@@ -96,11 +98,15 @@ pub(super) async fn oldest_open_room<D: Dialect>(
     game: &str,
     player_id: &str,
     move_seconds: Option<i64>,
+    now: &str,
+    seen_since: &str,
 ) -> Result<Option<String>, StoreError> {
     let statement = Statement::new(D::OLDEST_OPEN_ROOM)
         .bind(game)
         .bind(player_id)
-        .bind(move_seconds);
+        .bind(move_seconds)
+        .bind(now)
+        .bind(seen_since);
     match D::fetch_optional(&mut *pool.acquire().await?, statement).await? {
         Some(row) => Ok(Some(D::text(&row, "id")?)),
         None => Ok(None),
@@ -126,6 +132,37 @@ pub(super) async fn earliest_deadlines<D: Dialect>(
                 at: D::text(row, "trigger_timeout_at")?,
             })
         })
+        .collect()
+}
+
+/// Rooms waiting for players with no version since `before`, least recently changed first, at
+/// most `limit`: one range of `rooms_waiting`.
+pub(super) async fn idle_waiting_rooms<D: Dialect>(
+    pool: &Pool<D>,
+    before: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, StoreError> {
+    let statement = Statement::new(D::IDLE_WAITING_ROOMS)
+        .bind(before)
+        .bind(limit);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter()
+        .map(|row| Ok((D::text(row, "id")?, D::int(row, "version")?)))
+        .collect()
+}
+
+/// Each player's latest version in room `$1`: the last thing each of them did there.
+pub(super) const LAST_ACTIONS: &str = "SELECT player_id, MAX(version) AS version \
+     FROM room_events WHERE room_id = $1 AND player_id IS NOT NULL GROUP BY player_id";
+
+pub(super) async fn last_actions<D: Dialect>(
+    pool: &Pool<D>,
+    room_id: &str,
+) -> Result<Vec<(String, i64)>, StoreError> {
+    let statement = Statement::new(LAST_ACTIONS).bind(room_id);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter()
+        .map(|row| Ok((D::text(row, "player_id")?, D::int(row, "version")?)))
         .collect()
 }
 

@@ -30,6 +30,15 @@ pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
             clock: D::maybe_int(row, "clock_move_seconds")?.map(|seconds| Clock {
                 move_seconds: seconds as u32,
             }),
+            rematch: D::maybe_text(row, "rematch")?
+                .as_deref()
+                .map(parse_json)
+                .transpose()?,
+            score: D::maybe_text(row, "score")?
+                .as_deref()
+                .map(parse_json)
+                .transpose()?
+                .unwrap_or_default(),
             created_at: D::text(row, "created_at")?,
             updated_at: D::text(row, "updated_at")?,
         },

@@ -63,11 +63,20 @@ pub struct RoomCommit {
     pub listing_changed: bool,
     /// Whether `finished` changed, so memberships (which carry it) must be rewritten.
     pub finished_changed: bool,
-    /// For a new room: write it only if no open public room of its game that this player is
-    /// not already in exists at the moment of writing (quick play), else [`StoreError::Conflict`].
-    pub only_if_no_open_room_for: Option<String>,
+    /// For a new room by quick play: write it only if, at the moment of writing, there is no
+    /// room quick play would have joined instead, else [`StoreError::Conflict`].
+    pub quick_play: Option<QuickPlayGuard>,
     /// How the room's lobby entry changed (`created`, `updated`), if it did.
     pub lobby_change: Option<LobbyChange>,
+}
+
+/// The rooms quick play joins rather than opening one: open public rooms of the game, with
+/// the same clock, that `player_id` is not in, that hold no seats for a rematch, and that
+/// someone is still in: changed, or with a player seen, since `seen_since` (deadline text).
+#[derive(Debug, Clone)]
+pub struct QuickPlayGuard {
+    pub player_id: String,
+    pub seen_since: String,
 }
 
 /// One file of one version of a game's frontend.

@@ -364,6 +364,8 @@ mod tests {
         let room = crate::model::Room {
             trigger_timeout_at: None,
             clock: None,
+            rematch: None,
+            score: crate::model::Score::default(),
             id: id.to_owned(),
             game: "tictactoe".into(),
             game_version: None,
@@ -396,7 +398,7 @@ mod tests {
             members_changed: true,
             listing_changed: true,
             finished_changed: false,
-            only_if_no_open_room_for: None,
+            quick_play: None,
             lobby_change: None,
         }
     }

@@ -78,6 +78,13 @@ pub(super) enum Write {
     CopyRoom(Job<RoomCopies, ()>),
     /// Lines for games' logs (each game's oldest beyond the bound go).
     GameLogs(Job<Vec<GameLogLine>, ()>),
+    /// When a player was last seen.
+    Seen(Job<Seen, ()>),
+}
+
+pub(super) struct Seen {
+    pub(super) player_id: String,
+    pub(super) at: String,
 }
 
 pub(super) struct TokenHash {
@@ -108,6 +115,7 @@ impl Write {
             Write::GameVersion(job) => job.answer(),
             Write::CopyRoom(job) => job.answer(),
             Write::GameLogs(job) => job.answer(),
+            Write::Seen(job) => job.answer(),
         }
     }
 
@@ -121,6 +129,7 @@ impl Write {
             Write::GameVersion(job) => job.fail(err),
             Write::CopyRoom(job) => job.fail(err),
             Write::GameLogs(job) => job.fail(err),
+            Write::Seen(job) => job.fail(err),
         }
     }
 
@@ -157,6 +166,13 @@ impl Write {
                 let outcome = append_game_logs::<D>(conn, &job.input).await;
                 job.settle(outcome)
             }
+            Write::Seen(job) => {
+                let statement = Statement::new(MARK_SEEN)
+                    .bind(job.input.at.as_str())
+                    .bind(job.input.player_id.as_str());
+                let outcome = D::execute(conn, statement).await;
+                job.settle(outcome)
+            }
         }
     }
 }
@@ -173,6 +189,11 @@ pub(super) const INSERT_BOT: &str =
 
 /// The bot account of level `$1`.
 pub(super) const BOT_ACCOUNT: &str = "SELECT id, username FROM players WHERE bot = $1";
+
+/// When player `$2` was last seen: `$1`, unless a later time is already there (two servers
+/// write for the same player).
+pub(super) const MARK_SEEN: &str = "UPDATE players SET last_seen_at = $1 \
+     WHERE id = $2 AND (last_seen_at IS NULL OR last_seen_at < $1)";
 
 /// A player's new token (bots have none).
 pub(super) const SET_TOKEN_HASH: &str =

@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::game::{Clock, PlayerRef};
-use crate::model::{Room, RoomEvent};
+use crate::model::{Rematch, Room, RoomEvent, Score};
 
 /// A room as one viewer receives it.
 #[derive(Debug, Serialize)]
@@ -38,6 +38,19 @@ pub struct RoomView<'a> {
     trigger_timeout_at: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     clock: Option<Clock>,
+    /// Seats "Play again" holds for the last game's other players, until `until`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rematch: Option<&'a Rematch>,
+    /// The room's games so far; absent until one has finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<&'a Score>,
+    /// When a room waiting for players is closed if nobody joins before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    closes_at: Option<String>,
+    /// When a game in play can be claimed from the player it waits on, if nothing happens
+    /// before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claimable_at: Option<String>,
     created_at: &'a str,
     updated_at: &'a str,
 }
@@ -58,9 +71,25 @@ impl<'a> RoomView<'a> {
             state,
             trigger_timeout_at: room.trigger_timeout_at.as_deref(),
             clock: room.clock,
+            rematch: room.rematch.as_ref(),
+            score: (room.score.games > 0).then_some(&room.score),
+            closes_at: None,
+            claimable_at: None,
             created_at: &room.created_at,
             updated_at: &room.updated_at,
         }
+    }
+
+    /// With when the room closes if nobody joins, and when it can be claimed if nobody
+    /// moves (the engine's rules decide both).
+    pub fn with_idle_times(
+        mut self,
+        closes_at: Option<String>,
+        claimable_at: Option<String>,
+    ) -> Self {
+        self.closes_at = closes_at;
+        self.claimable_at = claimable_at;
+        self
     }
 }
 

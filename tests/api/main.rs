@@ -25,6 +25,7 @@ mod helpers;
 mod hooks;
 mod hosted;
 mod hosted_bots;
+mod idle_rooms;
 mod lobby;
 mod metrics;
 mod openapi;

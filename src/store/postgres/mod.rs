@@ -66,24 +66,36 @@ impl Dialect for Postgres {
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.clock_move_seconds IS NOT DISTINCT FROM $3 \
          AND o.private = false AND o.joinable = true AND o.finished = false \
+         AND (o.seats_held_until IS NULL OR o.seats_held_until <= $4) \
          AND NOT EXISTS (SELECT 1 FROM room_players m \
          WHERE m.room_id = o.id AND m.player_id = $2 AND m.active = true) \
+         AND (o.updated_at >= $5 OR EXISTS (SELECT 1 FROM room_players s \
+         JOIN players p ON p.id = s.player_id \
+         WHERE s.room_id = o.id AND s.active = true AND p.last_seen_at >= $5)) \
          ORDER BY o.seq LIMIT 1";
+    const IDLE_WAITING_ROOMS: &'static str = "SELECT id, version FROM rooms \
+         WHERE joinable = true AND finished = false AND updated_at < $1 \
+         ORDER BY updated_at LIMIT $2";
     const INSERT_ROOMS: SetSql = SetSql {
         columns: NEW_ROOM_ROW,
         statement: "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
-             players, inactive_players, trigger_timeout_at, created_at, updated_at, \
-             game_version, clock_move_seconds) \
+             players, inactive_players, trigger_timeout_at, rematch, seats_held_until, score, \
+             created_at, updated_at, game_version, clock_move_seconds) \
              SELECT v.id, v.game, v.private, v.version, v.joinable, v.finished, \
              CAST(v.state AS json), CAST(v.players AS jsonb), \
-             CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, v.created_at, \
-             v.updated_at, v.game_version, v.clock_move_seconds FROM v \
+             CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, \
+             CAST(v.rematch AS jsonb), v.seats_held_until, CAST(v.score AS jsonb), \
+             v.created_at, v.updated_at, v.game_version, v.clock_move_seconds FROM v \
              WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o \
              WHERE o.game = v.game \
              AND o.clock_move_seconds IS NOT DISTINCT FROM v.clock_move_seconds \
              AND o.private = false AND o.joinable = true AND o.finished = false \
+             AND (o.seats_held_until IS NULL OR o.seats_held_until <= v.updated_at) \
              AND NOT EXISTS (SELECT 1 FROM room_players m \
-             WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = true)) \
+             WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = true) \
+             AND (o.updated_at >= v.seen_since OR EXISTS (SELECT 1 FROM room_players s \
+             JOIN players p ON p.id = s.player_id \
+             WHERE s.room_id = o.id AND s.active = true AND p.last_seen_at >= v.seen_since))) \
              ON CONFLICT DO NOTHING RETURNING id",
     };
     const UPDATE_ROOMS: SetSql = SetSql {
@@ -91,7 +103,9 @@ impl Dialect for Postgres {
         statement: "UPDATE rooms SET version = v.version, state = CAST(v.state AS json), \
              players = CAST(v.players AS jsonb), \
              inactive_players = CAST(v.inactive_players AS jsonb), \
-             trigger_timeout_at = v.trigger_timeout_at, updated_at = v.updated_at \
+             trigger_timeout_at = v.trigger_timeout_at, rematch = CAST(v.rematch AS jsonb), \
+             seats_held_until = v.seats_held_until, score = CAST(v.score AS jsonb), \
+             updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",
     };
@@ -101,7 +115,9 @@ impl Dialect for Postgres {
              finished = v.finished, state = CAST(v.state AS json), \
              players = CAST(v.players AS jsonb), \
              inactive_players = CAST(v.inactive_players AS jsonb), \
-             trigger_timeout_at = v.trigger_timeout_at, updated_at = v.updated_at \
+             trigger_timeout_at = v.trigger_timeout_at, rematch = CAST(v.rematch AS jsonb), \
+             seats_held_until = v.seats_held_until, score = CAST(v.score AS jsonb), \
+             updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",
     };

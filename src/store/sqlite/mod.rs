@@ -36,28 +36,40 @@ impl Dialect for Sqlite {
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.clock_move_seconds IS $3 \
          AND o.private = 0 AND o.joinable = 1 AND o.finished = 0 \
+         AND (o.seats_held_until IS NULL OR o.seats_held_until <= $4) \
          AND NOT EXISTS (SELECT 1 FROM room_players m \
          WHERE m.room_id = o.id AND m.player_id = $2 AND m.active = 1) \
+         AND (o.updated_at >= $5 OR EXISTS (SELECT 1 FROM room_players s \
+         JOIN players p ON p.id = s.player_id \
+         WHERE s.room_id = o.id AND s.active = 1 AND p.last_seen_at >= $5)) \
          ORDER BY o.seq LIMIT 1";
+    const IDLE_WAITING_ROOMS: &'static str = "SELECT id, version FROM rooms \
+         WHERE joinable = 1 AND finished = 0 AND updated_at < $1 ORDER BY updated_at LIMIT $2";
     const INSERT_ROOMS: SetSql = SetSql {
         columns: NEW_ROOM_ROW,
         statement: "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
-             players, inactive_players, trigger_timeout_at, created_at, updated_at, \
-             game_version, clock_move_seconds) \
+             players, inactive_players, trigger_timeout_at, rematch, seats_held_until, score, \
+             created_at, updated_at, game_version, clock_move_seconds) \
              SELECT v.id, v.game, v.private, v.version, v.joinable, v.finished, v.state, \
-             v.players, v.inactive_players, v.trigger_timeout_at, v.created_at, v.updated_at, \
+             v.players, v.inactive_players, v.trigger_timeout_at, v.rematch, \
+             v.seats_held_until, v.score, v.created_at, v.updated_at, \
              v.game_version, v.clock_move_seconds FROM v \
              WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o \
              WHERE o.game = v.game AND o.clock_move_seconds IS v.clock_move_seconds \
              AND o.private = 0 AND o.joinable = 1 AND o.finished = 0 \
+             AND (o.seats_held_until IS NULL OR o.seats_held_until <= v.updated_at) \
              AND NOT EXISTS (SELECT 1 FROM room_players m \
-             WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = 1)) \
+             WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = 1) \
+             AND (o.updated_at >= v.seen_since OR EXISTS (SELECT 1 FROM room_players s \
+             JOIN players p ON p.id = s.player_id \
+             WHERE s.room_id = o.id AND s.active = 1 AND p.last_seen_at >= v.seen_since))) \
              ON CONFLICT DO NOTHING RETURNING id",
     };
     const UPDATE_ROOMS: SetSql = SetSql {
         columns: ROOM_CHANGE_ROW,
         statement: "UPDATE rooms SET version = v.version, state = v.state, players = v.players, \
              inactive_players = v.inactive_players, trigger_timeout_at = v.trigger_timeout_at, \
+             rematch = v.rematch, seats_held_until = v.seats_held_until, score = v.score, \
              updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",
@@ -67,6 +79,7 @@ impl Dialect for Sqlite {
         statement: "UPDATE rooms SET version = v.version, joinable = v.joinable, \
              finished = v.finished, state = v.state, players = v.players, \
              inactive_players = v.inactive_players, trigger_timeout_at = v.trigger_timeout_at, \
+             rematch = v.rematch, seats_held_until = v.seats_held_until, score = v.score, \
              updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",

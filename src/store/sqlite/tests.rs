@@ -219,7 +219,8 @@ async fn memberships_from_before_listing_indexes_are_listed() {
     drop(dir);
 }
 
-/// Quick play's search, its guard when creating a room, one room, and history pages.
+/// Quick play's search, its guard when creating a room, one room, history pages, and the
+/// sweeper's look for idle waiting rooms.
 #[tokio::test]
 async fn lookups_are_index_searches() {
     let (_dir, path) = store_dir();
@@ -227,7 +228,8 @@ async fn lookups_are_index_searches() {
         .await
         .unwrap()
         .0;
-    for sql in [OLDEST_OPEN_ROOM, ONE_ROOM, EVENTS_PAGE] {
+    let idle_waiting_rooms = <Sqlite as Dialect>::IDLE_WAITING_ROOMS;
+    for sql in [OLDEST_OPEN_ROOM, ONE_ROOM, EVENTS_PAGE, idle_waiting_rooms] {
         let steps = plan(&store, sql).await;
         assert_no_scan(sql, &steps, false);
         assert!(steps[0].starts_with("SEARCH"), "{sql}\nplans {steps:#?}");
@@ -239,6 +241,8 @@ async fn lookups_are_index_searches() {
         ),
         "{steps:#?}"
     );
+    let steps = plan(&store, idle_waiting_rooms).await;
+    assert!(steps[0].contains("rooms_waiting (updated_at<?)"), "{steps:#?}");
 }
 
 /// A database written before versions recorded their players gets them by replaying each
