@@ -192,7 +192,7 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> RoomComm
         events,
         members_changed: members,
         finished_changed: false,
-        only_if_no_open_room_for: None,
+        quick_play: None,
         lobby_change: None,
     }
 }
@@ -202,6 +202,8 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
     let room = Room {
         trigger_timeout_at: None,
         clock: None,
+        rematch: None,
+        score: Default::default(),
         id: id.to_owned(),
         game: game.into(),
         game_version: None,

@@ -106,7 +106,12 @@ impl Action {
             Action::Quit(player) => {
                 step.require_player(&player.id)?;
                 step.remove_player(&player.id);
-                if step.room.rematch.as_ref().is_some_and(|r| r.by.id == player.id) {
+                if step
+                    .room
+                    .rematch
+                    .as_ref()
+                    .is_some_and(|r| r.by.id == player.id)
+                {
                     // Who asked for the rematch left: there is nothing to hold seats for.
                     step.room.rematch = None;
                 }

@@ -25,9 +25,15 @@ mod tests {
 
     #[test]
     fn a_winner_is_a_player_an_id_or_one_of_a_list() {
-        assert_eq!(winners_of(&json!({"winner": {"id": "a", "username": "alice"}})), ["a"]);
+        assert_eq!(
+            winners_of(&json!({"winner": {"id": "a", "username": "alice"}})),
+            ["a"]
+        );
         assert_eq!(winners_of(&json!({"winner": "b"})), ["b"]);
-        assert_eq!(winners_of(&json!({"winners": ["a", {"id": "c"}]})), ["a", "c"]);
+        assert_eq!(
+            winners_of(&json!({"winners": ["a", {"id": "c"}]})),
+            ["a", "c"]
+        );
         assert!(winners_of(&json!({"winner": null})).is_empty());
         assert!(winners_of(&json!([1, 2])).is_empty());
     }

@@ -233,7 +233,7 @@ function roomEntry(room) {
   const game = gamesById.get(room.game);
   const names = room.players.map((p) => p.username).join(' vs ') || 'nobody yet';
   const mine = me && room.players.some((p) => p.id === me.id);
-  const canJoin = me && room.joinable && !room.finished && !mine;
+  const canJoin = me && room.joinable && !room.finished && !mine && !heldFromMe(room);
   const state = room.finished ? 'finished' : room.joinable ? 'waiting' : 'playing';
   return el('li', { dataset: { room: room.id, game: room.game } },
     el('span', {},
@@ -255,6 +255,7 @@ function resultOf(room) {
   if (!room.finished) return null;
   const winner = winnerOf(room);
   const mine = store.player;
+  if (!winner && room.players.length < 2) return 'closed, nobody joined';
   if (!winner) return 'a draw';
   return mine && winner.id === mine.id ? 'you won' : `won by ${winner.username}`;
 }
@@ -558,6 +559,7 @@ async function showRoom(id, replayAt) {
           : null,
         el('p', { id: 'countdown', class: 'countdown', hidden: !current.clock }),
         el('ul', { id: 'players', class: 'players', 'aria-label': 'Players' }),
+        el('p', { id: 'score', class: 'muted score', hidden: true }),
         el('div', { id: 'board' }),
         el('p', { id: 'room-message', class: 'message', role: 'alert' }),
         el('div', { id: 'actions', class: 'row' }),
@@ -577,8 +579,9 @@ async function showRoom(id, replayAt) {
   const latest = await attempt(() => api.history(id, { after: current.version - 1, limit: 1 }));
   if (!current || current.id !== id) return;
   const entry = latest.ok ? latest.data.events[0] : null;
-  if (entry && entry.version === current.version && !current.lastMove) {
-    current.lastMove = lastMoveOf(entry);
+  if (entry && entry.version === current.version && !current.lastEvent) {
+    current.lastEvent = { kind: entry.kind, player: entry.player };
+    current.lastMove = current.lastMove || lastMoveOf(entry);
     drawRoom();
   }
   // Every version after the one drawn, in order, across reconnections; each is also a step
@@ -624,16 +627,51 @@ function lastMoveOf(entry) {
   return entry.kind === 'move' ? { player: entry.player, move: entry.move } : null;
 }
 
+/** What a room says beside its versions: kept from the last whole room read. */
+const ROOM_FACTS = ['rematch', 'score', 'closesAt', 'claimableAt'];
+
 /** Takes a newer version of the room (from a stream event or an action's answer). */
 function apply(version) {
   if (!current || version.version <= current.version) return;
   // A stream's version names who is seated, not who left: those who left are kept here.
   const left = current.inactivePlayers || [];
   const gone = current.players.filter((p) => !version.players.some((q) => q.id === p.id) && !left.some((q) => q.id === p.id));
+  const whole = 'id' in version;
   current = { ...current, ...version, inactivePlayers: version.inactivePlayers || [...left, ...gone] };
-  if (version.kind) current.lastMove = lastMoveOf(version);
+  if (whole) for (const fact of ROOM_FACTS) if (!(fact in version)) delete current[fact];
+  if (version.kind) {
+    current.lastMove = lastMoveOf(version);
+    current.lastEvent = { kind: version.kind, player: version.player };
+  }
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
+  // A stream's version says nothing of the rematch offer, the score or when the room goes
+  // idle: the room itself does, read once the versions settle.
+  if (!whole) refreshRoomFacts();
+}
+
+const refreshRoomFacts = debounce(async () => {
+  if (!current) return;
+  const id = current.id;
+  const result = await attempt(() => api.room(id));
+  if (!result.ok || !current || current.id !== id || result.data.version !== current.version) return;
+  for (const fact of ROOM_FACTS) {
+    if (fact in result.data) current[fact] = result.data[fact];
+    else delete current[fact];
+  }
+  drawRoom();
+}, 250);
+
+/** Whether `room` holds its seats for a rematch offered to others than this player. */
+function heldFromMe(room) {
+  const held = heldSeats(room);
+  return Boolean(held) && !held.seats.some((p) => me() && p.id === me().id);
+}
+
+/** The rematch offer whose seats are still held, if there is one. */
+function heldSeats(room) {
+  const offer = room.rematch;
+  return offer && offer.seats.length && Date.parse(offer.until) > Date.now() ? offer : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -724,6 +762,9 @@ function stepText(entry) {
     case 'move': return `${who} moved${mv}.`;
     case 'timeout': return 'Time ran out.';
     case 'timeout_fault': return "The game's timeout failed; the clock was stopped.";
+    case 'closed': return 'The room was closed: nobody joined it.';
+    case 'abandoned': return `${who} stopped playing; the game was claimed.`;
+    case 'declined': return `${who} declined the rematch.`;
     default: return entry.kind;
   }
 }
@@ -777,8 +818,38 @@ function hasLeft(room, player) {
   return Boolean(player) && seatOf(room, player.id) < 0 && (room.inactivePlayers || []).some((p) => p.id === player.id);
 }
 
+/**
+ * What the platform did to the room, which no game's page can know: a room closed unplayed, a
+ * game claimed from a player who stopped, a rematch offered or declined. Null when none applies.
+ */
+function houseNote(room) {
+  const mine = me();
+  const last = replaying ? null : room.lastEvent;
+  if (room.finished && last && last.kind === 'closed') {
+    return 'This room was closed: nobody joined it for a long while.';
+  }
+  if (room.finished && last && last.kind === 'abandoned' && last.player) {
+    return mine && last.player.id === mine.id
+      ? 'You stopped playing, and the game was claimed.'
+      : `${last.player.username} stopped playing, and the game was claimed.`;
+  }
+  const held = heldSeats(room);
+  if (held && room.joinable) {
+    const names = held.seats.map((p) => p.username).join(' and ');
+    if (mine && held.by.id === mine.id) return `Waiting for ${names} to accept the rematch…`;
+    if (mine && held.seats.some((p) => p.id === mine.id)) return `${held.by.username} wants a rematch.`;
+    return `A rematch: the seats are held for ${names}.`;
+  }
+  if (last && last.kind === 'declined' && last.player && room.joinable) {
+    return `${last.player.username} declined the rematch. Waiting for another player to join…`;
+  }
+  return null;
+}
+
 function statusText(room, toMove) {
   const mine = me();
+  const note = houseNote(room);
+  if (note && !(room.lastEvent && room.lastEvent.kind === 'abandoned')) return note;
   if (room.finished) {
     const winner = winnerOf(room);
     if (!winner) return 'Game over: a draw.';
@@ -789,6 +860,7 @@ function statusText(room, toMove) {
       if (loser && mine && loser.id === mine.id) return `You ran out of time. ${winner.username} wins!`;
       if (loser) return `Time ran out for ${loser.username}. ${mine && winner.id === mine.id ? 'You win!' : `${winner.username} wins!`}`;
     }
+    if (note) return `${note} ${wins}`;
     if (hasLeft(room, mine)) return `You left the game. ${wins}`;
     return wins;
   }
@@ -806,7 +878,8 @@ function drawRoom() {
   const toMove = playerToMove(room);
   const marks = ['tictactoe', 'tictactoe3d'].includes(room.game) ? ['X', 'O'] : [];
   let status = statusText(room, toMove);
-  if (seat < 0 && !replaying && !hasLeft(room, mine)) status = `${status} (You are watching.)`;
+  const offered = heldSeats(room) && mine && heldSeats(room).seats.some((p) => p.id === mine.id);
+  if (seat < 0 && !replaying && !hasLeft(room, mine) && !offered) status = `${status} (You are watching.)`;
   yourTurn = !replaying && seat >= 0 && Boolean(toMove) && toMove.id === mine.id && !room.finished;
   drawTitle();
   if (replaying) status = `Replay, version ${room.version}: ${status}`;
@@ -816,7 +889,7 @@ function drawRoom() {
   if (framed) {
     const thinking = !room.finished && toMove && isBot(toMove) ? `The ${toMove.username} is thinking…` : '';
     status = replaying ? `Replay, version ${room.version}.`
-      : thinking || (seat < 0 && !hasLeft(room, mine) ? 'You are watching.' : '');
+      : houseNote(room) || thinking || (seat < 0 && !hasLeft(room, mine) && !offered ? 'You are watching.' : '');
   }
   const statusLine = document.getElementById('status');
   statusLine.textContent = status;
@@ -825,6 +898,7 @@ function drawRoom() {
     el('li', { class: toMove && toMove.id === p.id ? 'turn' : '' },
       marks[i] ? `${marks[i]}: ` : '', el('span', { text: p.username }),
       mine && p.id === mine.id ? ' (you)' : '')));
+  drawScore(room);
   const canMove = !replaying && seat >= 0 && !room.finished && (!toMove || toMove.id === mine.id);
   const view = views[room.game];
   const board = document.getElementById('board');
@@ -872,9 +946,28 @@ function drawCountdown() {
 function drawActions(room, seat) {
   const actions = document.getElementById('actions');
   const buttons = [];
+  clearTimeout(idleTimer);
   if (replaying) return actions.replaceChildren();
-  if (me() && seat < 0 && room.joinable && !room.finished) {
+  const held = heldSeats(room);
+  if (held) idleTimer = later(drawRoom, Date.parse(held.until));
+  if (me() && held && held.seats.some((p) => p.id === me().id)) {
+    buttons.push(
+      el('button', { id: 'rematch-accept', onclick: () => act('join') }, 'Accept'),
+      el('button', { id: 'rematch-decline', class: 'secondary', onclick: () => act('decline') }, 'Decline'));
+  } else if (me() && seat < 0 && room.joinable && !room.finished && !held) {
     buttons.push(el('button', { id: 'join', onclick: () => act('join') }, 'Join this game'));
+  }
+  const claimable = seat >= 0 && !room.finished && room.claimableAt ? Date.parse(room.claimableAt) : NaN;
+  const toMove = playerToMove(room);
+  if (!Number.isNaN(claimable) && !(toMove && toMove.id === me().id)) {
+    if (claimable <= Date.now()) {
+      const waitingOn = toMove ? toMove.username : 'The others';
+      buttons.push(
+        el('span', { id: 'claim-note', class: 'muted', text: `${waitingOn} has not played since ${when(room.updatedAt)}.` }),
+        el('button', { id: 'claim', onclick: () => act('claim') }, 'Claim the win'));
+    } else {
+      idleTimer = later(drawRoom, claimable);
+    }
   }
   if (seat >= 0 && !room.finished) {
     if (room.joinable) {
@@ -899,7 +992,33 @@ const actions = {
   join: (id) => api.join(id),
   quit: (id) => api.quit(id),
   reset: (id) => api.playAgain(id),
+  decline: (id) => api.decline(id),
+  claim: (id) => api.claim(id),
 };
+
+/** When the room next needs drawing on its own: a rematch offer lapsing, a game claimable. */
+let idleTimer = null;
+
+/** Runs `fn` at `at` (milliseconds since 1970), or in a day at the latest. */
+function later(fn, at) {
+  return setTimeout(fn, Math.min(Math.max(0, at - Date.now()) + 50, 86_400_000));
+}
+
+/** The room's running score, once a game has finished in it: "Score after 3 games: …". */
+function drawScore(room) {
+  const line = document.getElementById('score');
+  if (!line) return;
+  const score = room.score;
+  line.hidden = !score || replaying;
+  if (!score) return;
+  const everyone = [...room.players, ...(room.inactivePlayers || [])];
+  const seen = new Set();
+  const people = everyone.filter((p) => !seen.has(p.id) && seen.add(p.id));
+  const parts = people.map((p) => `${p.username} ${score.wins[p.id] || 0}`);
+  if (score.draws) parts.push(score.draws === 1 ? '1 draw' : `${score.draws} draws`);
+  const games = score.games === 1 ? '1 game' : `${score.games} games`;
+  line.textContent = `Score after ${games}: ${parts.join(' · ')}`;
+}
 
 async function act(action) {
   const id = current.id;

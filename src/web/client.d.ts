@@ -75,8 +75,30 @@ export interface Room {
   triggerTimeoutAt: string | null;
   /** The clock the room was created with; absent when it has none. */
   clock?: Clock;
+  /** Seats "Play again" holds for the last game's other players, until `until`. */
+  rematch?: Rematch;
+  /** The room's games so far; absent until one finishes. */
+  score?: Score;
+  /** For a room waiting for players: when it is closed if nobody joins before. */
+  closesAt?: string;
+  /** For a game in play without a clock: from when it can be claimed if nobody moves. */
+  claimableAt?: string;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface Rematch {
+  by: Player;
+  /** Whom the seats are held for: those who have neither joined nor declined yet. */
+  seats: Player[];
+  until: string;
+}
+
+export interface Score {
+  games: number;
+  draws: number;
+  /** Games won, by player id. */
+  wins: Record<string, number>;
 }
 
 /** How long the player to move has (1 to 86,400 seconds), for games with `onTimeout`. */
@@ -96,7 +118,10 @@ export type EventKind =
   | "quit"
   | "move"
   | "timeout"
-  | "timeout_fault";
+  | "timeout_fault"
+  | "closed"
+  | "abandoned"
+  | "declined";
 
 export interface HistoryEntry {
   version: number;
@@ -207,6 +232,10 @@ export declare class Turnhouse {
   quit(id: string): Promise<Room>;
   move(id: string, move: Json, options?: { ifMatch?: number }): Promise<Room>;
   playAgain(id: string): Promise<Room>;
+  /** Turns down the rematch offered to you. */
+  decline(id: string): Promise<Room>;
+  /** Claims a game that stood still from the player it waits on. */
+  claim(id: string): Promise<Room>;
 
   watch(id: string, onVersion: (version: RoomVersion) => void, options?: { after?: number }): Stop;
   watchLobby(game: string | null, onChange: (change: LobbyChange) => void): Stop;

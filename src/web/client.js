@@ -152,6 +152,16 @@ export class Turnhouse {
     return this.#call('POST', `/rooms/${encodeURIComponent(id)}/reset`);
   }
 
+  /** Turns down the rematch offered to you: your seat is no longer held. */
+  async decline(id) {
+    return this.#call('POST', `/rooms/${encodeURIComponent(id)}/decline`);
+  }
+
+  /** Claims a game that stood still (see `claimableAt`) from the player it waits on. */
+  async claim(id) {
+    return this.#call('POST', `/rooms/${encodeURIComponent(id)}/claim`);
+  }
+
   // -------------------------------------------------------------------------------------------
   // Live updates.
 

@@ -29,6 +29,21 @@ pub async fn room_in_view(browser: &Browser) -> String {
     id.as_str().unwrap().to_owned()
 }
 
+/// Tic-tac-toe in which X takes the top row while O plays the middle one: (mover, other
+/// player, cell, mark) for each move.
+pub(crate) fn x_takes_the_top_row<'a>(
+    x: &'a Browser,
+    o: &'a Browser,
+) -> [(&'a Browser, &'a Browser, &'static str, &'static str); 5] {
+    [
+        (x, o, "0,0", "X"),
+        (o, x, "1,0", "O"),
+        (x, o, "0,1", "X"),
+        (o, x, "1,1", "O"),
+        (x, o, "0,2", "X"),
+    ]
+}
+
 pub(crate) async fn click_cell(browser: &Browser, cell: &str) {
     browser.click(&format!(".cell[data-cell=\"{cell}\"]")).await;
 }
@@ -90,14 +105,8 @@ async fn two_people_play_tictactoe_in_their_browsers_while_a_third_watches() {
     carol.wait_for_text("#status", "watching").await;
 
     // X takes the top row; each move shows up on the other screens by itself.
-    let moves = [
-        (&alice, &bob, "0,0", "X"),
-        (&bob, &alice, "1,0", "O"),
-        (&alice, &bob, "0,1", "X"),
-        (&bob, &alice, "1,1", "O"),
-        (&alice, &bob, "0,2", "X"),
-    ];
-    for (n, (mover, other, cell, mark)) in moves.into_iter().enumerate() {
+    for (n, (mover, other, cell, mark)) in x_takes_the_top_row(&alice, &bob).into_iter().enumerate()
+    {
         // Not this player's turn: the board does not take a click.
         assert_eq!(count(other, ".cell:not(:disabled)").await, 0);
         if n == 1 {

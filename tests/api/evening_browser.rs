@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::browser::sign_up;
+use crate::browser::{
+    click_cell, count, room_in_view, sign_up, wait_for_mark, x_takes_the_top_row,
+};
 use crate::helpers::{example, file_part, unique, TestApp};
 use crate::webdriver::Driver;
 
@@ -327,4 +329,102 @@ async fn the_last_move_is_marked_and_a_thinking_bot_says_so() {
         .wait_for_text("#status", "The hard bot is thinking…")
         .await;
     browser.close().await;
+}
+
+/// Two people finish a game and play a rematch (offered, accepted, scored); a second rematch
+/// is declined, and the one who declined joins anyway; then one stops playing and the other
+/// claims the game; and the room, left waiting for anyone, closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rematches_claims_and_rooms_nobody_joins_on_the_page() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.hook_limits.time_ms = 2_000;
+        config.idle_rooms.claim_after_secs = 2;
+        config.idle_rooms.waiting_room_idle_secs = 6;
+    })
+    .await;
+    let driver = Driver::start().await;
+    let alice = driver.browser("rematch-alice").await;
+    let bob = driver.browser("rematch-bob").await;
+    let alice_name = sign_up(&alice, &app, "alice").await;
+    let bob_name = sign_up(&bob, &app, "bob").await;
+    alice.click("[data-game=\"tictactoe\"] .new-room").await;
+    let room = room_in_view(&alice).await;
+    bob.goto(&format!("{}/#/room/{room}", app.address)).await;
+    bob.click("#join").await;
+    let score = |games: &str, alice_wins: u32| {
+        format!("Score after {games}: {alice_name} {alice_wins} · {bob_name} 0")
+    };
+    let x_wins = || async {
+        for (mover, other, cell, mark) in x_takes_the_top_row(&alice, &bob) {
+            mover.wait_for_text("#status", "Your turn").await;
+            click_cell(mover, cell).await;
+            wait_for_mark(other, cell, mark).await;
+        }
+        alice.wait_for_text("#status", "You win!").await;
+    };
+    x_wins().await;
+    alice.wait_for_text("#score", &score("1 game", 1)).await;
+
+    // Play again offers Bob his seat; nobody else may take it meanwhile.
+    alice.click("#play-again").await;
+    alice
+        .wait_for_text(
+            "#status",
+            &format!("Waiting for {bob_name} to accept the rematch"),
+        )
+        .await;
+    bob.wait_for_text("#status", &format!("{alice_name} wants a rematch"))
+        .await;
+    assert_eq!(count(&bob, "#join").await, 0);
+    bob.screenshot("rematch-offered").await;
+    let stranger = app.new_player().await;
+    assert_eq!(app.join(&stranger, &room).await.status(), 409);
+    bob.click("#rematch-accept").await;
+    x_wins().await;
+    bob.wait_for_text("#score", &score("2 games", 2)).await;
+
+    // The next offer Bob declines: Alice hears of it, the seat is anyone's, and Bob takes it
+    // after all.
+    alice.click("#play-again").await;
+    bob.wait_for_text("#status", "wants a rematch").await;
+    bob.click("#rematch-decline").await;
+    alice
+        .wait_for_text("#status", &format!("{bob_name} declined the rematch"))
+        .await;
+    bob.click("#join").await;
+    alice.wait_for_text("#status", "Your turn").await;
+
+    // Alice moves; Bob never answers. Once the game has stood still long enough, Alice (not
+    // Bob, whose move it is) may claim it.
+    click_cell(&alice, "1,1").await;
+    wait_for_mark(&bob, "1,1", "X").await;
+    alice.find("#claim").await;
+    assert_eq!(
+        count(&bob, "#claim").await,
+        0,
+        "the player the room waits on cannot claim"
+    );
+    alice.screenshot("claim-the-win").await;
+    alice.click("#claim").await;
+    alice
+        .wait_for_text(
+            "#status",
+            &format!("{bob_name} stopped playing, and the game was claimed. You win!"),
+        )
+        .await;
+    bob.wait_for_text("#status", "You stopped playing, and the game was claimed.")
+        .await;
+    alice.wait_for_text("#score", &score("3 games", 3)).await;
+
+    // Bob, who stopped, is offered nothing; the room waits for anyone, then closes.
+    alice.click("#play-again").await;
+    alice
+        .wait_for_text("#status", "Waiting for another player")
+        .await;
+    alice
+        .wait_for_text("#status", "This room was closed: nobody joined it")
+        .await;
+    alice.screenshot("room-closed").await;
+    alice.close().await;
+    bob.close().await;
 }

@@ -57,8 +57,7 @@ async fn room_once(
 }
 
 #[tokio::test]
-async fn quick_play_passes_over_a_room_whose_creator_is_gone_and_joins_one_whose_creator_watches()
-{
+async fn quick_play_passes_over_a_room_whose_creator_is_gone_and_joins_one_whose_creator_watches() {
     // The sweeper must not close the rooms while this runs: only quick play's window is short.
     let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
         config.idle_rooms.quickplay_seen_within_secs = 2;
@@ -74,7 +73,13 @@ async fn quick_play_passes_over_a_room_whose_creator_is_gone_and_joins_one_whose
     let (status, own) = quickplay(&app, &watcher).await;
     assert_eq!(status, StatusCode::CREATED, "{own}");
     assert_ne!(id(&own), id(&abandoned));
-    assert_eq!(app.room(&id(&abandoned)).await["players"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        app.room(&id(&abandoned)).await["players"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 
     // The second room's creator keeps its stream open, which keeps them seen.
     let url = format!(
@@ -89,20 +94,20 @@ async fn quick_play_passes_over_a_room_whose_creator_is_gone_and_joins_one_whose
     let newcomer = app.new_player().await;
     let (status, joined) = quickplay(&app, &newcomer).await;
     assert_eq!(status, StatusCode::OK, "{joined}");
-    assert_eq!(id(&joined), id(&own), "the room with someone in it is joined");
+    assert_eq!(
+        id(&joined),
+        id(&own),
+        "the room with someone in it is joined"
+    );
 }
 
 #[tokio::test]
 async fn a_waiting_room_nobody_joins_is_closed_once_with_a_version_of_its_own() {
     let app = app_with_periods(2, 60).await;
     let alice = app.new_player().await;
-    let room = app
-        .create_room(&alice, json!({"game": "tictactoe"}))
-        .await;
+    let room = app.create_room(&alice, json!({"game": "tictactoe"})).await;
     assert!(room["closesAt"].as_str().unwrap() > room["updatedAt"].as_str().unwrap());
-    let played = app
-        .create_room(&alice, json!({"game": "tictactoe"}))
-        .await;
+    let played = app.create_room(&alice, json!({"game": "tictactoe"})).await;
     let bob = app.new_player().await;
     assert_eq!(app.join(&bob, &id(&played)).await.status(), StatusCode::OK);
 
@@ -112,8 +117,14 @@ async fn a_waiting_room_nobody_joins_is_closed_once_with_a_version_of_its_own() 
     .await;
     assert_eq!(closed["version"], room["version"].as_i64().unwrap() + 1);
     assert_eq!(closed["joinable"], false);
-    assert_eq!(closed["state"], room["state"], "the state is left as it was");
-    assert!(closed.get("score").is_none(), "a room closed unplayed is no game");
+    assert_eq!(
+        closed["state"], room["state"],
+        "the state is left as it was"
+    );
+    assert!(
+        closed.get("score").is_none(),
+        "a room closed unplayed is no game"
+    );
     let events = app.events(&id(&room)).await;
     let last = events.last().unwrap();
     assert_eq!(last["kind"], "closed");
@@ -122,12 +133,21 @@ async fn a_waiting_room_nobody_joins_is_closed_once_with_a_version_of_its_own() 
 
     // Closed is closed; and the room in play was left alone.
     let late = app.new_player().await;
-    assert_problem(app.join(&late, &id(&room)).await, StatusCode::CONFLICT, "room_finished").await;
+    assert_problem(
+        app.join(&late, &id(&room)).await,
+        StatusCode::CONFLICT,
+        "room_finished",
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     let still = app.room(&id(&played)).await;
     assert_eq!(still["finished"], false);
     assert_eq!(still["version"], 3);
-    assert_eq!(app.events(&id(&room)).await.len(), events.len(), "closed once");
+    assert_eq!(
+        app.events(&id(&room)).await.len(),
+        events.len(),
+        "closed once"
+    );
 }
 
 #[tokio::test]
@@ -136,7 +156,7 @@ async fn the_player_still_there_claims_a_game_that_stood_still_through_on_player
     let (room, x, o) = app.started_tictactoe().await;
     let moved = app.play_ok(&x, &room, json!({"x": 1, "y": 1})).await;
     let claimable_at = moved["claimableAt"].as_str().unwrap().to_owned();
-    assert!(claimable_at > moved["updatedAt"].as_str().unwrap().to_owned());
+    assert!(claimable_at.as_str() > moved["updatedAt"].as_str().unwrap());
 
     let claim = |player: &TestPlayer| {
         let path = format!("/rooms/{room}/claim");
@@ -146,19 +166,35 @@ async fn the_player_still_there_claims_a_game_that_stood_still_through_on_player
     };
     // Too early for anyone; and never for the player the room is waiting on.
     assert_problem(claim(&x).await, StatusCode::CONFLICT, "claim_too_early").await;
-    let waiting_on_you = assert_problem(claim(&o).await, StatusCode::CONFLICT, "cannot_claim").await;
-    assert!(waiting_on_you["detail"].as_str().unwrap().contains("your move"));
+    let waiting_on_you =
+        assert_problem(claim(&o).await, StatusCode::CONFLICT, "cannot_claim").await;
+    assert!(waiting_on_you["detail"]
+        .as_str()
+        .unwrap()
+        .contains("your move"));
     let stranger = app.new_player().await;
-    assert_problem(claim(&stranger).await, StatusCode::FORBIDDEN, "not_a_player").await;
+    assert_problem(
+        claim(&stranger).await,
+        StatusCode::FORBIDDEN,
+        "not_a_player",
+    )
+    .await;
 
     tokio::time::sleep(Duration::from_millis(2_200)).await;
     let response = claim(&x).await;
     assert_eq!(response.status(), StatusCode::OK);
     let claimed: Value = response.json().await.unwrap();
     assert_eq!(claimed["finished"], true);
-    assert_eq!(claimed["state"]["winner"]["id"], x.id.as_str(), "the game's own quit decides");
+    assert_eq!(
+        claimed["state"]["winner"]["id"],
+        x.id.as_str(),
+        "the game's own quit decides"
+    );
     assert_eq!(claimed["inactivePlayers"][0]["id"], o.id.as_str());
-    assert_eq!(claimed["score"], json!({"games": 1, "draws": 0, "wins": {(x.id.clone()): 1}}));
+    assert_eq!(
+        claimed["score"],
+        json!({"games": 1, "draws": 0, "wins": {(x.id.clone()): 1}})
+    );
     let events = app.events(&room).await;
     let last = events.last().unwrap();
     assert_eq!(last["kind"], "abandoned");
@@ -172,7 +208,10 @@ async fn a_room_with_a_clock_is_never_claimed_its_clock_decides() {
     let x = app.new_player().await;
     let o = app.new_player().await;
     let room = app
-        .create_room(&x, json!({"game": "tictactoe", "clock": {"moveSeconds": 3600}}))
+        .create_room(
+            &x,
+            json!({"game": "tictactoe", "clock": {"moveSeconds": 3600}}),
+        )
         .await;
     assert_eq!(app.join(&o, &id(&room)).await.status(), StatusCode::OK);
     let moved = app.play_ok(&x, &id(&room), json!({"x": 0, "y": 0})).await;
@@ -210,19 +249,30 @@ async fn a_rematch_accepted_holds_the_seat_for_the_same_player_and_keeps_the_sco
     let app = app_with_periods(60, 60).await;
     let (room, x, o) = app.started_tictactoe().await;
     let over = x_wins(&app, &room, &x, &o).await;
-    assert_eq!(over["score"], json!({"games": 1, "draws": 0, "wins": {(x.id.clone()): 1}}));
+    assert_eq!(
+        over["score"],
+        json!({"games": 1, "draws": 0, "wins": {(x.id.clone()): 1}})
+    );
 
     let offered = play_again(&app, &room, &x).await;
     let rematch = &offered["rematch"];
     assert_eq!(rematch["by"]["id"], x.id.as_str());
-    assert_eq!(rematch["seats"], json!([{"id": o.id, "username": o.username}]));
+    assert_eq!(
+        rematch["seats"],
+        json!([{"id": o.id, "username": o.username}])
+    );
     assert!(rematch["until"].as_str().unwrap() > offered["updatedAt"].as_str().unwrap());
     assert_eq!(offered["joinable"], true);
     assert_eq!(offered["score"]["games"], 1, "the score outlives the game");
 
     // A stranger can neither take the seat nor be matched into the room by quick play.
     let stranger = app.new_player().await;
-    let held = assert_problem(app.join(&stranger, &room).await, StatusCode::CONFLICT, "seat_held").await;
+    let held = assert_problem(
+        app.join(&stranger, &room).await,
+        StatusCode::CONFLICT,
+        "seat_held",
+    )
+    .await;
     assert!(held["detail"].as_str().unwrap().contains(&o.username));
     let (status, elsewhere) = quickplay(&app, &stranger).await;
     assert_eq!(status, StatusCode::CREATED);
@@ -233,7 +283,10 @@ async fn a_rematch_accepted_holds_the_seat_for_the_same_player_and_keeps_the_sco
     assert!(accepted.get("rematch").is_none(), "{accepted}");
     assert_eq!(accepted["joinable"], false);
     let again = x_wins(&app, &room, &x, &o).await;
-    assert_eq!(again["score"], json!({"games": 2, "draws": 0, "wins": {(x.id.clone()): 2}}));
+    assert_eq!(
+        again["score"],
+        json!({"games": 2, "draws": 0, "wins": {(x.id.clone()): 2}})
+    );
 }
 
 #[tokio::test]
@@ -252,7 +305,10 @@ async fn a_rematch_declined_opens_the_seat_to_anyone() {
     let response = decline(&o).await;
     assert_eq!(response.status(), StatusCode::OK);
     let declined: Value = response.json().await.unwrap();
-    assert_eq!(declined["version"], offered["version"].as_i64().unwrap() + 1);
+    assert_eq!(
+        declined["version"],
+        offered["version"].as_i64().unwrap() + 1
+    );
     assert!(declined.get("rematch").is_none());
     let events = app.events(&room).await;
     let last = events.last().unwrap();
@@ -270,14 +326,20 @@ async fn a_rematch_nobody_answers_lapses_and_the_room_opens_to_others() {
     x_wins(&app, &room, &x, &o).await;
     play_again(&app, &room, &x).await;
     let stranger = app.new_player().await;
-    assert_problem(app.join(&stranger, &room).await, StatusCode::CONFLICT, "seat_held").await;
+    assert_problem(
+        app.join(&stranger, &room).await,
+        StatusCode::CONFLICT,
+        "seat_held",
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(1_300)).await;
     let response = app.join(&stranger, &room).await;
     assert_eq!(response.status(), StatusCode::OK);
     let joined: Value = response.json().await.unwrap();
     assert!(joined.get("rematch").is_none());
     assert_problem(
-        app.post(&format!("/rooms/{room}/decline"), Some(&o.token), None).await,
+        app.post(&format!("/rooms/{room}/decline"), Some(&o.token), None)
+            .await,
         StatusCode::CONFLICT,
         "no_rematch_offer",
     )

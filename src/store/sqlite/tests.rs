@@ -242,7 +242,10 @@ async fn lookups_are_index_searches() {
         "{steps:#?}"
     );
     let steps = plan(&store, idle_waiting_rooms).await;
-    assert!(steps[0].contains("rooms_waiting (updated_at<?)"), "{steps:#?}");
+    assert!(
+        steps[0].contains("rooms_waiting (updated_at<?)"),
+        "{steps:#?}"
+    );
 }
 
 /// A database written before versions recorded their players gets them by replaying each
