@@ -69,10 +69,10 @@ SELECT owner_id FROM games WHERE id = $1;
 SELECT owner_id FROM games WHERE id = $1 FOR UPDATE;
 
 -- SQLite: COPY_ROOMS
-WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds) SELECT lower(hex(randomblob(16))), game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds FROM n, rooms WHERE id = $1 ORDER BY i;
+WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds, rematch, seats_held_until, score) SELECT lower(hex(randomblob(16))), game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds, rematch, seats_held_until, score FROM n, rooms WHERE id = $1 ORDER BY i;
 
 -- PostgreSQL: COPY_ROOMS
-INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds) SELECT replace(gen_random_uuid()::text, '-', ''), game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n;
+INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds, rematch, seats_held_until, score) SELECT replace(gen_random_uuid()::text, '-', ''), game, private, version, joinable, finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, clock_move_seconds, rematch, seats_held_until, score FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n;
 
 -- SQLite and PostgreSQL: PING
 SELECT 1;

@@ -982,7 +982,8 @@ function drawActions(room, seat) {
     }
   }
   if (seat >= 0 && room.finished) {
-    buttons.push(el('button', { id: 'play-again', onclick: () => act('reset') }, 'Play again'));
+    const closed = room.lastEvent && room.lastEvent.kind === 'closed';
+    buttons.push(el('button', { id: 'play-again', onclick: () => act('reset') }, closed ? 'Open it again' : 'Play again'));
   }
   if (!me()) buttons.push(el('a', { class: 'button secondary', href: '#/' }, 'Sign up to play'));
   actions.replaceChildren(...buttons);

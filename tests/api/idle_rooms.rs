@@ -91,8 +91,14 @@ async fn quick_play_passes_over_a_room_whose_creator_is_gone_and_joins_one_whose
     let mut stream = EventStream::open(&app.client, &url, None).await;
     stream.event().await;
     tokio::time::sleep(Duration::from_millis(2_500)).await;
-    let newcomer = app.new_player().await;
-    let (status, joined) = quickplay(&app, &newcomer).await;
+    // Asked of another server on the same database, which learns who was seen from it.
+    let beside = app
+        .spawn_beside_configured(turnhouse::games::builtin(), |config| {
+            config.idle_rooms.quickplay_seen_within_secs = 2;
+        })
+        .await;
+    let newcomer = beside.new_player().await;
+    let (status, joined) = quickplay(&beside, &newcomer).await;
     assert_eq!(status, StatusCode::OK, "{joined}");
     assert_eq!(
         id(&joined),
@@ -102,8 +108,14 @@ async fn quick_play_passes_over_a_room_whose_creator_is_gone_and_joins_one_whose
 }
 
 #[tokio::test]
-async fn a_waiting_room_nobody_joins_is_closed_once_with_a_version_of_its_own() {
+async fn a_waiting_room_nobody_joins_is_closed_once_by_one_of_two_servers() {
     let app = app_with_periods(2, 60).await;
+    // A second server sweeps the same rooms: between them, one `closed` version.
+    let _beside = app
+        .spawn_beside_configured(turnhouse::games::builtin(), |config| {
+            config.idle_rooms.waiting_room_idle_secs = 2;
+        })
+        .await;
     let alice = app.new_player().await;
     let room = app.create_room(&alice, json!({"game": "tictactoe"})).await;
     assert!(room["closesAt"].as_str().unwrap() > room["updatedAt"].as_str().unwrap());

@@ -133,10 +133,10 @@ impl Dialect for Postgres {
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
          inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
-         clock_move_seconds) \
+         clock_move_seconds, rematch, seats_held_until, score) \
          SELECT replace(gen_random_uuid()::text, '-', ''), game, private, version, joinable, \
          finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
-         clock_move_seconds \
+         clock_move_seconds, rematch, seats_held_until, score \
          FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n";
 
     /// Held until the transaction ends: a quick play on another server that is about to open

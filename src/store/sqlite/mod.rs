@@ -96,10 +96,10 @@ impl Dialect for Sqlite {
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
          INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
          inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
-         clock_move_seconds) \
+         clock_move_seconds, rematch, seats_held_until, score) \
          SELECT lower(hex(randomblob(16))), game, private, version, joinable, finished, state, \
          players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
-         clock_move_seconds \
+         clock_move_seconds, rematch, seats_held_until, score \
          FROM n, rooms WHERE id = $1 ORDER BY i";
 
     async fn lock_quick_play(
