@@ -22,7 +22,7 @@ use tokio::time::Instant;
 
 use super::action::Action;
 use super::bounded_cache::BoundedCache;
-use super::{Engine, EngineError, Precondition};
+use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
 use crate::game::{deadline_text, PlayerRef};
 use crate::model::Room;
 
@@ -126,6 +126,22 @@ impl Engine {
 
     /// `claimer` claims room `room_id` from the player it waits on (see the module's notes).
     pub async fn claim(&self, room_id: &str, claimer: &PlayerRef) -> Result<Room, EngineError> {
+        for _ in 0..MAX_ATTEMPTS {
+            match self.claim_at_current_version(room_id, claimer).await {
+                // The room moved on while the claim was being worked out: a move settles it
+                // (the claim is then too early), a quit may too; look again.
+                Err(EngineError::VersionMismatch { .. }) => continue,
+                outcome => return outcome,
+            }
+        }
+        Err(EngineError::Contention)
+    }
+
+    async fn claim_at_current_version(
+        &self,
+        room_id: &str,
+        claimer: &PlayerRef,
+    ) -> Result<Room, EngineError> {
         let room = self.stored_room(room_id).await?;
         if !room.is_player(&claimer.id) {
             return Err(EngineError::NotAPlayer);
