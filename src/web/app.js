@@ -655,6 +655,8 @@ const refreshRoomFacts = debounce(async () => {
   const id = current.id;
   const result = await attempt(() => api.room(id));
   if (!result.ok || !current || current.id !== id || result.data.version !== current.version) return;
+  const same = (fact) => JSON.stringify(current[fact]) === JSON.stringify(result.data[fact]);
+  if (ROOM_FACTS.every(same)) return;
   for (const fact of ROOM_FACTS) {
     if (fact in result.data) current[fact] = result.data[fact];
     else delete current[fact];
@@ -1477,9 +1479,12 @@ function drawCube(room, canMove, play) {
 function drawGeneric(board, room, canMove) {
   // An example only where the game gives one: no one shape fits every game.
   const example = currentGame && currentGame.moveExample != null ? JSON.stringify(currentGame.moveExample) : undefined;
-  const moveBox = el('textarea', { id: 'move-json', 'aria-label': 'Move (JSON)', placeholder: example });
-  const keep = document.getElementById('move-json');
-  if (keep) moveBox.value = keep.value;
+  // The move box is the same element across redraws, so what is being typed, the caret and
+  // the focus survive a version arriving meanwhile.
+  const moveBox = document.getElementById('move-json') || el('textarea', { id: 'move-json', 'aria-label': 'Move (JSON)' });
+  if (example !== undefined) moveBox.placeholder = example;
+  const typing = document.activeElement === moveBox;
+  const [from, to] = [moveBox.selectionStart, moveBox.selectionEnd];
   const sendMove = () => {
     let move;
     try { move = JSON.parse(moveBox.value); } catch (err) {
@@ -1494,6 +1499,10 @@ function drawGeneric(board, room, canMove) {
       el('label', { for: 'move-json' }, 'Your move, as JSON'), moveBox,
       el('div', { class: 'row' }, el('button', { id: 'send-move', onclick: sendMove }, 'Send move'))),
   );
+  if (typing && canMove) {
+    moveBox.focus();
+    moveBox.setSelectionRange(from, to);
+  }
 }
 
 function jsonTree(key, value, open, depth = 0) {
