@@ -147,18 +147,28 @@ async fn a_game_s_log_keeps_its_newest_thousand_lines() {
     let room = room["id"].as_str().unwrap();
     app.play_ok(&player, room, json!({})).await;
     app.play_ok(&player, room, json!({})).await;
-    // 1,200 lines were logged: the first 200 are gone.
-    let lines = log_of(&app, &owner, &game, 1000).await;
-    // Let any late line land, then read again: still the bound.
+    // 1,200 lines were logged: once the last has landed (they are stored off the moves'
+    // path), the first 200 are gone.
+    let last = format!("{} made move 2", player.username);
+    let started = Instant::now();
+    let lines = loop {
+        let lines = log_of(&app, &owner, &game, 1000).await;
+        if lines
+            .last()
+            .is_some_and(|line| line["text"] == last.as_str())
+            || started.elapsed() > Duration::from_secs(10)
+        {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // Read again a little later: still the bound.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let lines_again = log_of(&app, &owner, &game, 1000).await;
     assert_eq!(lines, lines_again);
     assert_eq!(lines.len(), 1000);
     assert_eq!(lines[0]["text"], "line 200 of move 1");
-    assert_eq!(
-        lines[999]["text"],
-        format!("{} made move 2", player.username)
-    );
+    assert_eq!(lines[999]["text"], last.as_str());
 }
 
 #[tokio::test]
