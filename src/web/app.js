@@ -976,10 +976,20 @@ function drawActions(room, seat) {
       buttons.push(el('button', { id: 'forfeit', class: 'secondary', onclick: () => act('quit') }, 'Leave'));
     } else {
       const others = room.players.filter((p) => p.id !== me().id).map((p) => p.username).join(' and ');
-      const ask = () => actions.replaceChildren(
-        el('span', { id: 'forfeit-warning', role: 'alert', text: `Forfeit? The game goes to ${others || 'the others'}.` }),
-        el('button', { id: 'forfeit-confirm', class: 'secondary', onclick: () => act('quit') }, 'Yes, forfeit'),
-        el('button', { id: 'forfeit-cancel', onclick: () => drawActions(room, seat) }, 'Keep playing'));
+      // The question stays asked while the room is redrawn (a version arriving, its facts
+      // read again), until it is answered.
+      const answer = (yes) => () => {
+        askingForfeit = null;
+        if (yes) act('quit');
+        else drawActions(room, seat);
+      };
+      if (askingForfeit === room.id) {
+        return actions.replaceChildren(
+          el('span', { id: 'forfeit-warning', role: 'alert', text: `Forfeit? The game goes to ${others || 'the others'}.` }),
+          el('button', { id: 'forfeit-confirm', class: 'secondary', onclick: answer(true) }, 'Yes, forfeit'),
+          el('button', { id: 'forfeit-cancel', onclick: answer(false) }, 'Keep playing'));
+      }
+      const ask = () => { askingForfeit = room.id; drawActions(room, seat); };
       buttons.push(el('button', { id: 'forfeit', class: 'secondary', onclick: ask }, 'Forfeit'));
     }
   }
@@ -1001,6 +1011,8 @@ const actions = {
 
 /** When the room next needs drawing on its own: a rematch offer lapsing, a game claimable. */
 let idleTimer = null;
+/** The room whose player was asked "Forfeit?" and has not answered yet. */
+let askingForfeit = null;
 
 /** Runs `fn` at `at` (milliseconds since 1970), or in a day at the latest. */
 function later(fn, at) {
@@ -1545,6 +1557,7 @@ function route(redraw) {
   closeStreams();
   current = null;
   currentGame = null;
+  askingForfeit = null;
   replayHistory = null;
   replaying = null;
   renderAccount();
