@@ -160,10 +160,20 @@ async fn player(store: &Store, name: &str) -> PlayerRef {
     let account = Account {
         id: id.clone(),
         username: username.clone(),
-        token_hash: String::new(),
         created_at: "2026-01-01T00:00:00Z".into(),
     };
-    store.create_account(&account).await.expect("an account");
+    let session = turnhouse::model::Session {
+        id: id.clone(),
+        player: account.player_ref(),
+        label: "writebench".into(),
+        token_hash: String::new(),
+        created_at: account.created_at.clone(),
+        last_used_at: account.created_at.clone(),
+    };
+    store
+        .create_account(&account, &session)
+        .await
+        .expect("an account");
     PlayerRef { id, username }
 }
 

@@ -176,6 +176,11 @@ pub struct AbuseLimits {
     #[arg(global = true, long, env = "SIGNUP_RATE", default_value = "300/h")]
     pub signup_rate: RateSetting,
 
+    /// Sign-in attempts (with a code or a password) per client address: what makes guessing
+    /// a code or a password slow.
+    #[arg(global = true, long, env = "SIGN_IN_RATE", default_value = "30/min")]
+    pub sign_in_rate: RateSetting,
+
     /// Actions (new rooms, quick play, joins, moves, quits, play again, token rotation) per
     /// player.
     #[arg(global = true, long, env = "ACTION_RATE", default_value = "1200/min")]
@@ -195,6 +200,7 @@ impl Default for AbuseLimits {
         let rate = |text: &str| text.parse().expect("a valid default");
         Self {
             signup_rate: rate("300/h"),
+            sign_in_rate: rate("30/min"),
             action_rate: rate("1200/min"),
             upload_rate: rate("60/h"),
             rate_limits: "on".into(),
@@ -210,6 +216,7 @@ impl AbuseLimits {
         };
         RateLimits {
             signups: limiter(self.signup_rate),
+            sign_ins: limiter(self.sign_in_rate),
             actions: limiter(self.action_rate),
             uploads: limiter(self.upload_rate),
         }

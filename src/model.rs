@@ -391,7 +391,6 @@ impl GameVersionRecord {
 pub struct Account {
     pub id: String,
     pub username: String,
-    pub token_hash: String,
     pub created_at: String,
 }
 
@@ -402,6 +401,27 @@ impl Account {
             username: self.username.clone(),
         }
     }
+}
+
+/// One device a player is signed in on: a token of its own, which ending the session refuses
+/// at once everywhere.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub id: String,
+    pub player: PlayerRef,
+    /// What the device calls itself ("Firefox on Linux"), as the client gave it or the browser
+    /// named itself.
+    pub label: String,
+    /// The SHA-256 of the secret part of its token.
+    pub token_hash: String,
+    pub created_at: String,
+    /// To the minute.
+    pub last_used_at: String,
+}
+
+/// `at` (time text) to the minute: `2026-11-23T22:41:28.123Z` is `2026-11-23T22:41:00.000Z`.
+pub fn to_the_minute(at: &str) -> String {
+    format!("{}:00.000Z", at.get(..16).unwrap_or(at))
 }
 
 /// The current time as RFC 3339 text with milliseconds, in UTC: sortable and readable in SQL.

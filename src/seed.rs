@@ -62,8 +62,8 @@ pub async fn seed_rooms(engine: &Engine, count: u64) -> Result<String, SeedError
 async fn seed_player(engine: &Engine, prefix: &str) -> Result<Account, SeedError> {
     let name = format!("{prefix}_{}", rand::random::<u32>());
     let username = Username::parse(&name).map_err(|e| SeedError::Players(e.to_string()))?;
-    let (account, _token) = engine
-        .register(Some(username))
+    let (account, _session, _token) = engine
+        .register(Some(username), "turnhouse seed")
         .await
         .map_err(|e| SeedError::Players(e.to_string()))?;
     Ok(account)

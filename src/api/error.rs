@@ -209,6 +209,7 @@ fn status_of(kind: ErrorKind) -> StatusCode {
     use StatusCode as S;
     match kind {
         ErrorKind::NotFound => S::NOT_FOUND,
+        ErrorKind::Unauthorized => S::UNAUTHORIZED,
         ErrorKind::Forbidden => S::FORBIDDEN,
         ErrorKind::Conflict => S::CONFLICT,
         ErrorKind::Unprocessable => S::UNPROCESSABLE_ENTITY,

@@ -16,16 +16,17 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ApiError, AppContext};
-use crate::engine::Precondition;
+use crate::engine::{Precondition, SignedIn};
 use crate::game::PlayerRef;
 
 /// The largest request body accepted.
 pub const BODY_LIMIT: usize = 64 * 1024;
 
-/// The authenticated player making the request (`Authorization: Bearer <token>`).
-pub struct Caller(pub PlayerRef);
+/// The authenticated player making the request (`Authorization: Bearer <token>`), and the
+/// session they made it through.
+pub struct Signed(pub SignedIn);
 
-impl FromRequest for Caller {
+impl FromRequest for Signed {
     type Error = ApiError;
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
@@ -35,9 +36,22 @@ impl FromRequest for Caller {
         Box::pin(async move {
             let token = token?;
             let context = context.expect("the app context is registered");
-            let player = context.engine.authenticate(&token).await?;
-            player.map(Caller).ok_or(ApiError::InvalidToken)
+            let signed = context.engine.authenticate(&token).await?;
+            signed.map(Signed).ok_or(ApiError::InvalidToken)
         })
+    }
+}
+
+/// The authenticated player making the request.
+pub struct Caller(pub PlayerRef);
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let signed = Signed::from_request(req, payload);
+        Box::pin(async move { Ok(Caller(signed.await?.0.player)) })
     }
 }
 
@@ -61,7 +75,24 @@ impl FromRequest for Actor {
     }
 }
 
-/// Like [`Caller`], for routes where signing in is optional: a token, if given, must be valid.
+/// Like [`Signed`], for routes where signing in is optional: a token, if given, must be valid.
+pub struct MaybeSigned(pub Option<SignedIn>);
+
+impl FromRequest for MaybeSigned {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        if req.headers().contains_key(header::AUTHORIZATION) {
+            let signed = Signed::from_request(req, payload);
+            Box::pin(async move { Ok(MaybeSigned(Some(signed.await?.0))) })
+        } else {
+            Box::pin(async { Ok(MaybeSigned(None)) })
+        }
+    }
+}
+
+/// Like [`Caller`], for routes where signing in is optional.
 pub struct MaybeCaller(pub Option<PlayerRef>);
 
 impl FromRequest for MaybeCaller {
@@ -69,12 +100,8 @@ impl FromRequest for MaybeCaller {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        if req.headers().contains_key(header::AUTHORIZATION) {
-            let caller = Caller::from_request(req, payload);
-            Box::pin(async move { Ok(MaybeCaller(Some(caller.await?.0))) })
-        } else {
-            Box::pin(async { Ok(MaybeCaller(None)) })
-        }
+        let signed = MaybeSigned::from_request(req, payload);
+        Box::pin(async move { Ok(MaybeCaller(signed.await?.0.map(|s| s.player))) })
     }
 }
 

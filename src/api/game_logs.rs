@@ -5,7 +5,7 @@ use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 
-use super::extract::{parse_query, MaybeCaller};
+use super::extract::{parse_query, MaybeCaller, MaybeSigned};
 use super::streams::{event_stream_response, resume_after, stream_viewer};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::model::GameLogLine;
@@ -76,7 +76,7 @@ async fn stream(
     req: HttpRequest,
     context: web::Data<AppContext>,
     path: web::Path<String>,
-    MaybeCaller(caller): MaybeCaller,
+    MaybeSigned(caller): MaybeSigned,
 ) -> Result<HttpResponse, ApiError> {
     let params: StreamParams = parse_query(&req)?;
     let after = resume_after(&req, params.after, "a line's id")?;
@@ -85,7 +85,7 @@ async fn stream(
         .ok_or(ApiError::MissingToken)?;
     let feed = context
         .engine
-        .game_log_feed(&caller, &path.into_inner(), after)
+        .game_log_feed(&caller.player, &path.into_inner(), after)
         .await?;
     Ok(event_stream_response(feed, &context, Some(caller)))
 }

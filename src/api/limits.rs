@@ -112,6 +112,8 @@ impl RateLimiter {
 /// The three limits the server applies.
 pub struct Limits {
     pub signups: RateLimiter,
+    /// Sign-in attempts per client address (codes and passwords alike).
+    pub sign_ins: RateLimiter,
     pub actions: RateLimiter,
     pub uploads: RateLimiter,
 }

@@ -15,6 +15,7 @@ mod page;
 mod players;
 pub mod request_log;
 mod rooms;
+mod sessions;
 mod streams;
 mod upload;
 
@@ -89,6 +90,7 @@ pub fn routes(dev: bool) -> Vec<RouteDef> {
         all.extend(dev::routes());
     }
     all.extend(players::routes());
+    all.extend(sessions::routes());
     all.extend(games::routes());
     all.extend(game_logs::routes());
     all.extend(rooms::routes());

@@ -1,8 +1,9 @@
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::extract::{Actor, OptionalJson};
+use super::extract::{OptionalJson, Signed};
+use super::sessions::{device_label, Opened};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::username::Username;
 
@@ -17,13 +18,8 @@ pub fn routes() -> Vec<RouteDef> {
 #[serde(deny_unknown_fields)]
 struct NewPlayer {
     username: Option<String>,
-}
-
-#[derive(Serialize)]
-struct CreatedPlayer {
-    id: String,
-    username: String,
-    token: String,
+    /// What this device is called in the player's list of sessions.
+    label: Option<String>,
 }
 
 /// Registers a player; the token in the answer is the only time it is shown.
@@ -45,24 +41,18 @@ async fn create(
         .username
         .map(|name| Username::parse(&name).map_err(|e| ApiError::InvalidUsername(e.to_string())))
         .transpose()?;
-    let (account, token) = context.engine.register(username).await?;
-    Ok(HttpResponse::Created().json(CreatedPlayer {
-        id: account.id,
-        username: account.username,
-        token,
-    }))
+    let label = device_label(&req, body.0.label);
+    let (_, session, token) = context.engine.register(username, &label).await?;
+    Ok(HttpResponse::Created().json(Opened::new(&session.player, &session.id, token)))
 }
 
-/// Replaces the caller's token with a new one, shown this once; the old one stops working at
-/// once, on every server sharing the database.
+/// Replaces the current session's token with a new one, shown this once; the old one stops
+/// working at once, on every server sharing the database. Other sessions keep theirs.
 async fn rotate_token(
     context: web::Data<AppContext>,
-    Actor(player): Actor,
+    Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
-    let token = context.engine.rotate_token(&player).await?;
-    Ok(HttpResponse::Ok().json(CreatedPlayer {
-        id: player.id,
-        username: player.username,
-        token,
-    }))
+    context.limits.actions.admit(&me.player.id, "actions")?;
+    let token = context.engine.rotate_token(&me).await?;
+    Ok(HttpResponse::Ok().json(Opened::new(&me.player, &me.session, token)))
 }

@@ -14,11 +14,11 @@ use serde::Deserialize;
 use tokio::sync::watch;
 use tokio::time::{interval_at, Instant, Interval};
 
-use super::extract::{parse_query, MaybeCaller};
+use super::extract::{parse_query, MaybeSigned};
 use super::rooms::room_id;
 use super::{ApiError, AppContext};
-use crate::engine::Engine;
-use crate::game::PlayerRef;
+use crate::engine::{Engine, SignedIn};
+
 use crate::live::Feed;
 use crate::metrics::Held;
 use crate::views::{comment_frame, retry_frame};
@@ -46,14 +46,15 @@ pub async fn room(
     req: HttpRequest,
     context: web::Data<AppContext>,
     path: web::Path<String>,
-    MaybeCaller(caller): MaybeCaller,
+    MaybeSigned(caller): MaybeSigned,
 ) -> Result<HttpResponse, ApiError> {
     let params: RoomStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
     let after = resume_after(&req, params.after, "a version the client has seen")?;
+    let player = viewer.as_ref().map(|v| v.player.clone());
     let feed = context
         .engine
-        .room_feed(&room_id(path)?, after, viewer.clone())
+        .room_feed(&room_id(path)?, after, player)
         .await?;
     Ok(event_stream_response(feed, &context, viewer))
 }
@@ -62,9 +63,9 @@ pub async fn room(
 /// (for a browser's `EventSource`, which cannot set headers).
 pub(super) async fn stream_viewer(
     context: &AppContext,
-    caller: Option<PlayerRef>,
+    caller: Option<SignedIn>,
     access_token: Option<String>,
-) -> Result<Option<PlayerRef>, ApiError> {
+) -> Result<Option<SignedIn>, ApiError> {
     Ok(match (caller, access_token) {
         (Some(caller), _) => Some(caller),
         (None, Some(token)) => Some(
@@ -129,19 +130,19 @@ pub async fn lobby(
     Ok(event_stream_response(feed, &context, None))
 }
 
-/// `feed` as a stream; `viewer`, who opened it, is seen for as long as it is open.
+/// `feed` as a stream; `viewer`, who opened it, is seen for as long as it is open, and the
+/// stream ends as soon as their session does.
 pub(super) fn event_stream_response(
     feed: impl Feed + 'static,
     context: &AppContext,
-    viewer: Option<PlayerRef>,
+    viewer: Option<SignedIn>,
 ) -> HttpResponse {
     let keepalive = context.stream_keepalive;
+    let every = context.engine.idle_rules().seen_every();
     let presence = viewer.map(|viewer| Presence {
-        every: interval_at(
-            Instant::now() + context.engine.idle_rules().seen_every(),
-            context.engine.idle_rules().seen_every(),
-        ),
+        every: interval_at(Instant::now() + every, every),
         engine: context.engine.clone(),
+        ended: context.engine.ended_sessions(),
         viewer,
     });
     HttpResponse::Ok()
@@ -160,11 +161,13 @@ pub(super) fn event_stream_response(
         ))
 }
 
-/// Marks a stream's viewer seen while it is open (see `engine::idle`).
+/// Marks a stream's viewer seen while it is open (see `engine::idle`), and watches for the
+/// end of their session.
 struct Presence {
     engine: Engine,
-    viewer: PlayerRef,
+    viewer: SignedIn,
     every: Interval,
+    ended: watch::Receiver<std::sync::Arc<Vec<String>>>,
 }
 
 struct Streaming<F> {
@@ -207,12 +210,18 @@ fn frames<F: Feed + 'static>(
                 presence,
                 ..
             } = &mut state;
+            // `true` when the viewer's session ended.
             let seen = async {
                 match presence {
-                    Some(presence) => {
-                        presence.every.tick().await;
-                        presence.engine.seen(&presence.viewer);
-                    }
+                    Some(presence) => tokio::select! {
+                        _ = presence.every.tick() => {
+                            presence.engine.seen(&presence.viewer.player, Some(&presence.viewer.session));
+                            false
+                        }
+                        changed = presence.ended.changed() => {
+                            changed.is_ok() && presence.ended.borrow_and_update().contains(&presence.viewer.session)
+                        }
+                    },
                     None => std::future::pending().await,
                 }
             };
@@ -232,8 +241,12 @@ fn frames<F: Feed + 'static>(
                     }
                 },
                 _ = keepalive.tick() => comment_frame(),
-                // The viewer is still here; nothing is sent.
-                () = seen => continue,
+                // The viewer signed out, or was signed out: the stream ends with the session.
+                ended = seen => match ended {
+                    true => return None,
+                    // The viewer is still here; nothing is sent.
+                    false => continue,
+                },
             };
         };
         Some((Ok(frame), state))

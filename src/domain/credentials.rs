@@ -1,5 +1,8 @@
-//! Bearer tokens. A token is `<player id>.<secret>`, where the secret is 256 random bits. Only
-//! the SHA-256 of the secret is stored, and it is compared in constant time.
+//! Bearer tokens. A token is `<player id>.<session id>.<secret>`, where the secret is 256
+//! random bits: one per session, so a player signed in on several devices holds several. Only
+//! the SHA-256 of the secret is stored, and it is compared in constant time. A token issued
+//! before sessions existed, `<player id>.<secret>`, names its player's first session, whose id
+//! is the player's own.
 
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -14,25 +17,68 @@ pub struct IssuedToken {
     pub secret_hash: String,
 }
 
-pub fn issue(player_id: &str) -> IssuedToken {
-    let secret = random_hex(SECRET_BYTES);
+/// A token for session `session_id` of player `player_id`.
+pub fn issue(player_id: &str, session_id: &str) -> IssuedToken {
+    let secret = Secret::new();
     IssuedToken {
-        token: format!("{player_id}.{secret}"),
-        secret_hash: hash_secret(&secret),
+        token: secret.token(player_id, session_id),
+        secret_hash: secret.hash,
     }
 }
 
-/// A token split into the player it claims to be and its secret.
+/// A session's secret before its player is known (a session opened by a sign-in code).
+pub struct Secret {
+    secret: String,
+    pub hash: String,
+}
+
+impl Secret {
+    pub fn new() -> Self {
+        let secret = random_hex(SECRET_BYTES);
+        Self {
+            hash: hash_secret(&secret),
+            secret,
+        }
+    }
+
+    pub fn token(&self, player_id: &str, session_id: &str) -> String {
+        format!("{player_id}.{session_id}.{}", self.secret)
+    }
+}
+
+impl Default for Secret {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A token split into the player and session it claims and its secret.
 pub struct PresentedToken<'a> {
     pub player_id: &'a str,
+    pub session_id: &'a str,
     secret: &'a str,
 }
 
 impl<'a> PresentedToken<'a> {
     pub fn parse(token: &'a str) -> Option<Self> {
-        let (player_id, secret) = token.split_once('.')?;
-        (is_well_formed(player_id) && secret.len() == SECRET_BYTES * 2)
-            .then_some(Self { player_id, secret })
+        let mut parts = token.split('.');
+        let (player_id, second, third) = (parts.next()?, parts.next()?, parts.next());
+        if parts.next().is_some() {
+            return None;
+        }
+        let (session_id, secret) = match third {
+            Some(secret) => (second, secret),
+            // From before sessions: the player's first session.
+            None => (player_id, second),
+        };
+        (is_well_formed(player_id)
+            && is_well_formed(session_id)
+            && secret.len() == SECRET_BYTES * 2)
+            .then_some(Self {
+                player_id,
+                session_id,
+                secret,
+            })
     }
 
     pub fn matches(&self, stored_hash: &str) -> bool {
@@ -43,34 +89,48 @@ impl<'a> PresentedToken<'a> {
     }
 }
 
-fn hash_secret(secret: &str) -> String {
+/// The hash kept for a secret (a token's, or a sign-in code's).
+pub fn hash_secret(secret: &str) -> String {
     hex(&Sha256::digest(secret.as_bytes()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ids::new_id;
 
     #[test]
     fn an_issued_token_matches_its_hash_only() {
-        let id = crate::domain::ids::new_id();
-        let issued = issue(&id);
+        let (player, session) = (new_id(), new_id());
+        let issued = issue(&player, &session);
         let presented = PresentedToken::parse(&issued.token).unwrap();
-        assert_eq!(presented.player_id, id);
+        assert_eq!(presented.player_id, player);
+        assert_eq!(presented.session_id, session);
         assert!(presented.matches(&issued.secret_hash));
-        assert!(!presented.matches(&issue(&id).secret_hash));
-        assert!(!issued.secret_hash.contains(&issued.token[33..]));
+        assert!(!presented.matches(&issue(&player, &session).secret_hash));
+        assert!(!issued.secret_hash.contains(&issued.token[66..]));
+    }
+
+    #[test]
+    fn a_token_from_before_sessions_names_the_first_session() {
+        let player = new_id();
+        let token = format!("{player}.{}", "a".repeat(64));
+        let presented = PresentedToken::parse(&token).unwrap();
+        assert_eq!(presented.session_id, player);
     }
 
     #[test]
     fn malformed_tokens_do_not_parse() {
+        let id = new_id();
         for bad in [
-            "",
-            "abc",
-            "nodot",
-            &format!("{}.short", crate::domain::ids::new_id()),
+            String::new(),
+            "abc".into(),
+            "nodot".into(),
+            format!("{id}.short"),
+            format!("{id}.{id}.{id}.{}", "a".repeat(64)),
+            format!("{id}.notanid.{}", "a".repeat(64)),
         ] {
-            assert!(PresentedToken::parse(bad).is_none(), "{bad}");
+            assert!(PresentedToken::parse(&bad).is_none(), "{bad}");
         }
     }
 }

@@ -67,6 +67,10 @@ pub enum EngineError {
     SandboxUnavailable(String),
     #[error("the room has no deadline to fire")]
     NoDeadline,
+    #[error("you have no session with that id that is still signed in")]
+    SessionNotFound,
+    #[error("that sign-in code is not valid: codes work once, for ten minutes")]
+    InvalidCode,
     #[error("the seats are held for {players} until {until}, who played the last game here and were offered a rematch")]
     SeatHeld { players: String, until: String },
     #[error("there is no rematch offered to you in this room")]
@@ -86,6 +90,8 @@ pub enum EngineError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     NotFound,
+    /// The credentials given do not sign anyone in.
+    Unauthorized,
     Forbidden,
     /// The room or game is not in a state that allows it.
     Conflict,
@@ -143,6 +149,8 @@ impl EngineError {
             EngineError::HookTimeout { .. } => (K::GameFault, "hook_timeout"),
             EngineError::HookOutOfMemory { .. } => (K::GameFault, "hook_out_of_memory"),
             EngineError::NoDeadline => (K::Conflict, "no_deadline"),
+            EngineError::SessionNotFound => (K::NotFound, "session_not_found"),
+            EngineError::InvalidCode => (K::Unauthorized, "invalid_code"),
             EngineError::SeatHeld { .. } => (K::Conflict, "seat_held"),
             EngineError::NoRematchOffer => (K::Conflict, "no_rematch_offer"),
             EngineError::CannotClaim(_) => (K::Conflict, "cannot_claim"),

@@ -93,22 +93,26 @@ pub(super) type SeenMarks = BoundedCache<String, Instant>;
 const CLOSE_BATCH: i64 = 64;
 
 impl Engine {
-    /// `player` made a request or holds a stream open: written unless this server wrote it
-    /// less than [`IdleRules::seen_every`] ago.
-    pub fn seen(&self, player: &PlayerRef) {
+    /// `player` made a request or holds a stream open, through `session` if it names one:
+    /// written unless this server wrote it for that session less than
+    /// [`IdleRules::seen_every`] (and at most a minute) ago.
+    pub fn seen(&self, player: &PlayerRef, session: Option<&str>) {
         let now = Instant::now();
-        let every = self.idle.seen_every();
+        let every = self.idle.seen_every().min(Duration::from_secs(60));
+        let key = session.unwrap_or(&player.id);
         if self
             .seen
-            .get(&player.id)
+            .get(key)
             .is_some_and(|last| now.duration_since(last) < every)
         {
             return;
         }
-        self.seen.insert(player.id.clone(), now);
+        self.seen.insert(key.to_owned(), now);
         let (store, id) = (self.store.clone(), player.id.clone());
+        let session = session.map(str::to_owned);
         tokio::spawn(async move {
-            if let Err(err) = store.mark_seen(&id, &crate::model::now()).await {
+            let at = crate::model::now();
+            if let Err(err) = store.mark_seen(&id, session.as_deref(), &at).await {
                 tracing::warn!(error = %err, "could not record that a player was seen");
             }
         });

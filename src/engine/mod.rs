@@ -20,6 +20,7 @@ mod opening;
 mod precondition;
 mod room_cache;
 mod room_locks;
+mod sessions;
 mod transition;
 mod viewing;
 
@@ -28,7 +29,6 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use accounts::AccountCache;
 pub use accounts::RegisterError;
 pub use action::Action;
 use bots::BotRoster;
@@ -43,6 +43,8 @@ pub use opening::{BotSeat, Placement, RoomOptions};
 pub use precondition::Precondition;
 use room_cache::RoomCache;
 use room_locks::RoomLocks;
+use sessions::{EndedSessions, SessionCache};
+pub use sessions::{SignedIn, CODE_LIFETIME};
 
 use crate::game::{Clock, GameRegistry, PlayerRef};
 use crate::live::{Hub, LobbyFeed, RoomFeed};
@@ -58,8 +60,8 @@ pub const MAX_PLAYERS: usize = 50;
 /// Current rooms kept in memory (see [`RoomCache`] for when they are used and how fresh they
 /// are).
 const CACHED_ROOMS: usize = 4096;
-/// Accounts kept in memory for checking tokens (an account never changes once created).
-const CACHED_ACCOUNTS: usize = 65_536;
+/// Sessions kept in memory for checking tokens.
+const CACHED_SESSIONS: usize = 65_536;
 
 /// How many times an action is re-read and re-run after losing a version race.
 const MAX_ATTEMPTS: usize = 20;
@@ -74,7 +76,9 @@ pub struct Engine {
     bots: Arc<BotRoster>,
     hub: Arc<Hub>,
     rooms: Arc<RoomCache>,
-    accounts: Arc<AccountCache>,
+    sessions: Arc<SessionCache>,
+    /// Sessions ended lately, for the streams they hold open.
+    ended: Arc<EndedSessions>,
     alarm: Arc<Alarm>,
     views: Arc<viewing::ViewCache>,
     /// View hook calls made (for `GET /metrics`).
@@ -113,17 +117,19 @@ impl Engine {
             bots: Arc::new(bots),
             hub: Arc::default(),
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
-            accounts: Arc::new(AccountCache::new(CACHED_ACCOUNTS)),
+            sessions: Arc::new(SessionCache::new(CACHED_SESSIONS)),
+            ended: Arc::default(),
             alarm: Arc::default(),
             views: Arc::new(viewing::ViewCache::new(viewing::CACHED_VIEWS)),
             views_made: Arc::default(),
             logs,
             log_stored,
             idle,
-            seen: Arc::new(idle::SeenMarks::new(CACHED_ACCOUNTS)),
+            seen: Arc::new(idle::SeenMarks::new(CACHED_SESSIONS)),
         };
         tokio::spawn(deadlines::run(engine.clone()));
         tokio::spawn(idle::close_idle_rooms(engine.clone()));
+        tokio::spawn(sessions::follow_ended_sessions(engine.clone()));
         if let Some(changes) = engine.store.changes().await? {
             tokio::spawn(follow::follow(changes, engine.clone()));
         }
@@ -164,10 +170,10 @@ impl Engine {
             self.rooms.len(),
         );
         out.single(
-            "turnhouse_accounts_cached",
+            "turnhouse_sessions_cached",
             "gauge",
-            "Accounts held in memory for checking tokens.",
-            self.accounts.len(),
+            "Sessions held in memory for checking tokens.",
+            self.sessions.len(),
         );
         out.single(
             "turnhouse_view_hook_calls_total",

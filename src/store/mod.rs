@@ -19,6 +19,7 @@ mod health;
 mod postgres;
 mod reads;
 mod rows;
+mod sessions;
 mod sql;
 mod sqlite;
 #[cfg(test)]
@@ -32,11 +33,15 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::game::{BotLevel, Clock, PlayerRef};
-use crate::model::{Account, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent};
+use crate::model::{
+    Account, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent, Session,
+};
 use postgres::PgStore;
+pub use sessions::Ending;
+use sessions::{SessionOutcome, SessionWrite};
 use sqlite::SqliteStore;
 use writer::Writer;
-use writes::{Job, NewBot, RoomCopies, Seen, TokenHash, Write};
+use writes::{Job, NewBot, RoomCopies, Seen, Write};
 
 pub use types::{
     Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomQuery, StorageFault, StoreError,
@@ -167,26 +172,119 @@ impl Store {
         Ok(())
     }
 
-    /// Replaces a player's token hash: the old token is refused from the commit on.
-    pub async fn set_token_hash(
+    /// Creates the account and its first session; [`StoreError::UsernameTaken`] if the name
+    /// is taken, and nothing is written then.
+    #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]
+    pub async fn create_account(
         &self,
-        player_id: &str,
-        token_hash: &str,
+        account: &Account,
+        session: &Session,
     ) -> Result<(), StoreError> {
-        let (job, reply) = Job::new(TokenHash {
-            player_id: player_id.to_owned(),
-            token_hash: token_hash.to_owned(),
-        });
-        self.writer.write(Write::TokenHash(job), reply).await?;
+        let (job, reply) = Job::new((account.clone(), session.clone()));
+        self.writer.write(Write::Account(job), reply).await?;
         Ok(())
     }
 
-    /// [`StoreError::UsernameTaken`] if the name is taken; nothing is written then.
-    #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]
-    pub async fn create_account(&self, account: &Account) -> Result<(), StoreError> {
-        let (job, reply) = Job::new(account.clone());
-        self.writer.write(Write::Account(job), reply).await?;
-        Ok(())
+    async fn session_write(&self, write: SessionWrite) -> Result<SessionOutcome, StoreError> {
+        let (job, reply) = Job::new(write);
+        let (_, outcome) = self.writer.write(Write::Session(job), reply).await?;
+        Ok(outcome)
+    }
+
+    /// Opens another session of an existing player.
+    pub async fn open_session(&self, session: &Session) -> Result<(), StoreError> {
+        self.session_write(SessionWrite::Open(session.clone()))
+            .await
+            .map(|_| ())
+    }
+
+    /// Ends `which` of the player's working sessions; the ids ended.
+    pub async fn end_sessions(
+        &self,
+        player_id: &str,
+        which: Ending,
+    ) -> Result<Vec<String>, StoreError> {
+        let write = SessionWrite::End {
+            player_id: player_id.to_owned(),
+            which,
+            at: crate::model::now(),
+        };
+        match self.session_write(write).await? {
+            SessionOutcome::Ended(ids) => Ok(ids),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Replaces a working session's secret: its old token is refused from the commit on.
+    /// Whether there was such a session.
+    pub async fn set_session_token(
+        &self,
+        session_id: &str,
+        player_id: &str,
+        token_hash: &str,
+    ) -> Result<bool, StoreError> {
+        let write = SessionWrite::Rotate {
+            session_id: session_id.to_owned(),
+            player_id: player_id.to_owned(),
+            token_hash: token_hash.to_owned(),
+        };
+        Ok(matches!(
+            self.session_write(write).await?,
+            SessionOutcome::Rotated(true)
+        ))
+    }
+
+    /// Keeps a sign-in code for `player_id`, by its hash, until `expires_at`;
+    /// [`StoreError::Conflict`] if a code with that hash is already kept.
+    pub async fn issue_code(
+        &self,
+        code_hash: &str,
+        player_id: &str,
+        created_at: &str,
+        expires_at: &str,
+    ) -> Result<(), StoreError> {
+        let write = SessionWrite::IssueCode {
+            code_hash: code_hash.to_owned(),
+            player_id: player_id.to_owned(),
+            created_at: created_at.to_owned(),
+            expires_at: expires_at.to_owned(),
+        };
+        self.session_write(write).await.map(|_| ())
+    }
+
+    /// Uses the code with this hash and opens `session` for its player, in one commit; the
+    /// player, or `None` if there is no such code, or it was used, or it expired.
+    pub async fn redeem_code(
+        &self,
+        code_hash: &str,
+        session: Session,
+    ) -> Result<Option<PlayerRef>, StoreError> {
+        let write = SessionWrite::Redeem {
+            code_hash: code_hash.to_owned(),
+            session,
+        };
+        match self.session_write(write).await? {
+            SessionOutcome::Redeemed(player) => Ok(player),
+            _ => Ok(None),
+        }
+    }
+
+    /// A working session, with its player.
+    pub async fn session(&self, id: &str) -> Result<Option<Session>, StoreError> {
+        read!(self, |pool| sessions::session(pool, id))
+    }
+
+    /// A player's working sessions, oldest first.
+    pub async fn sessions_of(&self, player_id: &str) -> Result<Vec<Session>, StoreError> {
+        read!(self, |pool| sessions::sessions_of(pool, player_id))
+    }
+
+    /// Sessions ended after `after` (time text), with when, in the order they ended.
+    pub async fn ended_sessions_since(
+        &self,
+        after: &str,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        read!(self, |pool| sessions::ended_since(pool, after))
     }
 
     /// The account of the bot of `level`, created with `id`, `username` and `created_at` if it
@@ -275,10 +373,17 @@ impl Store {
         read!(self, |pool| reads::last_actions(pool, room_id))
     }
 
-    /// Records that a server saw `player_id` at `at` (deadline text); never moves it back.
-    pub async fn mark_seen(&self, player_id: &str, at: &str) -> Result<(), StoreError> {
+    /// Records that a server saw `player_id` at `at` (time text), through `session_id` if it
+    /// names one (its last use is kept to the minute); never moves either back.
+    pub async fn mark_seen(
+        &self,
+        player_id: &str,
+        session_id: Option<&str>,
+        at: &str,
+    ) -> Result<(), StoreError> {
         let (job, reply) = Job::new(Seen {
             player_id: player_id.to_owned(),
+            session_id: session_id.map(str::to_owned),
             at: at.to_owned(),
         });
         self.writer.write(Write::Seen(job), reply).await?;

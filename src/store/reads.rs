@@ -43,11 +43,10 @@ pub(super) const GAME_LOG_AFTER: &str = "SELECT id, game, game_version, at, room
 pub(super) const GAME_LOG_NEWEST: &str = "SELECT id, game, game_version, at, room, version, \
      hook, level, text FROM game_logs WHERE game = $1 ORDER BY id DESC LIMIT $2";
 
-pub(super) const ACCOUNT: &str =
-    "SELECT id, username, token_hash, created_at FROM players WHERE id = $1";
+pub(super) const ACCOUNT: &str = "SELECT id, username, created_at FROM players WHERE id = $1";
 
 pub(super) const ACCOUNT_BY_NAME: &str =
-    "SELECT id, username, token_hash, created_at FROM players WHERE username = $1";
+    "SELECT id, username, created_at FROM players WHERE username = $1";
 
 /// Versions of games with their owners, in the columns [`rows::game_version`] reads: version
 /// `$2` of game `$1`, or the latest of each game where `$2` is null, of every game where `$1`

@@ -77,7 +77,6 @@ pub(super) fn account<D: Sql>(row: &D::Row) -> Result<Account, StoreError> {
     Ok(Account {
         id: D::text(row, "id")?,
         username: D::text(row, "username")?,
-        token_hash: D::text(row, "token_hash")?,
         created_at: D::text(row, "created_at")?,
     })
 }

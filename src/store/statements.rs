@@ -4,7 +4,7 @@
 
 use super::dialect::{Dialect, SetSql};
 use super::types::RoomQuery;
-use super::{batch, postgres, reads, sqlite, writer, writes};
+use super::{batch, postgres, reads, sessions, sqlite, writer, writes};
 
 /// How many rows a set statement is shown with.
 const SHOWN_ROWS: usize = 2;
@@ -47,7 +47,16 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("INSERT_ACCOUNT", writes::INSERT_ACCOUNT.into()),
         ("INSERT_BOT", writes::INSERT_BOT.into()),
         ("BOT_ACCOUNT", writes::BOT_ACCOUNT.into()),
-        ("SET_TOKEN_HASH", writes::SET_TOKEN_HASH.into()),
+        ("INSERT_SESSION", sessions::INSERT_SESSION.into()),
+        ("SESSION", sessions::SESSION.into()),
+        ("SESSIONS_OF", sessions::SESSIONS_OF.into()),
+        ("END_SESSION", sessions::END_SESSION.into()),
+        ("END_OTHER_SESSIONS", sessions::END_OTHER_SESSIONS.into()),
+        ("SET_SESSION_TOKEN", sessions::SET_SESSION_TOKEN.into()),
+        ("MARK_SESSION_USED", sessions::MARK_SESSION_USED.into()),
+        ("ENDED_SINCE", sessions::ENDED_SINCE.into()),
+        ("INSERT_CODE", sessions::INSERT_CODE.into()),
+        ("REDEEM_CODE", sessions::REDEEM_CODE.into()),
         ("INSERT_GAME", writes::INSERT_GAME.into()),
         ("INSERT_GAME_VERSION", writes::INSERT_GAME_VERSION.into()),
         ("COPY_FRONTEND_FILES", writes::COPY_FRONTEND_FILES.into()),

@@ -84,10 +84,10 @@ SELECT r.seq, r.id, r.game, r.game_version, r.private, r.version, r.joinable, r.
 SELECT e.version, e.kind, e.player_id, p.username, CAST(e.move AS TEXT) AS move, CAST(e.state AS TEXT) AS state, e.joinable, e.finished, CAST(e.players AS TEXT) AS players, e.trigger_timeout_at, e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id WHERE e.room_id = $1 AND e.version > $2 ORDER BY e.version LIMIT $3;
 
 -- SQLite and PostgreSQL: ACCOUNT
-SELECT id, username, token_hash, created_at FROM players WHERE id = $1;
+SELECT id, username, created_at FROM players WHERE id = $1;
 
 -- SQLite and PostgreSQL: ACCOUNT_BY_NAME
-SELECT id, username, token_hash, created_at FROM players WHERE username = $1;
+SELECT id, username, created_at FROM players WHERE username = $1;
 
 -- SQLite and PostgreSQL: VERSIONS
 SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, (SELECT count(*) FROM game_frontend_files f WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, v.frontend_background, v.frontend_height, v.created_at, g.owner_id, p.username AS owner_name, g.created_at AS game_created_at FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) ORDER BY v.game_id;
@@ -111,7 +111,7 @@ SELECT player_id, MAX(version) AS version FROM room_events WHERE room_id = $1 AN
 UPDATE players SET last_seen_at = $1 WHERE id = $2 AND (last_seen_at IS NULL OR last_seen_at < $1);
 
 -- SQLite and PostgreSQL: INSERT_ACCOUNT
-INSERT INTO players (id, username, token_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO players (id, username, token_hash, created_at) VALUES ($1, $2, '', $3) ON CONFLICT DO NOTHING RETURNING id;
 
 -- SQLite and PostgreSQL: INSERT_BOT
 INSERT INTO players (id, username, token_hash, created_at, bot) VALUES ($1, $2, '', $3, $4) ON CONFLICT DO NOTHING;
@@ -119,8 +119,35 @@ INSERT INTO players (id, username, token_hash, created_at, bot) VALUES ($1, $2, 
 -- SQLite and PostgreSQL: BOT_ACCOUNT
 SELECT id, username FROM players WHERE bot = $1;
 
--- SQLite and PostgreSQL: SET_TOKEN_HASH
-UPDATE players SET token_hash = $1 WHERE id = $2 AND bot IS NULL;
+-- SQLite and PostgreSQL: INSERT_SESSION
+INSERT INTO sessions (id, player_id, token_hash, label, created_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6);
+
+-- SQLite and PostgreSQL: SESSION
+SELECT s.id, s.player_id, p.username, s.token_hash, s.label, s.created_at, s.last_used_at FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.id = $1 AND s.ended_at IS NULL;
+
+-- SQLite and PostgreSQL: SESSIONS_OF
+SELECT s.id, s.player_id, p.username, s.token_hash, s.label, s.created_at, s.last_used_at FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.player_id = $1 AND s.ended_at IS NULL ORDER BY s.created_at, s.id;
+
+-- SQLite and PostgreSQL: END_SESSION
+UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL AND id = $3 RETURNING id;
+
+-- SQLite and PostgreSQL: END_OTHER_SESSIONS
+UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL AND id <> $3 RETURNING id;
+
+-- SQLite and PostgreSQL: SET_SESSION_TOKEN
+UPDATE sessions SET token_hash = $1 WHERE id = $2 AND player_id = $3 AND ended_at IS NULL RETURNING id;
+
+-- SQLite and PostgreSQL: MARK_SESSION_USED
+UPDATE sessions SET last_used_at = $1 WHERE id = $2 AND last_used_at < $1;
+
+-- SQLite and PostgreSQL: ENDED_SINCE
+SELECT id, ended_at FROM sessions WHERE ended_at IS NOT NULL AND ended_at > $1 ORDER BY ended_at LIMIT 1000;
+
+-- SQLite and PostgreSQL: INSERT_CODE
+INSERT INTO sign_in_codes (code_hash, player_id, created_at, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING code_hash;
+
+-- SQLite and PostgreSQL: REDEEM_CODE
+UPDATE sign_in_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING player_id;
 
 -- SQLite and PostgreSQL: INSERT_GAME
 INSERT INTO games (id, owner_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING;

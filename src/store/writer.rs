@@ -315,6 +315,18 @@ mod tests {
     use super::*;
     use crate::model::Account;
 
+    /// A session for `account`'s creation, its id the account's.
+    fn first_session(account: &Account) -> crate::model::Session {
+        crate::model::Session {
+            id: account.id.clone(),
+            player: account.player_ref(),
+            label: "test".into(),
+            token_hash: String::new(),
+            created_at: String::new(),
+            last_used_at: String::new(),
+        }
+    }
+
     /// Writes queued together share a transaction, but one that fails is undone alone.
     #[tokio::test]
     async fn a_failing_write_in_a_batch_fails_alone() {
@@ -325,7 +337,6 @@ mod tests {
         let account = |n: usize, name: &str| Account {
             id: format!("{n:032x}"),
             username: name.to_owned(),
-            token_hash: String::new(),
             created_at: String::new(),
         };
         let accounts: Vec<Account> = (0..50)
@@ -340,7 +351,14 @@ mod tests {
                 )
             })
             .collect();
-        let results = join_all(accounts.iter().map(|a| store.create_account(a))).await;
+        let sessions: Vec<_> = accounts.iter().map(first_session).collect();
+        let results = join_all(
+            accounts
+                .iter()
+                .zip(&sessions)
+                .map(|(a, s)| store.create_account(a, s)),
+        )
+        .await;
         for (n, result) in results.iter().enumerate() {
             match n {
                 25 => assert!(
@@ -415,10 +433,12 @@ mod tests {
         let player = Account {
             id: "p".repeat(32),
             username: "pat".into(),
-            token_hash: String::new(),
             created_at: String::new(),
         };
-        store.create_account(&player).await.unwrap();
+        store
+            .create_account(&player, &first_session(&player))
+            .await
+            .unwrap();
         let commits: Vec<RoomCommit> = (0..40)
             .map(|n| {
                 let seated = if n == 17 {

@@ -10,10 +10,11 @@ use tokio::sync::oneshot;
 
 use super::dialect::Dialect;
 use super::rows;
+use super::sessions::{self, SessionOutcome, SessionWrite};
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
 use crate::game::{BotLevel, PlayerRef};
-use crate::model::{Account, FrontendSource, GameLogLine, NewGameVersion};
+use crate::model::{Account, FrontendSource, GameLogLine, NewGameVersion, Session};
 
 /// What a caller of the writer gets back: its write (which the queue owned meanwhile) and
 /// what it produced, once durable.
@@ -70,8 +71,10 @@ impl<T, R> Job<T, R> {
 /// One queued write.
 pub(super) enum Write {
     Room(Job<Box<RoomCommit>, ()>),
-    Account(Job<Account, ()>),
-    TokenHash(Job<TokenHash, ()>),
+    /// A new player and their first session.
+    Account(Job<(Account, Session), ()>),
+    /// Sessions opened, ended or given a new secret; sign-in codes issued and used.
+    Session(Job<SessionWrite, SessionOutcome>),
     Bot(Job<NewBot, PlayerRef>),
     GameVersion(Job<NewGameVersion, i64>),
     /// Copies of a room, to fill a database for measuring.
@@ -84,12 +87,8 @@ pub(super) enum Write {
 
 pub(super) struct Seen {
     pub(super) player_id: String,
+    pub(super) session_id: Option<String>,
     pub(super) at: String,
-}
-
-pub(super) struct TokenHash {
-    pub(super) player_id: String,
-    pub(super) token_hash: String,
 }
 
 pub(super) struct NewBot {
@@ -110,7 +109,7 @@ impl Write {
         match self {
             Write::Room(job) => job.answer(),
             Write::Account(job) => job.answer(),
-            Write::TokenHash(job) => job.answer(),
+            Write::Session(job) => job.answer(),
             Write::Bot(job) => job.answer(),
             Write::GameVersion(job) => job.answer(),
             Write::CopyRoom(job) => job.answer(),
@@ -124,7 +123,7 @@ impl Write {
         match self {
             Write::Room(job) => job.fail(err),
             Write::Account(job) => job.fail(err),
-            Write::TokenHash(job) => job.fail(err),
+            Write::Session(job) => job.fail(err),
             Write::Bot(job) => job.fail(err),
             Write::GameVersion(job) => job.fail(err),
             Write::CopyRoom(job) => job.fail(err),
@@ -146,8 +145,8 @@ impl Write {
                 let outcome = insert_account::<D>(conn, &job.input).await;
                 job.settle(outcome)
             }
-            Write::TokenHash(job) => {
-                let outcome = set_token_hash::<D>(conn, &job.input).await;
+            Write::Session(job) => {
+                let outcome = sessions::apply::<D>(conn, &job.input).await;
                 job.settle(outcome)
             }
             Write::Bot(job) => {
@@ -167,10 +166,7 @@ impl Write {
                 job.settle(outcome)
             }
             Write::Seen(job) => {
-                let statement = Statement::new(MARK_SEEN)
-                    .bind(job.input.at.as_str())
-                    .bind(job.input.player_id.as_str());
-                let outcome = D::execute(conn, statement).await;
+                let outcome = mark_seen::<D>(conn, &job.input).await;
                 job.settle(outcome)
             }
         }
@@ -178,9 +174,10 @@ impl Write {
 }
 
 /// A new account; returns nothing if its name is taken.
+/// A new player (whose tokens are their sessions', so `token_hash` is empty).
 pub(super) const INSERT_ACCOUNT: &str =
     "INSERT INTO players (id, username, token_hash, created_at) \
-     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id";
+     VALUES ($1, $2, '', $3) ON CONFLICT DO NOTHING RETURNING id";
 
 /// A bot's account, unless it exists.
 pub(super) const INSERT_BOT: &str =
@@ -194,10 +191,6 @@ pub(super) const BOT_ACCOUNT: &str = "SELECT id, username FROM players WHERE bot
 /// write for the same player).
 pub(super) const MARK_SEEN: &str = "UPDATE players SET last_seen_at = $1 \
      WHERE id = $2 AND (last_seen_at IS NULL OR last_seen_at < $1)";
-
-/// A player's new token (bots have none).
-pub(super) const SET_TOKEN_HASH: &str =
-    "UPDATE players SET token_hash = $1 WHERE id = $2 AND bot IS NULL";
 
 /// A game, owned by the first to publish it.
 pub(super) const INSERT_GAME: &str =
@@ -256,18 +249,32 @@ pub(super) const COPY_EVENTS: &str =
 /// A taken name is refused by what the insert returns, not by a failed statement.
 pub(super) async fn insert_account<D: Dialect>(
     conn: &mut D::Connection,
-    account: &Account,
+    (account, session): &(Account, Session),
 ) -> Result<(), StoreError> {
     let statement = Statement::new(INSERT_ACCOUNT)
         .bind(account.id.as_str())
         .bind(account.username.as_str())
-        .bind(account.token_hash.as_str())
         .bind(account.created_at.as_str());
     // Ids are random 128-bit numbers: a conflict is the name.
     match D::fetch_optional(conn, statement).await? {
-        Some(_) => Ok(()),
+        Some(_) => sessions::insert_session::<D>(conn, session).await,
         None => Err(StoreError::UsernameTaken),
     }
+}
+
+/// When a player was seen, and when their session was last used (to the minute).
+async fn mark_seen<D: Dialect>(conn: &mut D::Connection, seen: &Seen) -> Result<(), StoreError> {
+    let player = Statement::new(MARK_SEEN)
+        .bind(seen.at.as_str())
+        .bind(seen.player_id.as_str());
+    D::execute(conn, player).await?;
+    if let Some(session) = &seen.session_id {
+        let used = Statement::new(sessions::MARK_SESSION_USED)
+            .bind(crate::model::to_the_minute(&seen.at))
+            .bind(session.as_str());
+        D::execute(conn, used).await?;
+    }
+    Ok(())
 }
 
 /// The bot account of `level`, created first if it does not exist yet.
@@ -289,16 +296,6 @@ pub(super) async fn ensure_bot<D: Dialect>(
             "the {level} bot has no account"
         ))),
     }
-}
-
-pub(super) async fn set_token_hash<D: Dialect>(
-    conn: &mut D::Connection,
-    change: &TokenHash,
-) -> Result<(), StoreError> {
-    let statement = Statement::new(SET_TOKEN_HASH)
-        .bind(change.token_hash.as_str())
-        .bind(change.player_id.as_str());
-    D::execute(conn, statement).await
 }
 
 /// Publishes the next version of a game, creating the game (owned by `upload.owner`) if it is

@@ -44,12 +44,13 @@ async function attempt(action) {
     return { ok: true, data: await action() };
   } catch (err) {
     if (!(err instanceof TurnhouseError)) throw err;
-    if (err.status === 401 && store.player) {
-      // The token no longer works (a fresh database, say): say so, and redraw the screen
-      // without the buttons only a signed-in player has, rather than fail forever.
+    if (err.status === 401 && store.player && (!err.problem || err.problem.code === 'invalid_token')) {
+      // The token no longer works (signed out from another device, a fresh database): say
+      // so, and redraw the screen without the buttons only a signed-in player has, rather
+      // than fail forever.
       const name = store.player.username;
       store.player = null;
-      accountNotice = `The key to “${name}” no longer works on this server (it may have been reset). Pick a name to play again.`;
+      accountNotice = `The key to “${name}” no longer works on this server: this device was signed out (from another device, or the server was reset). Sign in with a code from a device where you still are, or pick a new name.`;
       setTimeout(() => route(true));
     }
     return { ok: false, status: err.status, data: err.problem };
@@ -102,12 +103,18 @@ function renderAccount() {
   const bar = document.getElementById('account');
   const me = store.player;
   if (me) {
+    const signOut = async () => {
+      await attempt(() => api.signOut());
+      store.player = null;
+      route(true);
+    };
     const confirmSignOut = () => bar.replaceChildren(
-      el('span', { id: 'sign-out-warning', role: 'alert', text: `This browser holds the only key to “${me.username}”: once signed out, you cannot be ${me.username} again.` }),
-      el('button', { class: 'secondary', id: 'sign-out-confirm', onclick: () => { store.player = null; route(true); } }, 'Sign out anyway'),
+      el('span', { id: 'sign-out-warning', role: 'alert', text: `To be “${me.username}” here again after signing out, you will need a sign-in code from another device where you are signed in (Devices shows one). Without one, this browser holds your only key.` }),
+      el('button', { class: 'secondary', id: 'sign-out-confirm', onclick: signOut }, 'Sign out anyway'),
       el('button', { id: 'sign-out-cancel', onclick: renderAccount }, 'Stay signed in'));
     bar.replaceChildren(
       el('span', { id: 'me', text: `Signed in as ${me.username}` }),
+      el('a', { class: 'button secondary', id: 'devices', href: '#/account' }, 'Devices'),
       el('button', { class: 'secondary', id: 'sign-out', onclick: confirmSignOut }, 'Sign out'),
     );
   } else {
@@ -138,7 +145,97 @@ function signUpCard(after) {
   el('p', { id: 'username-help', class: 'muted' }, 'Letters, digits, "-" and "_". Your key stays in this browser.'),
   message);
   return el('section', { class: 'card', 'aria-labelledby': 'signup-title' },
-    el('h2', { id: 'signup-title' }, 'Sign up'), form);
+    el('h2', { id: 'signup-title' }, 'Sign up'), form, codeForm(after));
+}
+
+/** Signing in on this device with a code shown on another; `code` fills it in. */
+function codeForm(after, code = '') {
+  const message = el('p', { class: 'message', role: 'alert' });
+  const input = el('input', {
+    id: 'code', name: 'code', autocomplete: 'one-time-code', required: true, value: code,
+    maxlength: '16', placeholder: 'e.g. 7KX4MQ2P', 'aria-describedby': 'code-help',
+  });
+  const submit = async (event) => {
+    if (event) event.preventDefault();
+    const result = await attempt(() => api.signInWithCode(input.value.trim()));
+    if (!result.ok) return setMessage(message, problemText(result), 'error');
+    store.player = result.data;
+    renderAccount();
+    after();
+  };
+  const form = el('form', { id: 'code-form', onsubmit: submit },
+    el('label', { for: 'code' }, 'Or sign in with a code'),
+    el('div', { class: 'row' }, input, el('button', { id: 'signin-code', type: 'submit', class: 'secondary' }, 'Sign in')),
+    el('p', { id: 'code-help', class: 'muted' }, 'Already playing on another device? Open Devices there for a code.'),
+    message);
+  form.submitCode = submit;
+  return form;
+}
+
+/** `#/signin/<code>`: a link from another device, which signs this one in. */
+function showSignIn(code) {
+  if (store.player) {
+    main().replaceChildren(el('h1', {}, 'Sign in'),
+      el('p', { id: 'signin-note', text: `This browser is signed in as ${store.player.username}. Sign out first to sign in with this code.` }),
+      el('a', { class: 'button', href: '#/' }, 'Back to the lobby'));
+    return;
+  }
+  const form = codeForm(() => { location.hash = '#/'; }, code);
+  main().replaceChildren(el('h1', {}, 'Sign in'), el('section', { class: 'card' }, form));
+  form.submitCode();
+}
+
+/** `#/account`: this player's devices, and a code to add another. */
+async function showAccount() {
+  const me = store.player;
+  if (!me) return showLobby();
+  const codeLine = el('div', { id: 'code-shown', class: 'code-shown', hidden: true });
+  const message = el('p', { id: 'account-message', class: 'message', role: 'alert' });
+  const list = el('ul', { id: 'sessions', class: 'sessions', 'aria-label': 'Devices signed in' });
+  const showCode = async () => {
+    const result = await attempt(() => api.signInCode());
+    if (!result.ok) return setMessage(message, problemText(result), 'error');
+    const link = `${location.origin}/#/signin/${result.data.code}`;
+    codeLine.hidden = false;
+    codeLine.replaceChildren(
+      el('p', {}, 'Type this code on the other device, or open the link there. It works once, until ',
+        el('span', { text: new Date(result.data.expiresAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' }) }), '.'),
+      el('p', { id: 'sign-in-code', class: 'code', text: result.data.code }),
+      el('input', { id: 'sign-in-link', readonly: true, value: link, 'aria-label': 'Sign-in link' }));
+  };
+  const drawSessions = async () => {
+    const result = await attempt(() => api.sessions());
+    if (!result.ok) return setMessage(message, problemText(result), 'error');
+    list.replaceChildren(...result.data.map((session) => el('li', { dataset: { session: session.id } },
+      el('span', {}, el('strong', { text: session.label }),
+        session.current ? ' (this device)' : '',
+        el('span', { class: 'muted', text: ` · signed in ${when(session.createdAt)}, last used ${when(session.lastUsedAt)}` })),
+      session.current ? null : el('button', { class: 'secondary end-session', onclick: async () => {
+        const ended = await attempt(() => api.endSession(session.id));
+        if (!ended.ok) setMessage(message, problemText(ended), 'error');
+        drawSessions();
+      } }, 'Sign out'))));
+  };
+  main().replaceChildren(
+    el('h1', {}, `Your account: ${me.username}`),
+    el('div', { class: 'grid' },
+      el('section', { class: 'card', 'aria-labelledby': 'add-device' },
+        el('h2', { id: 'add-device' }, 'Use this account on another device'),
+        el('p', { class: 'muted' }, 'A code signs another browser or phone in as you.'),
+        el('button', { id: 'new-code', onclick: showCode }, 'Show a code'),
+        codeLine),
+      el('section', { class: 'card', 'aria-labelledby': 'devices-title' },
+        el('h2', { id: 'devices-title' }, 'Devices signed in'),
+        list,
+        el('div', { class: 'row' },
+          el('button', { id: 'end-others', class: 'secondary', onclick: async () => {
+            const ended = await attempt(() => api.endOtherSessions());
+            if (ended.ok) setMessage(message, ended.data === 1 ? 'Signed out on 1 other device.' : `Signed out on ${ended.data} other devices.`);
+            drawSessions();
+          } }, 'Sign out everywhere else')),
+        message),
+      el('p', {}, el('a', { href: '#/' }, '← Back to the lobby'))));
+  drawSessions();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1562,7 +1659,10 @@ function route(redraw) {
   replaying = null;
   renderAccount();
   window.scrollTo(0, 0);
+  const signIn = location.hash.match(/^#\/signin\/([A-Za-z0-9-]{1,16})$/);
   if (match) showRoom(match[1], match[2] ? Number(match[2]) : null);
+  else if (signIn) showSignIn(signIn[1]);
+  else if (location.hash === '#/account') showAccount();
   else if (location.hash.startsWith('#/room/')) {
     main().replaceChildren(el('h1', {}, 'Room'),
       el('p', { id: 'no-room', class: 'message error', role: 'alert', text: 'There is no room at this address: check the link you were given.' }),

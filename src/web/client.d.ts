@@ -11,6 +11,24 @@ export interface Player {
 /** What signing up (or rotating a token) answers: the token is shown this once. */
 export interface Account extends Player {
   token: string;
+  /** The session the token belongs to. */
+  session: string;
+}
+
+/** One device a player is signed in on. */
+export interface Session {
+  id: string;
+  label: string;
+  createdAt: string;
+  /** To the minute. */
+  lastUsedAt: string;
+  /** Whether this is the session the call was made with. */
+  current: boolean;
+}
+
+export interface SignInCode {
+  code: string;
+  expiresAt: string;
 }
 
 export interface Game {
@@ -214,6 +232,12 @@ export declare class Turnhouse {
 
   signUp(username?: string | null): Promise<Account>;
   rotateToken(): Promise<Account>;
+  signInWithCode(code: string, label?: string): Promise<Account>;
+  signInCode(): Promise<SignInCode>;
+  sessions(): Promise<Session[]>;
+  endSession(id: string): Promise<void>;
+  endOtherSessions(): Promise<number>;
+  signOut(): Promise<void>;
 
   games(): Promise<Game[]>;
   game(id: string, options?: { version?: number }): Promise<Game>;

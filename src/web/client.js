@@ -47,11 +47,45 @@ export class Turnhouse {
     return player;
   }
 
-  /** Replaces this player's token; the old one stops working at once. */
+  /** Replaces this session's token; the old one stops working at once. */
   async rotateToken() {
     const player = await this.#call('POST', '/players/me/token');
     this.token = player.token;
     return player;
+  }
+
+  /** Signs in with a code shown on another device, and keeps the new session's token. */
+  async signInWithCode(code, label) {
+    const body = label ? { code, label } : { code };
+    const player = await this.#call('POST', '/sessions', { body, auth: false });
+    this.token = player.token;
+    return player;
+  }
+
+  /** A code that signs this player in on another device: once, within ten minutes. */
+  async signInCode() {
+    return this.#call('POST', '/players/me/sign-in-codes');
+  }
+
+  /** This player's sessions, each device signed in, the current one marked. */
+  async sessions() {
+    return (await this.#call('GET', '/players/me/sessions')).sessions;
+  }
+
+  /** Ends one of this player's sessions. */
+  async endSession(id) {
+    return this.#call('DELETE', `/players/me/sessions/${encodeURIComponent(id)}`);
+  }
+
+  /** Signs out everywhere else; how many sessions ended. */
+  async endOtherSessions() {
+    return (await this.#call('DELETE', '/players/me/sessions')).ended;
+  }
+
+  /** Signs this session out: its token stops working. */
+  async signOut() {
+    await this.#call('DELETE', '/sessions/current');
+    this.token = null;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -66,3 +66,16 @@ where
         sqlx::query_as(sql).fetch_all(&mut conn).await.unwrap()
     }
 }
+
+/// Runs `sql` directly on the database at `database`, as an operator at a shell would (a test
+/// standing in for time passing, say).
+pub async fn database_execute(database: &str, sql: &'static str) {
+    if database.starts_with("postgres") {
+        let mut conn = sqlx::PgConnection::connect(database).await.unwrap();
+        sqlx::query(sql).execute(&mut conn).await.unwrap();
+    } else {
+        let url = format!("sqlite://{database}");
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query(sql).execute(&mut conn).await.unwrap();
+    }
+}

@@ -1,5 +1,6 @@
 //! Black-box tests: the real server over HTTP, a fresh SQLite file each.
 
+mod accounts_browser;
 mod backup;
 mod bots;
 mod browser;
@@ -36,6 +37,7 @@ mod replay_browser;
 mod restart;
 mod sandbox;
 mod scale_out;
+mod sessions;
 mod sse_client;
 mod streams;
 mod test_games;

@@ -14,18 +14,21 @@ async fn a_player_gets_an_id_and_a_token_once() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["username"], name.as_str());
     let token = body["token"].as_str().unwrap();
-    assert!(token.starts_with(body["id"].as_str().unwrap()));
-    // 256 bits of secret after the id.
-    assert_eq!(token.split_once('.').unwrap().1.len(), 64);
+    // `<player id>.<session id>.<secret>`: 256 bits of secret.
+    let parts: Vec<&str> = token.split('.').collect();
+    assert_eq!(parts[0], body["id"].as_str().unwrap());
+    assert_eq!(parts[1], body["session"].as_str().unwrap());
+    assert_eq!(parts[2].len(), 64);
 
-    // Only a hash of the secret is stored.
+    // Only a hash of the secret is stored, with its session.
     let stored: Vec<(String, String)> = stored_rows(
         &app,
-        "SELECT username, token_hash FROM players WHERE bot IS NULL",
+        "SELECT p.username, s.token_hash FROM sessions s JOIN players p ON p.id = s.player_id",
     )
     .await;
     assert_eq!(stored.len(), 1);
-    assert!(!stored[0].1.contains(token.split_once('.').unwrap().1));
+    assert_eq!(stored[0].1.len(), 64);
+    assert!(!stored[0].1.contains(parts[2]));
 }
 
 #[tokio::test]

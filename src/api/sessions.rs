@@ -1,0 +1,195 @@
+//! Sessions: signing in on another device (with a sign-in code), listing and ending one's
+//! sessions, and signing out. A player's first session is opened when they sign up
+//! (`POST /players`).
+
+use actix_web::http::Method;
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::{Deserialize, Serialize};
+
+use super::extract::{Json, Signed};
+use super::{route, ApiError, AppContext, RouteDef};
+use crate::game::PlayerRef;
+
+pub fn routes() -> Vec<RouteDef> {
+    vec![
+        route(Method::POST, "/sessions", sign_in),
+        route(Method::DELETE, "/sessions/current", sign_out),
+        route(Method::GET, "/players/me/sessions", list),
+        route(Method::DELETE, "/players/me/sessions", end_others),
+        route(Method::DELETE, "/players/me/sessions/{id}", end_one),
+        route(Method::POST, "/players/me/sign-in-codes", new_code),
+    ]
+}
+
+/// A session just opened: the player, and the token (shown this once).
+#[derive(Serialize)]
+pub(super) struct Opened {
+    id: String,
+    username: String,
+    token: String,
+    session: String,
+}
+
+impl Opened {
+    pub(super) fn new(player: &PlayerRef, session: &str, token: String) -> Self {
+        Self {
+            id: player.id.clone(),
+            username: player.username.clone(),
+            token,
+            session: session.to_owned(),
+        }
+    }
+}
+
+/// What a device calls itself: the client's `label`, else the browser and system its
+/// `User-Agent` names ("Firefox on Linux"), else "A device".
+pub(super) fn device_label(req: &HttpRequest, label: Option<String>) -> String {
+    if let Some(label) = label.filter(|l| !l.trim().is_empty()) {
+        return label;
+    }
+    let agent = req
+        .headers()
+        .get(actix_web::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let browser = [
+        ("Edg/", "Edge"),
+        ("Firefox/", "Firefox"),
+        ("Chrome/", "Chrome"),
+        ("Safari/", "Safari"),
+        ("curl/", "curl"),
+    ]
+    .into_iter()
+    .find(|(mark, _)| agent.contains(mark))
+    .map(|(_, name)| name);
+    let system = [
+        ("Android", "Android"),
+        ("iPhone", "iPhone"),
+        ("iPad", "iPad"),
+        ("Windows", "Windows"),
+        ("Mac OS", "macOS"),
+        ("Linux", "Linux"),
+    ]
+    .into_iter()
+    .find(|(mark, _)| agent.contains(mark))
+    .map(|(_, name)| name);
+    match (browser, system) {
+        (Some(browser), Some(system)) => format!("{browser} on {system}"),
+        (Some(browser), None) => browser.to_owned(),
+        (None, Some(system)) => format!("A browser on {system}"),
+        (None, None) => String::new(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignIn {
+    code: String,
+    label: Option<String>,
+}
+
+/// Opens a session with a sign-in code shown on another device.
+async fn sign_in(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    Json(body): Json<SignIn>,
+) -> Result<HttpResponse, ApiError> {
+    let address = req
+        .peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default();
+    // Every attempt counts, so guessing codes is as slow as the limit makes it.
+    context
+        .limits
+        .sign_ins
+        .admit(&address, "sign-in attempts from this address")?;
+    let label = device_label(&req, body.label);
+    let (session, token) = context.engine.sign_in_with_code(&body.code, &label).await?;
+    Ok(HttpResponse::Created().json(Opened::new(&session.player, &session.id, token)))
+}
+
+/// Ends the session the request was made with.
+async fn sign_out(
+    context: web::Data<AppContext>,
+    Signed(me): Signed,
+) -> Result<HttpResponse, ApiError> {
+    let current = me.session.clone();
+    context.engine.end_session(&me, &current).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionView<'a> {
+    id: &'a str,
+    label: &'a str,
+    created_at: &'a str,
+    last_used_at: &'a str,
+    current: bool,
+}
+
+#[derive(Serialize)]
+struct SessionList<'a> {
+    sessions: Vec<SessionView<'a>>,
+}
+
+async fn list(
+    context: web::Data<AppContext>,
+    Signed(me): Signed,
+) -> Result<HttpResponse, ApiError> {
+    let sessions = context.engine.sessions_of(&me).await?;
+    let sessions = sessions
+        .iter()
+        .map(|s| SessionView {
+            id: &s.id,
+            label: &s.label,
+            created_at: &s.created_at,
+            last_used_at: &s.last_used_at,
+            current: s.id == me.session,
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(SessionList { sessions }))
+}
+
+#[derive(Serialize)]
+struct Ended {
+    ended: usize,
+}
+
+/// Signs out everywhere else.
+async fn end_others(
+    context: web::Data<AppContext>,
+    Signed(me): Signed,
+) -> Result<HttpResponse, ApiError> {
+    let ended = context.engine.end_other_sessions(&me).await?;
+    Ok(HttpResponse::Ok().json(Ended { ended }))
+}
+
+async fn end_one(
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+    Signed(me): Signed,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner();
+    if !crate::domain::ids::is_well_formed(&id) {
+        return Err(crate::engine::EngineError::SessionNotFound.into());
+    }
+    context.engine.end_session(&me, &id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Code {
+    code: String,
+    expires_at: String,
+}
+
+/// A code for signing in on another device: once, within ten minutes.
+async fn new_code(
+    context: web::Data<AppContext>,
+    Signed(me): Signed,
+) -> Result<HttpResponse, ApiError> {
+    let (code, expires_at) = context.engine.issue_sign_in_code(&me).await?;
+    Ok(HttpResponse::Created().json(Code { code, expires_at }))
+}

@@ -1,0 +1,380 @@
+//! Sessions: a player signed in on several devices, each with a token of its own (see
+//! [`crate::domain::credentials`]); sign-in codes, which open a session on another device; and
+//! ending sessions, which refuses their tokens at once and closes their open streams, on every
+//! server sharing the database.
+//!
+//! A server hears of sessions it ends itself at once. While it shares its database, it also
+//! asks the store once a second which sessions ended since it last asked (one range of an
+//! index, whatever the number of sessions or streams), so a session ended elsewhere closes its
+//! streams here within a second.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rand::Rng;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::bounded_cache::BoundedCache;
+use super::{Engine, EngineError};
+use crate::domain::credentials::{self, hash_secret, PresentedToken};
+use crate::domain::ids::new_id;
+use crate::game::{deadline_text, PlayerRef};
+use crate::model::{now, to_the_minute, Session};
+use crate::store::{Ending, Store, StoreError};
+
+/// Who made a request: a player, through one of their sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedIn {
+    pub player: PlayerRef,
+    pub session: String,
+}
+
+/// How long a sign-in code works.
+pub const CODE_LIFETIME: Duration = Duration::from_secs(10 * 60);
+/// A code's characters: no 0/O, 1/I/L, so it reads and types unambiguously.
+const CODE_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+const CODE_LENGTH: usize = 8;
+/// How often a server that shares its database asks which sessions ended elsewhere.
+const ENDED_POLL: Duration = Duration::from_secs(1);
+/// How long an ended session is remembered for streams to notice.
+const ENDED_KEPT: Duration = Duration::from_secs(60);
+
+/// A new session's token, and the session as stored (its secret only as a hash).
+fn open(player: PlayerRef, label: &str) -> (Session, String) {
+    let id = new_id();
+    let issued = credentials::issue(&player.id, &id);
+    let at = now();
+    let session = Session {
+        id,
+        player,
+        label: label_of(label),
+        token_hash: issued.secret_hash,
+        last_used_at: to_the_minute(&at),
+        created_at: at,
+    };
+    (session, issued.token)
+}
+
+/// A label as kept: trimmed, at most 64 characters, "A device" when there is none.
+fn label_of(label: &str) -> String {
+    let label: String = label
+        .trim()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(64)
+        .collect();
+    if label.is_empty() {
+        "A device".to_owned()
+    } else {
+        label
+    }
+}
+
+/// A code as a person types it, in the form kept: capitals, no spaces or dashes.
+fn normalise_code(code: &str) -> String {
+    code.chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .flat_map(char::to_uppercase)
+        .collect()
+}
+
+fn new_code() -> String {
+    let mut rng = rand::rng();
+    (0..CODE_LENGTH)
+        .map(|_| CODE_ALPHABET[rng.random_range(0..CODE_ALPHABET.len())] as char)
+        .collect()
+}
+
+impl Engine {
+    /// The player and session a bearer token belongs to, if it is genuine and the session
+    /// works.
+    pub async fn authenticate(&self, token: &str) -> Result<Option<SignedIn>, EngineError> {
+        let Some(presented) = PresentedToken::parse(token) else {
+            return Ok(None);
+        };
+        let session = match self.sessions.get(&self.store, presented.session_id) {
+            Some(session) => Some(session),
+            None => {
+                let epoch = self.sessions.epoch(&self.store);
+                let stored = self.store.session(presented.session_id).await?;
+                if let Some(session) = &stored {
+                    self.sessions.remember(epoch, session);
+                }
+                stored
+            }
+        };
+        let Some(session) = session
+            .filter(|s| s.player.id == presented.player_id && presented.matches(&s.token_hash))
+        else {
+            return Ok(None);
+        };
+        self.seen(&session.player, Some(&session.id));
+        Ok(Some(SignedIn {
+            player: session.player,
+            session: session.id,
+        }))
+    }
+
+    /// Opens another session for `player`; its token, shown this once.
+    pub(super) async fn open_session(
+        &self,
+        player: &PlayerRef,
+        label: &str,
+    ) -> Result<(Session, String), EngineError> {
+        let (session, token) = open(player.clone(), label);
+        self.store.open_session(&session).await?;
+        Ok((session, token))
+    }
+
+    /// The first session of a player about to be created, and its token.
+    pub(super) fn first_session(player: PlayerRef, label: &str) -> (Session, String) {
+        open(player, label)
+    }
+
+    /// The caller's working sessions, oldest first.
+    pub async fn sessions_of(&self, me: &SignedIn) -> Result<Vec<Session>, EngineError> {
+        Ok(self.store.sessions_of(&me.player.id).await?)
+    }
+
+    /// Ends one of the caller's sessions (the current one too, which signs out).
+    pub async fn end_session(&self, me: &SignedIn, id: &str) -> Result<(), EngineError> {
+        let ended = self
+            .store
+            .end_sessions(&me.player.id, Ending::One(id.to_owned()))
+            .await?;
+        if ended.is_empty() {
+            return Err(EngineError::SessionNotFound);
+        }
+        self.sessions_ended(ended);
+        Ok(())
+    }
+
+    /// Ends every session of the caller's but the current one; how many.
+    pub async fn end_other_sessions(&self, me: &SignedIn) -> Result<usize, EngineError> {
+        let ended = self
+            .store
+            .end_sessions(&me.player.id, Ending::AllBut(me.session.clone()))
+            .await?;
+        let count = ended.len();
+        self.sessions_ended(ended);
+        Ok(count)
+    }
+
+    /// Gives the current session a new token, shown this once; the old one stops working at
+    /// once, on every server sharing the database.
+    pub async fn rotate_token(&self, me: &SignedIn) -> Result<String, EngineError> {
+        let issued = credentials::issue(&me.player.id, &me.session);
+        let rotated = self
+            .store
+            .set_session_token(&me.session, &me.player.id, &issued.secret_hash)
+            .await?;
+        self.sessions.forget(&me.session);
+        match rotated {
+            true => Ok(issued.token),
+            // Ended meanwhile, from another device.
+            false => Err(EngineError::SessionNotFound),
+        }
+    }
+
+    /// A code that signs the caller in on another device, once, within [`CODE_LIFETIME`]:
+    /// the code and when it expires.
+    pub async fn issue_sign_in_code(&self, me: &SignedIn) -> Result<(String, String), EngineError> {
+        let created = chrono::Utc::now();
+        let expires = created + chrono::Duration::from_std(CODE_LIFETIME).unwrap_or_default();
+        let expires_at = deadline_text(expires);
+        for _ in 0..super::MAX_ATTEMPTS {
+            let code = new_code();
+            match self
+                .store
+                .issue_code(
+                    &hash_secret(&code),
+                    &me.player.id,
+                    &deadline_text(created),
+                    &expires_at,
+                )
+                .await
+            {
+                Ok(()) => return Ok((code, expires_at)),
+                Err(StoreError::Conflict) => continue,
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Err(EngineError::Contention)
+    }
+
+    /// Opens a session with a sign-in code: the player, the session and its token. A code
+    /// works once: [`EngineError::InvalidCode`] for one that is unknown, used or expired.
+    pub async fn sign_in_with_code(
+        &self,
+        code: &str,
+        label: &str,
+    ) -> Result<(Session, String), EngineError> {
+        let code = normalise_code(code);
+        let secret = credentials::Secret::new();
+        // Time text of one width, which the code's expiry is compared with.
+        let at = deadline_text(chrono::Utc::now());
+        let session = Session {
+            id: new_id(),
+            // The code's player, once the store has found it.
+            player: PlayerRef {
+                id: String::new(),
+                username: String::new(),
+            },
+            label: label_of(label),
+            token_hash: secret.hash.clone(),
+            last_used_at: to_the_minute(&at),
+            created_at: at,
+        };
+        let player = self
+            .store
+            .redeem_code(&hash_secret(&code), session.clone())
+            .await?
+            .ok_or(EngineError::InvalidCode)?;
+        let token = secret.token(&player.id, &session.id);
+        Ok((Session { player, ..session }, token))
+    }
+
+    /// These sessions ended: refused from now on here, and their streams closed.
+    pub(super) fn sessions_ended(&self, ids: Vec<String>) {
+        for id in &ids {
+            self.sessions.forget(id);
+        }
+        self.ended.add(ids);
+    }
+
+    /// Sessions that ended lately, for streams to close theirs.
+    pub fn ended_sessions(&self) -> watch::Receiver<Arc<Vec<String>>> {
+        self.ended.subscribe()
+    }
+}
+
+/// Sessions ended lately, published to every open stream whenever more end.
+pub(super) struct EndedSessions {
+    recent: Mutex<HashMap<String, Instant>>,
+    published: watch::Sender<Arc<Vec<String>>>,
+}
+
+impl Default for EndedSessions {
+    fn default() -> Self {
+        Self {
+            recent: Mutex::default(),
+            published: watch::Sender::new(Arc::default()),
+        }
+    }
+}
+
+impl EndedSessions {
+    fn add(&self, ids: Vec<String>) {
+        if ids.is_empty() {
+            return;
+        }
+        let mut recent = self.recent.lock().expect("never poisoned");
+        let now = Instant::now();
+        recent.retain(|_, at| now.duration_since(*at) < ENDED_KEPT);
+        recent.extend(ids.into_iter().map(|id| (id, now)));
+        self.published
+            .send_replace(Arc::new(recent.keys().cloned().collect()));
+    }
+
+    fn subscribe(&self) -> watch::Receiver<Arc<Vec<String>>> {
+        self.published.subscribe()
+    }
+}
+
+/// While the database is shared, learns once a second of sessions other servers ended.
+pub(super) async fn follow_ended_sessions(engine: Engine) {
+    let mut since = now();
+    loop {
+        tokio::time::sleep(ENDED_POLL).await;
+        if engine.store.alone() {
+            since = now();
+            continue;
+        }
+        match engine.store.ended_sessions_since(&since).await {
+            Ok(ended) => {
+                if let Some((_, last)) = ended.last() {
+                    since = last.clone();
+                }
+                engine.sessions_ended(ended.into_iter().map(|(id, _)| id).collect());
+            }
+            Err(err) => tracing::warn!(error = %err, "could not learn which sessions ended"),
+        }
+    }
+}
+
+/// Sessions kept in memory so that a request's token is checked without a database read.
+///
+/// Freshness, as for rooms: the cache is read and filled only while this server is alone on
+/// its database, and emptied whenever it is not, since another server may end a session or
+/// rotate its token. A change here bumps the epoch, so a session read before it is never put
+/// back afterwards.
+pub(super) struct SessionCache {
+    sessions: BoundedCache<String, Session>,
+    epoch: Mutex<u64>,
+}
+
+impl SessionCache {
+    pub(super) fn new(capacity: usize) -> Self {
+        Self {
+            sessions: BoundedCache::new(capacity),
+            epoch: Mutex::new(0),
+        }
+    }
+
+    fn get(&self, store: &Store, id: &str) -> Option<Session> {
+        if store.alone() {
+            self.sessions.get(id)
+        } else {
+            self.sessions.clear();
+            None
+        }
+    }
+
+    /// Call before reading a session from the database: `None` while the database is shared.
+    fn epoch(&self, store: &Store) -> Option<u64> {
+        store
+            .alone()
+            .then(|| *self.epoch.lock().expect("never poisoned"))
+    }
+
+    fn remember(&self, epoch: Option<u64>, session: &Session) {
+        let current = self.epoch.lock().expect("never poisoned");
+        if epoch == Some(*current) {
+            self.sessions.insert(session.id.clone(), session.clone());
+        }
+    }
+
+    pub(super) fn forget(&self, id: &str) {
+        let mut current = self.epoch.lock().expect("never poisoned");
+        *current += 1;
+        self.sessions.remove(id);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.sessions.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_eight_unambiguous_characters_and_read_back_however_typed() {
+        let code = new_code();
+        assert_eq!(code.len(), CODE_LENGTH);
+        assert!(code.bytes().all(|b| CODE_ALPHABET.contains(&b)));
+        assert_eq!(normalise_code("ab2c-d3ef 45"), "AB2CD3EF45");
+    }
+
+    #[test]
+    fn labels_are_kept_short_and_printable() {
+        assert_eq!(label_of("  "), "A device");
+        assert_eq!(label_of("Firefox\non Linux"), "Firefoxon Linux");
+        assert_eq!(label_of(&"x".repeat(100)).len(), 64);
+    }
+}

@@ -1,0 +1,243 @@
+//! Sessions and sign-in codes: the statements, the writes the writer applies for them, and
+//! the reads. A session is one device a player is signed in on; a sign-in code lets a player
+//! open a session on another device, once, for ten minutes.
+
+use sqlx::Pool;
+
+use super::dialect::Dialect;
+use super::sql::Statement;
+use super::types::StoreError;
+use crate::game::PlayerRef;
+use crate::model::Session;
+
+/// A new session of an existing player.
+pub(super) const INSERT_SESSION: &str =
+    "INSERT INTO sessions (id, player_id, token_hash, label, created_at, last_used_at) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
+
+/// Session `$1`, while it works.
+pub(super) const SESSION: &str = "SELECT s.id, s.player_id, p.username, s.token_hash, \
+     s.label, s.created_at, s.last_used_at \
+     FROM sessions s JOIN players p ON p.id = s.player_id \
+     WHERE s.id = $1 AND s.ended_at IS NULL";
+
+/// Player `$1`'s working sessions, oldest first.
+pub(super) const SESSIONS_OF: &str = "SELECT s.id, s.player_id, p.username, s.token_hash, \
+     s.label, s.created_at, s.last_used_at \
+     FROM sessions s JOIN players p ON p.id = s.player_id \
+     WHERE s.player_id = $1 AND s.ended_at IS NULL ORDER BY s.created_at, s.id";
+
+/// Ends player `$2`'s session `$3` at `$1`.
+pub(super) const END_SESSION: &str = "UPDATE sessions SET ended_at = $1 \
+     WHERE player_id = $2 AND ended_at IS NULL AND id = $3 RETURNING id";
+
+/// Ends every session of player `$2` but `$3` at `$1`.
+pub(super) const END_OTHER_SESSIONS: &str = "UPDATE sessions SET ended_at = $1 \
+     WHERE player_id = $2 AND ended_at IS NULL AND id <> $3 RETURNING id";
+
+/// A new secret for player `$3`'s working session `$2`.
+pub(super) const SET_SESSION_TOKEN: &str = "UPDATE sessions SET token_hash = $1 \
+     WHERE id = $2 AND player_id = $3 AND ended_at IS NULL RETURNING id";
+
+/// When session `$2` was last used, to the minute: `$1`, unless that is not later.
+pub(super) const MARK_SESSION_USED: &str =
+    "UPDATE sessions SET last_used_at = $1 WHERE id = $2 AND last_used_at < $1";
+
+/// Sessions ended after `$1`, in the order they ended: one range of `sessions_ended`.
+pub(super) const ENDED_SINCE: &str = "SELECT id, ended_at FROM sessions \
+     WHERE ended_at IS NOT NULL AND ended_at > $1 ORDER BY ended_at LIMIT 1000";
+
+/// A sign-in code for player `$2`, by its hash.
+pub(super) const INSERT_CODE: &str =
+    "INSERT INTO sign_in_codes (code_hash, player_id, created_at, expires_at) \
+     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING code_hash";
+
+/// Uses code `$1` at `$2`, if it is unused and unexpired: its player.
+pub(super) const REDEEM_CODE: &str = "UPDATE sign_in_codes SET used_at = $2 \
+     WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING player_id";
+
+/// Which of a player's sessions to end.
+#[derive(Debug, Clone)]
+pub enum Ending {
+    /// This one.
+    One(String),
+    /// Every one but this.
+    AllBut(String),
+}
+
+/// What the writer does about sessions and codes.
+pub(super) enum SessionWrite {
+    Open(Session),
+    End {
+        player_id: String,
+        which: Ending,
+        at: String,
+    },
+    Rotate {
+        session_id: String,
+        player_id: String,
+        token_hash: String,
+    },
+    IssueCode {
+        code_hash: String,
+        player_id: String,
+        created_at: String,
+        expires_at: String,
+    },
+    /// Uses the code, then opens `session` (its player is the code's) if it worked.
+    Redeem {
+        code_hash: String,
+        session: Session,
+    },
+}
+
+/// What it gave.
+pub(super) enum SessionOutcome {
+    Done,
+    /// The sessions ended (none: there was no such session).
+    Ended(Vec<String>),
+    /// Whether there was such a session.
+    Rotated(bool),
+    /// The code's player, whose new session was opened; `None`: no such code, used, expired.
+    Redeemed(Option<PlayerRef>),
+}
+
+pub(super) async fn apply<D: Dialect>(
+    conn: &mut D::Connection,
+    write: &SessionWrite,
+) -> Result<SessionOutcome, StoreError> {
+    match write {
+        SessionWrite::Open(session) => {
+            insert_session::<D>(conn, session).await?;
+            Ok(SessionOutcome::Done)
+        }
+        SessionWrite::End {
+            player_id,
+            which,
+            at,
+        } => {
+            let (sql, id) = match which {
+                Ending::One(id) => (END_SESSION, id),
+                Ending::AllBut(id) => (END_OTHER_SESSIONS, id),
+            };
+            let statement = Statement::new(sql)
+                .bind(at.as_str())
+                .bind(player_id.as_str())
+                .bind(id.as_str());
+            let rows = D::fetch_all(conn, statement).await?;
+            let ended = rows
+                .iter()
+                .map(|row| D::text(row, "id"))
+                .collect::<Result<_, _>>()?;
+            Ok(SessionOutcome::Ended(ended))
+        }
+        SessionWrite::Rotate {
+            session_id,
+            player_id,
+            token_hash,
+        } => {
+            let statement = Statement::new(SET_SESSION_TOKEN)
+                .bind(token_hash.as_str())
+                .bind(session_id.as_str())
+                .bind(player_id.as_str());
+            Ok(SessionOutcome::Rotated(
+                D::fetch_optional(conn, statement).await?.is_some(),
+            ))
+        }
+        SessionWrite::IssueCode {
+            code_hash,
+            player_id,
+            created_at,
+            expires_at,
+        } => {
+            let statement = Statement::new(INSERT_CODE)
+                .bind(code_hash.as_str())
+                .bind(player_id.as_str())
+                .bind(created_at.as_str())
+                .bind(expires_at.as_str());
+            match D::fetch_optional(conn, statement).await? {
+                Some(_) => Ok(SessionOutcome::Done),
+                // Two live codes with one hash: 40 random bits met again. The caller asks
+                // for another.
+                None => Err(StoreError::Conflict),
+            }
+        }
+        SessionWrite::Redeem { code_hash, session } => {
+            let statement = Statement::new(REDEEM_CODE)
+                .bind(code_hash.as_str())
+                .bind(session.created_at.as_str());
+            let Some(row) = D::fetch_optional(conn, statement).await? else {
+                return Ok(SessionOutcome::Redeemed(None));
+            };
+            let player_id = D::text(&row, "player_id")?;
+            let read = Statement::new(super::reads::ACCOUNT).bind(player_id.as_str());
+            let Some(row) = D::fetch_optional(conn, read).await? else {
+                return Ok(SessionOutcome::Redeemed(None));
+            };
+            let player = super::rows::player::<D>(&row)?;
+            let session = Session {
+                player: player.clone(),
+                ..session.clone()
+            };
+            insert_session::<D>(conn, &session).await?;
+            Ok(SessionOutcome::Redeemed(Some(player)))
+        }
+    }
+}
+
+pub(super) async fn insert_session<D: Dialect>(
+    conn: &mut D::Connection,
+    session: &Session,
+) -> Result<(), StoreError> {
+    let statement = Statement::new(INSERT_SESSION)
+        .bind(session.id.as_str())
+        .bind(session.player.id.as_str())
+        .bind(session.token_hash.as_str())
+        .bind(session.label.as_str())
+        .bind(session.created_at.as_str())
+        .bind(session.last_used_at.as_str());
+    D::execute(conn, statement).await
+}
+
+pub(super) fn session_row<D: Dialect>(row: &D::Row) -> Result<Session, StoreError> {
+    Ok(Session {
+        id: D::text(row, "id")?,
+        player: PlayerRef {
+            id: D::text(row, "player_id")?,
+            username: D::text(row, "username")?,
+        },
+        token_hash: D::text(row, "token_hash")?,
+        label: D::text(row, "label")?,
+        created_at: D::text(row, "created_at")?,
+        last_used_at: D::text(row, "last_used_at")?,
+    })
+}
+
+pub(super) async fn session<D: Dialect>(
+    pool: &Pool<D>,
+    id: &str,
+) -> Result<Option<Session>, StoreError> {
+    let statement = Statement::new(SESSION).bind(id);
+    let row = D::fetch_optional(&mut *pool.acquire().await?, statement).await?;
+    row.as_ref().map(session_row::<D>).transpose()
+}
+
+pub(super) async fn sessions_of<D: Dialect>(
+    pool: &Pool<D>,
+    player_id: &str,
+) -> Result<Vec<Session>, StoreError> {
+    let statement = Statement::new(SESSIONS_OF).bind(player_id);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter().map(session_row::<D>).collect()
+}
+
+pub(super) async fn ended_since<D: Dialect>(
+    pool: &Pool<D>,
+    after: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let statement = Statement::new(ENDED_SINCE).bind(after);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter()
+        .map(|row| Ok((D::text(row, "id")?, D::text(row, "ended_at")?)))
+        .collect()
+}

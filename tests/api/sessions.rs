@@ -1,0 +1,241 @@
+//! Sessions: one player on several devices, each with a token of its own; sign-in codes that
+//! open a session on another device (once, for ten minutes); ending a session refuses its
+//! token at once and closes its open streams, on every server sharing the database.
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::databases::database_execute;
+use crate::helpers::{assert_problem, unique, TestApp, TestPlayer};
+use crate::sse_client::EventStream;
+
+/// A code for `player`'s account.
+async fn code_for(app: &TestApp, player: &TestPlayer) -> String {
+    let (status, body) = app
+        .post_value(
+            "/players/me/sign-in-codes",
+            Some(&player.token),
+            json!(null),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let code = body["code"].as_str().unwrap().to_owned();
+    assert_eq!(code.len(), 8);
+    assert!(body["expiresAt"].as_str().unwrap().ends_with('Z'));
+    code
+}
+
+/// Signs in with `code`, labelled `label`: the status and the answer.
+async fn sign_in(app: &TestApp, code: &str, label: &str) -> (StatusCode, Value) {
+    app.post_value("/sessions", None, json!({"code": code, "label": label}))
+        .await
+}
+
+/// `player` on a second device, through a code.
+async fn second_device(app: &TestApp, player: &TestPlayer) -> TestPlayer {
+    let code = code_for(app, player).await;
+    let (status, body) = sign_in(app, &code, "Phone").await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["id"], player.id.as_str());
+    assert_eq!(body["username"], player.username.as_str());
+    TestPlayer {
+        token: body["token"].as_str().unwrap().to_owned(),
+        ..player.clone()
+    }
+}
+
+async fn sessions(app: &TestApp, player: &TestPlayer) -> Vec<Value> {
+    let response = app
+        .request(
+            Method::GET,
+            "/players/me/sessions",
+            Some(&player.token),
+            None,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: Value = response.json().await.unwrap();
+    body["sessions"].as_array().unwrap().clone()
+}
+
+/// Checks that `server` refuses `player`'s token.
+async fn refused(server: &TestApp, player: &TestPlayer) {
+    let response = server
+        .request(
+            Method::GET,
+            "/players/me/sessions",
+            Some(&player.token),
+            None,
+        )
+        .await;
+    assert_problem(response, StatusCode::UNAUTHORIZED, "invalid_token").await;
+}
+
+fn session_of(token: &str) -> &str {
+    token.split('.').nth(1).unwrap()
+}
+
+/// Waits for the stream to end; how long that took.
+async fn ends_within(stream: &mut EventStream, limit: Duration) -> Duration {
+    let start = Instant::now();
+    loop {
+        match tokio::time::timeout(limit.saturating_sub(start.elapsed()), stream.frame()).await {
+            Ok(None) => return start.elapsed(),
+            Ok(Some(_)) => continue,
+            Err(_) => panic!("the stream was still open after {limit:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn one_player_on_two_devices_each_with_its_own_token() {
+    let app = TestApp::spawn().await;
+    let laptop = app.register(&unique("traveller")).await;
+    let phone = second_device(&app, &laptop).await;
+    assert_ne!(phone.token, laptop.token);
+
+    // Both work, as the same player; each lists both sessions and marks itself.
+    let room = app.create_room(&laptop, json!({"game": "tictactoe"})).await;
+    let id = room["id"].as_str().unwrap();
+    assert_problem(
+        app.join(&phone, id).await,
+        StatusCode::CONFLICT,
+        "already_a_player",
+    )
+    .await;
+    let seen_by_phone = sessions(&app, &phone).await;
+    assert_eq!(seen_by_phone.len(), 2);
+    let current: Vec<&str> = seen_by_phone
+        .iter()
+        .filter(|s| s["current"] == true)
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(current, [session_of(&phone.token)]);
+    assert!(seen_by_phone.iter().any(|s| s["label"] == "Phone"));
+    for session in &seen_by_phone {
+        let used = session["lastUsedAt"].as_str().unwrap();
+        assert!(used.ends_with(":00.000Z"), "to the minute: {used}");
+    }
+
+    // Rotating the phone's token leaves the laptop's alone.
+    let (status, rotated) = app
+        .post_value("/players/me/token", Some(&phone.token), json!(null))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(rotated["session"], session_of(&phone.token));
+    refused(&app, &phone).await;
+    assert_eq!(sessions(&app, &laptop).await.len(), 2);
+}
+
+/// Ending a session closes its streams within a second, here and on a second server that
+/// shares the database (on PostgreSQL, another instance).
+#[tokio::test]
+async fn ending_a_session_refuses_its_token_and_closes_its_streams_everywhere() {
+    let app = TestApp::spawn().await;
+    let beside = app.spawn_beside(turnhouse::games::builtin()).await;
+    let laptop = app.register(&unique("owner")).await;
+    let phone = second_device(&app, &laptop).await;
+    let tablet = second_device(&app, &laptop).await;
+    let room = app.create_room(&laptop, json!({"game": "tictactoe"})).await;
+    let id = room["id"].as_str().unwrap();
+    let stream_of = |server: &TestApp, player: &TestPlayer| {
+        format!(
+            "{}/rooms/{id}/stream?access_token={}",
+            server.address, player.token
+        )
+    };
+    let mut here = EventStream::open(&app.client, &stream_of(&app, &phone), None).await;
+    let mut there = EventStream::open(&beside.client, &stream_of(&beside, &tablet), None).await;
+    here.event().await;
+    there.event().await;
+
+    // The laptop ends the phone's session: the phone's stream on this server closes.
+    let path = format!("/players/me/sessions/{}", session_of(&phone.token));
+    let ended = app
+        .request(Method::DELETE, &path, Some(&laptop.token), None)
+        .await;
+    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+    let took = ends_within(&mut here, Duration::from_secs(1)).await;
+    println!("a stream on the server that ended its session closed after {took:?}");
+    for server in [&app, &beside] {
+        refused(server, &phone).await;
+    }
+    assert_problem(
+        app.request(Method::DELETE, &path, Some(&laptop.token), None)
+            .await,
+        StatusCode::NOT_FOUND,
+        "session_not_found",
+    )
+    .await;
+
+    // "Sign out everywhere else": the tablet's stream, on the other server, closes too.
+    let response = app
+        .request(
+            Method::DELETE,
+            "/players/me/sessions",
+            Some(&laptop.token),
+            None,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.json::<Value>().await.unwrap()["ended"], 1);
+    let took = ends_within(&mut there, Duration::from_millis(2_500)).await;
+    println!("a stream on another server closed after {took:?}");
+    assert!(took < Duration::from_millis(2_500));
+
+    // And signing out ends the laptop's own.
+    let out = app
+        .request(
+            Method::DELETE,
+            "/sessions/current",
+            Some(&laptop.token),
+            None,
+        )
+        .await;
+    assert_eq!(out.status(), StatusCode::NO_CONTENT);
+    refused(&app, &laptop).await;
+}
+
+#[tokio::test]
+async fn a_code_works_once_and_not_after_it_expires_and_guesses_are_throttled() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.abuse_limits.sign_in_rate = "4/min".parse().unwrap();
+    })
+    .await;
+    let player = app.register(&unique("coder")).await;
+    let code = code_for(&app, &player).await;
+    // Typed loosely: lower case, with a dash.
+    let typed = format!("{}-{}", &code[..4], &code[4..]).to_lowercase();
+    assert_eq!(sign_in(&app, &typed, "Phone").await.0, StatusCode::CREATED);
+    let (status, again) = sign_in(&app, &code, "Phone").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{again}");
+    assert_eq!(again["code"], "invalid_code");
+
+    // Ten minutes later (the clock moved on in the database), an unused code is refused.
+    let late = code_for(&app, &player).await;
+    database_execute(
+        &app.database,
+        "UPDATE sign_in_codes SET expires_at = '2000-01-01T00:00:00.000Z' WHERE used_at IS NULL",
+    )
+    .await;
+    assert_eq!(
+        sign_in(&app, &late, "Phone").await.1["code"],
+        "invalid_code"
+    );
+
+    // Guesses: a wrong code is refused, and an address that keeps guessing is slowed down.
+    assert_eq!(
+        sign_in(&app, "ZZZZZZZZ", "Guess").await.1["code"],
+        "invalid_code"
+    );
+    let (status, limited) = sign_in(&app, "YYYYYYYY", "Guess").await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{limited}");
+    assert_eq!(limited["code"], "rate_limited");
+    assert_eq!(
+        sessions(&app, &player).await.len(),
+        2,
+        "nothing a guess opened"
+    );
+}
