@@ -181,6 +181,16 @@ pub struct AbuseLimits {
     #[arg(global = true, long, env = "SIGN_IN_RATE", default_value = "30/min")]
     pub sign_in_rate: RateSetting,
 
+    /// Failed password sign-ins per account, from anywhere: past this, the account's
+    /// sign-ins are refused until the limit refills.
+    #[arg(
+        global = true,
+        long,
+        env = "PASSWORD_FAILURE_RATE",
+        default_value = "10/h"
+    )]
+    pub password_failure_rate: RateSetting,
+
     /// Actions (new rooms, quick play, joins, moves, quits, play again, token rotation) per
     /// player.
     #[arg(global = true, long, env = "ACTION_RATE", default_value = "1200/min")]
@@ -201,6 +211,7 @@ impl Default for AbuseLimits {
         Self {
             signup_rate: rate("300/h"),
             sign_in_rate: rate("30/min"),
+            password_failure_rate: rate("10/h"),
             action_rate: rate("1200/min"),
             upload_rate: rate("60/h"),
             rate_limits: "on".into(),
@@ -217,6 +228,7 @@ impl AbuseLimits {
         RateLimits {
             signups: limiter(self.signup_rate),
             sign_ins: limiter(self.sign_in_rate),
+            password_failures: limiter(self.password_failure_rate),
             actions: limiter(self.action_rate),
             uploads: limiter(self.upload_rate),
         }

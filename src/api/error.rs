@@ -125,9 +125,11 @@ impl ApiError {
     fn retry_after(&self) -> Option<u64> {
         match self {
             ApiError::RateLimited { retry_after, .. } => Some(retry_after_secs(*retry_after)),
-            ApiError::Engine(EngineError::Contention | EngineError::SandboxUnavailable(_)) => {
-                Some(1)
-            }
+            ApiError::Engine(
+                EngineError::Contention
+                | EngineError::SandboxUnavailable(_)
+                | EngineError::SignInBusy,
+            ) => Some(1),
             ApiError::Engine(EngineError::Store(err)) => match err.fault()? {
                 StorageFault::Busy => Some(2),
                 StorageFault::Unavailable => Some(10),

@@ -75,7 +75,14 @@ impl RateLimiter {
 
     /// Takes one from `key`'s bucket, or says how long until one is there.
     pub fn take(&self, key: &str) -> Result<(), Duration> {
-        self.take_at(key, Instant::now())
+        self.take_at(key, Instant::now(), true)
+    }
+
+    /// Refuses `what` for `key` with `429 rate_limited` while its bucket is empty, without
+    /// taking from it (for limits on failures, taken only when one happens).
+    pub fn check(&self, key: &str, what: &'static str) -> Result<(), super::ApiError> {
+        self.take_at(key, Instant::now(), false)
+            .map_err(|retry_after| super::ApiError::RateLimited { what, retry_after })
     }
 
     /// Lets one more of `what` through for `key`, or refuses it with `429 rate_limited`.
@@ -84,7 +91,7 @@ impl RateLimiter {
             .map_err(|retry_after| super::ApiError::RateLimited { what, retry_after })
     }
 
-    fn take_at(&self, key: &str, now: Instant) -> Result<(), Duration> {
+    fn take_at(&self, key: &str, now: Instant, take: bool) -> Result<(), Duration> {
         let Some(rate) = self.rate else {
             return Ok(());
         };
@@ -101,7 +108,9 @@ impl RateLimiter {
         bucket.tokens = (bucket.tokens + (now - bucket.at).as_secs_f64() * per_second).min(burst);
         bucket.at = now;
         if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
+            if take {
+                bucket.tokens -= 1.0;
+            }
             Ok(())
         } else {
             Err(Duration::from_secs_f64((1.0 - bucket.tokens) / per_second))
@@ -114,6 +123,8 @@ pub struct Limits {
     pub signups: RateLimiter,
     /// Sign-in attempts per client address (codes and passwords alike).
     pub sign_ins: RateLimiter,
+    /// Failed password sign-ins per account, whoever makes them.
+    pub password_failures: RateLimiter,
     pub actions: RateLimiter,
     pub uploads: RateLimiter,
 }
@@ -144,14 +155,17 @@ mod tests {
         let limiter = RateLimiter::new("3/s".parse().unwrap());
         let start = Instant::now();
         for _ in 0..3 {
-            assert!(limiter.take_at("a", start).is_ok());
+            assert!(limiter.take_at("a", start, true).is_ok());
         }
-        let wait = limiter.take_at("a", start).unwrap_err();
+        let wait = limiter.take_at("a", start, true).unwrap_err();
         assert!(wait > Duration::from_millis(300) && wait <= Duration::from_millis(334));
-        assert!(limiter.take_at("b", start).is_ok(), "keys are separate");
+        assert!(
+            limiter.take_at("b", start, true).is_ok(),
+            "keys are separate"
+        );
         let later = start + wait + Duration::from_micros(1);
-        assert!(limiter.take_at("a", later).is_ok(), "refilled");
-        assert!(limiter.take_at("a", later).is_err());
+        assert!(limiter.take_at("a", later, true).is_ok(), "refilled");
+        assert!(limiter.take_at("a", later, true).is_err());
         let off = RateLimiter::new(RateSetting(None));
         assert!((0..10_000).all(|_| off.take("a").is_ok()));
     }

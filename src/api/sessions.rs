@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::{Json, Signed};
 use super::{route, ApiError, AppContext, RouteDef};
+use crate::engine::EngineError;
 use crate::game::PlayerRef;
 
 pub fn routes() -> Vec<RouteDef> {
@@ -18,6 +19,7 @@ pub fn routes() -> Vec<RouteDef> {
         route(Method::DELETE, "/players/me/sessions", end_others),
         route(Method::DELETE, "/players/me/sessions/{id}", end_one),
         route(Method::POST, "/players/me/sign-in-codes", new_code),
+        route(Method::PUT, "/players/me/password", set_password),
     ]
 }
 
@@ -81,14 +83,17 @@ pub(super) fn device_label(req: &HttpRequest, label: Option<String>) -> String {
     }
 }
 
+/// A sign-in: with a code shown on another device, or with a name and password.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SignIn {
-    code: String,
+    code: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
     label: Option<String>,
 }
 
-/// Opens a session with a sign-in code shown on another device.
+/// Opens a session with a sign-in code, or a name and password.
 async fn sign_in(
     req: HttpRequest,
     context: web::Data<AppContext>,
@@ -98,14 +103,60 @@ async fn sign_in(
         .peer_addr()
         .map(|a| a.ip().to_string())
         .unwrap_or_default();
-    // Every attempt counts, so guessing codes is as slow as the limit makes it.
-    context
-        .limits
+    // Every attempt counts, so guessing codes or passwords is as slow as the limit makes it.
+    let limits = &context.limits;
+    limits
         .sign_ins
         .admit(&address, "sign-in attempts from this address")?;
     let label = device_label(&req, body.label);
-    let (session, token) = context.engine.sign_in_with_code(&body.code, &label).await?;
+    let engine = &context.engine;
+    let (session, token) = match (body.code, body.username, body.password) {
+        (Some(code), None, None) => engine.sign_in_with_code(&code, &label).await?,
+        (None, Some(username), Some(password)) => {
+            // An account someone keeps guessing at is slowed down, whoever guesses.
+            let account = username.to_lowercase();
+            limits
+                .password_failures
+                .check(&account, "failed sign-ins to this account")?;
+            match engine
+                .sign_in_with_password(&username, &password, &label)
+                .await
+            {
+                Err(EngineError::InvalidCredentials) => {
+                    limits.password_failures.take(&account).ok();
+                    return Err(EngineError::InvalidCredentials.into());
+                }
+                other => other?,
+            }
+        }
+        _ => {
+            return Err(ApiError::InvalidBody(
+                "sign in with {\"code\"} or with {\"username\", \"password\"}".into(),
+            ))
+        }
+    };
     Ok(HttpResponse::Created().json(Opened::new(&session.player, &session.id, token)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NewPassword {
+    password: String,
+    current_password: Option<String>,
+}
+
+/// Sets the caller's password (giving the current one, if they have one).
+async fn set_password(
+    context: web::Data<AppContext>,
+    Signed(me): Signed,
+    Json(body): Json<NewPassword>,
+) -> Result<HttpResponse, ApiError> {
+    context.limits.actions.admit(&me.player.id, "actions")?;
+    context
+        .engine
+        .set_password(&me, &body.password, body.current_password.as_deref())
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// Ends the session the request was made with.

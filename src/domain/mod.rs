@@ -3,4 +3,5 @@
 pub mod credentials;
 pub mod game_id;
 pub mod ids;
+pub mod passwords;
 pub mod username;

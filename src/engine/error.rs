@@ -71,6 +71,12 @@ pub enum EngineError {
     SessionNotFound,
     #[error("that sign-in code is not valid: codes work once, for ten minutes")]
     InvalidCode,
+    #[error("the name and password do not match a player")]
+    InvalidCredentials,
+    #[error("{0}")]
+    InvalidPassword(String),
+    #[error("too many sign-ins are being checked right now; try again in a moment")]
+    SignInBusy,
     #[error("the seats are held for {players} until {until}, who played the last game here and were offered a rematch")]
     SeatHeld { players: String, until: String },
     #[error("there is no rematch offered to you in this room")]
@@ -151,6 +157,9 @@ impl EngineError {
             EngineError::NoDeadline => (K::Conflict, "no_deadline"),
             EngineError::SessionNotFound => (K::NotFound, "session_not_found"),
             EngineError::InvalidCode => (K::Unauthorized, "invalid_code"),
+            EngineError::InvalidCredentials => (K::Unauthorized, "invalid_credentials"),
+            EngineError::InvalidPassword(_) => (K::Unprocessable, "invalid_password"),
+            EngineError::SignInBusy => (K::Unavailable, "sign_in_busy"),
             EngineError::SeatHeld { .. } => (K::Conflict, "seat_held"),
             EngineError::NoRematchOffer => (K::Conflict, "no_rematch_offer"),
             EngineError::CannotClaim(_) => (K::Conflict, "cannot_claim"),

@@ -17,6 +17,7 @@ mod game_logs;
 mod hook_runner;
 mod idle;
 mod opening;
+mod passwords;
 mod precondition;
 mod room_cache;
 mod room_locks;
@@ -77,6 +78,8 @@ pub struct Engine {
     hub: Arc<Hub>,
     rooms: Arc<RoomCache>,
     sessions: Arc<SessionCache>,
+    /// Turns at hashing passwords.
+    hashing: Arc<passwords::Hashing>,
     /// Sessions ended lately, for the streams they hold open.
     ended: Arc<EndedSessions>,
     alarm: Arc<Alarm>,
@@ -118,6 +121,7 @@ impl Engine {
             hub: Arc::default(),
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
             sessions: Arc::new(SessionCache::new(CACHED_SESSIONS)),
+            hashing: Arc::default(),
             ended: Arc::default(),
             alarm: Arc::default(),
             views: Arc::new(viewing::ViewCache::new(viewing::CACHED_VIEWS)),

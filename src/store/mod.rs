@@ -269,6 +269,29 @@ impl Store {
         }
     }
 
+    /// Keeps `hash` as the player's password hash.
+    pub async fn set_password(&self, player_id: &str, hash: &str) -> Result<(), StoreError> {
+        let write = SessionWrite::SetPassword {
+            player_id: player_id.to_owned(),
+            hash: hash.to_owned(),
+        };
+        self.session_write(write).await.map(|_| ())
+    }
+
+    /// The player named `username` (never a bot) and their password hash, if any.
+    pub async fn password_by_name(
+        &self,
+        username: &str,
+    ) -> Result<Option<(PlayerRef, Option<String>)>, StoreError> {
+        read!(self, |pool| sessions::password(pool, username, true))
+    }
+
+    /// Player `player_id`'s password hash, if they have one.
+    pub async fn password_of(&self, player_id: &str) -> Result<Option<String>, StoreError> {
+        let found = read!(self, |pool| sessions::password(pool, player_id, false))?;
+        Ok(found.and_then(|(_, hash)| hash))
+    }
+
     /// A working session, with its player.
     pub async fn session(&self, id: &str) -> Result<Option<Session>, StoreError> {
         read!(self, |pool| sessions::session(pool, id))

@@ -56,6 +56,17 @@ pub(super) const INSERT_CODE: &str =
 pub(super) const REDEEM_CODE: &str = "UPDATE sign_in_codes SET used_at = $2 \
      WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING player_id";
 
+/// Player `$2`'s password hash: `$1` (NULL for none).
+pub(super) const SET_PASSWORD: &str = "UPDATE players SET password_hash = $1 WHERE id = $2";
+
+/// The player named `$1` (no bot) and their password hash, if any.
+pub(super) const PASSWORD_BY_NAME: &str =
+    "SELECT id, username, password_hash FROM players WHERE username = $1 AND bot IS NULL";
+
+/// Player `$1`'s password hash, if any.
+pub(super) const PASSWORD_OF: &str =
+    "SELECT id, username, password_hash FROM players WHERE id = $1 AND bot IS NULL";
+
 /// Which of a player's sessions to end.
 #[derive(Debug, Clone)]
 pub enum Ending {
@@ -88,6 +99,10 @@ pub(super) enum SessionWrite {
     Redeem {
         code_hash: String,
         session: Session,
+    },
+    SetPassword {
+        player_id: String,
+        hash: String,
     },
 }
 
@@ -162,6 +177,13 @@ pub(super) async fn apply<D: Dialect>(
                 None => Err(StoreError::Conflict),
             }
         }
+        SessionWrite::SetPassword { player_id, hash } => {
+            let statement = Statement::new(SET_PASSWORD)
+                .bind(hash.as_str())
+                .bind(player_id.as_str());
+            D::execute(conn, statement).await?;
+            Ok(SessionOutcome::Done)
+        }
         SessionWrite::Redeem { code_hash, session } => {
             let statement = Statement::new(REDEEM_CODE)
                 .bind(code_hash.as_str())
@@ -229,6 +251,28 @@ pub(super) async fn sessions_of<D: Dialect>(
     let statement = Statement::new(SESSIONS_OF).bind(player_id);
     let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
     rows.iter().map(session_row::<D>).collect()
+}
+
+/// A player (by name, or by id) and their password hash, if they have one.
+pub(super) async fn password<D: Dialect>(
+    pool: &Pool<D>,
+    key: &str,
+    by_name: bool,
+) -> Result<Option<(PlayerRef, Option<String>)>, StoreError> {
+    let sql = if by_name {
+        PASSWORD_BY_NAME
+    } else {
+        PASSWORD_OF
+    };
+    let statement = Statement::new(sql).bind(key);
+    let Some(row) = D::fetch_optional(&mut *pool.acquire().await?, statement).await? else {
+        return Ok(None);
+    };
+    let player = PlayerRef {
+        id: D::text(&row, "id")?,
+        username: D::text(&row, "username")?,
+    };
+    Ok(Some((player, D::maybe_text(&row, "password_hash")?)))
 }
 
 pub(super) async fn ended_since<D: Dialect>(

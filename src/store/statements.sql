@@ -149,6 +149,15 @@ INSERT INTO sign_in_codes (code_hash, player_id, created_at, expires_at) VALUES 
 -- SQLite and PostgreSQL: REDEEM_CODE
 UPDATE sign_in_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING player_id;
 
+-- SQLite and PostgreSQL: SET_PASSWORD
+UPDATE players SET password_hash = $1 WHERE id = $2;
+
+-- SQLite and PostgreSQL: PASSWORD_BY_NAME
+SELECT id, username, password_hash FROM players WHERE username = $1 AND bot IS NULL;
+
+-- SQLite and PostgreSQL: PASSWORD_OF
+SELECT id, username, password_hash FROM players WHERE id = $1 AND bot IS NULL;
+
 -- SQLite and PostgreSQL: INSERT_GAME
 INSERT INTO games (id, owner_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING;
 

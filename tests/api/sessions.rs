@@ -239,3 +239,112 @@ async fn a_code_works_once_and_not_after_it_expires_and_guesses_are_throttled() 
         "nothing a guess opened"
     );
 }
+
+async fn set_password(app: &TestApp, player: &TestPlayer, body: Value) -> reqwest::Response {
+    app.request(
+        Method::PUT,
+        "/players/me/password",
+        Some(&player.token),
+        Some(&body),
+    )
+    .await
+}
+
+async fn sign_in_with(app: &TestApp, username: &str, password: &str) -> (StatusCode, Value) {
+    app.post_value(
+        "/sessions",
+        None,
+        json!({"username": username, "password": password}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_password_signs_in_anywhere_and_a_wrong_one_or_an_unknown_name_is_the_same_answer() {
+    let app = TestApp::spawn().await;
+    let player = app.register(&unique("keeper")).await;
+    // Too short, and no sign-in before there is a password.
+    let short = set_password(&app, &player, json!({"password": "short"})).await;
+    assert_problem(short, StatusCode::UNPROCESSABLE_ENTITY, "invalid_password").await;
+    let (status, none_yet) = sign_in_with(&app, &player.username, "correct horse").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{none_yet}");
+
+    let set = set_password(&app, &player, json!({"password": "correct horse"})).await;
+    assert_eq!(set.status(), StatusCode::NO_CONTENT);
+    let (status, signed) = sign_in_with(&app, &player.username, "correct horse").await;
+    assert_eq!(status, StatusCode::CREATED, "{signed}");
+    assert_eq!(signed["id"], player.id.as_str());
+    assert_eq!(sessions(&app, &player).await.len(), 2);
+
+    // A wrong password and a name nobody has: one answer, word for word but the request id.
+    let (wrong_status, wrong) = sign_in_with(&app, &player.username, "correct horsE").await;
+    let (unknown_status, unknown) = sign_in_with(&app, &unique("nobody"), "correct horse").await;
+    assert_eq!(wrong_status, StatusCode::UNAUTHORIZED);
+    assert_eq!(unknown_status, wrong_status);
+    for field in ["code", "title", "detail", "status"] {
+        assert_eq!(wrong[field], unknown[field], "{field}");
+    }
+    assert_eq!(wrong["code"], "invalid_credentials");
+
+    // Changing it needs the current one.
+    let without = set_password(&app, &player, json!({"password": "battery staple"})).await;
+    assert_problem(without, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+    let with = set_password(
+        &app,
+        &player,
+        json!({"password": "battery staple", "currentPassword": "correct horse"}),
+    )
+    .await;
+    assert_eq!(with.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        sign_in_with(&app, &player.username, "battery staple")
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+
+    // Only a hash is kept, and it says how it was made.
+    let stored: Vec<(String,)> = crate::databases::database_rows(
+        &app.database,
+        "SELECT password_hash FROM players WHERE password_hash IS NOT NULL",
+    )
+    .await;
+    assert_eq!(stored.len(), 1);
+    assert!(stored[0].0.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
+    assert!(!stored[0].0.contains("battery"));
+}
+
+#[tokio::test]
+async fn failed_passwords_are_throttled_per_account_and_per_address() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.abuse_limits.password_failure_rate = "3/h".parse().unwrap();
+    })
+    .await;
+    let player = app.register(&unique("guarded")).await;
+    let set = set_password(&app, &player, json!({"password": "correct horse"})).await;
+    assert_eq!(set.status(), StatusCode::NO_CONTENT);
+    for _ in 0..3 {
+        assert_eq!(
+            sign_in_with(&app, &player.username, "guess guess").await.0,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    // The account is closed to sign-ins for a while, even with the right password.
+    let response = app
+        .post(
+            "/sessions",
+            None,
+            Some(&json!({"username": player.username, "password": "correct horse"})),
+        )
+        .await;
+    assert!(response.headers().contains_key("retry-after"));
+    assert_problem(response, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    // Another account is not.
+    let other = app.register(&unique("bystander")).await;
+    let set = set_password(&app, &other, json!({"password": "correct horse"})).await;
+    assert_eq!(set.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        sign_in_with(&app, &other.username, "correct horse").await.0,
+        StatusCode::CREATED
+    );
+}
