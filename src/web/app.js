@@ -103,6 +103,7 @@ function renderAccount() {
   const bar = document.getElementById('account');
   const me = store.player;
   if (me) {
+    accountNotice = null;
     const signOut = async () => {
       await attempt(() => api.signOut());
       store.player = null;
@@ -118,8 +119,9 @@ function renderAccount() {
       el('button', { class: 'secondary', id: 'sign-out', onclick: confirmSignOut }, 'Sign out'),
     );
   } else {
+    // The notice stays until the player signs in or up again: every screen drawn meanwhile
+    // says why they are signed out.
     bar.replaceChildren(el('span', { id: 'signed-out', role: accountNotice ? 'alert' : null, text: accountNotice || 'Not signed in' }));
-    accountNotice = null;
   }
 }
 
@@ -145,7 +147,31 @@ function signUpCard(after) {
   el('p', { id: 'username-help', class: 'muted' }, 'Letters, digits, "-" and "_". Your key stays in this browser.'),
   message);
   return el('section', { class: 'card', 'aria-labelledby': 'signup-title' },
-    el('h2', { id: 'signup-title' }, 'Sign up'), form, codeForm(after));
+    el('h2', { id: 'signup-title' }, 'Sign up'), form, codeForm(after), passwordForm(after));
+}
+
+/** Signing in with a name and the password the player set. */
+function passwordForm(after) {
+  const message = el('p', { class: 'message', role: 'alert' });
+  const name = el('input', { id: 'signin-name', name: 'username', autocomplete: 'username', required: true, maxlength: '32' });
+  const password = el('input', { id: 'signin-password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
+  return el('form', {
+    id: 'password-form',
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const result = await attempt(() => api.signInWithPassword(name.value.trim(), password.value));
+      if (!result.ok) return setMessage(message, problemText(result), 'error');
+      store.player = result.data;
+      renderAccount();
+      after();
+    },
+  },
+  el('p', { class: 'label' }, 'Or sign in with your password'),
+  el('div', { class: 'row' },
+    el('label', { for: 'signin-name', class: 'visually-hidden' }, 'Username'), name,
+    el('label', { for: 'signin-password', class: 'visually-hidden' }, 'Password'), password,
+    el('button', { id: 'signin-password-button', type: 'submit', class: 'secondary' }, 'Sign in')),
+  message);
 }
 
 /** Signing in on this device with a code shown on another; `code` fills it in. */
@@ -183,6 +209,26 @@ function showSignIn(code) {
   const form = codeForm(() => { location.hash = '#/'; }, code);
   main().replaceChildren(el('h1', {}, 'Sign in'), el('section', { class: 'card' }, form));
   form.submitCode();
+}
+
+/** Setting or changing the password (the current one is asked for when changing). */
+function passwordSetter(message) {
+  const current = el('input', { id: 'current-password', type: 'password', autocomplete: 'current-password', placeholder: 'Current password, if you have one' });
+  const next = el('input', { id: 'new-password', type: 'password', autocomplete: 'new-password', minlength: '8', required: true, placeholder: 'New password, 8 characters or more' });
+  return el('form', {
+    id: 'set-password',
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const result = await attempt(() => api.setPassword(next.value, current.value || undefined));
+      if (!result.ok) return setMessage(message, problemText(result), 'error');
+      current.value = '';
+      next.value = '';
+      setMessage(message, 'Your password is set: sign in with it on any device.');
+    },
+  },
+  el('label', { for: 'current-password', class: 'visually-hidden' }, 'Current password'), current,
+  el('label', { for: 'new-password', class: 'visually-hidden' }, 'New password'), next,
+  el('button', { id: 'set-password-button', type: 'submit' }, 'Set the password'));
 }
 
 /** `#/account`: this player's devices, and a code to add another. */
@@ -224,6 +270,10 @@ async function showAccount() {
         el('p', { class: 'muted' }, 'A code signs another browser or phone in as you.'),
         el('button', { id: 'new-code', onclick: showCode }, 'Show a code'),
         codeLine),
+      el('section', { class: 'card', 'aria-labelledby': 'password-title' },
+        el('h2', { id: 'password-title' }, 'Password'),
+        el('p', { class: 'muted' }, 'With a password you can sign in as yourself on any device, and get your account back if this browser forgets it.'),
+        passwordSetter(message)),
       el('section', { class: 'card', 'aria-labelledby': 'devices-title' },
         el('h2', { id: 'devices-title' }, 'Devices signed in'),
         list,

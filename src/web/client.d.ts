@@ -233,6 +233,8 @@ export declare class Turnhouse {
   signUp(username?: string | null): Promise<Account>;
   rotateToken(): Promise<Account>;
   signInWithCode(code: string, label?: string): Promise<Account>;
+  signInWithPassword(username: string, password: string, label?: string): Promise<Account>;
+  setPassword(password: string, currentPassword?: string): Promise<void>;
   signInCode(): Promise<SignInCode>;
   sessions(): Promise<Session[]>;
   endSession(id: string): Promise<void>;

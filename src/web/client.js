@@ -62,6 +62,20 @@ export class Turnhouse {
     return player;
   }
 
+  /** Signs in with a name and password, and keeps the new session's token. */
+  async signInWithPassword(username, password, label) {
+    const body = label ? { username, password, label } : { username, password };
+    const player = await this.#call('POST', '/sessions', { body, auth: false });
+    this.token = player.token;
+    return player;
+  }
+
+  /** Sets this player's password; `currentPassword` is needed to change one. */
+  async setPassword(password, currentPassword) {
+    const body = currentPassword ? { password, currentPassword } : { password };
+    await this.#call('PUT', '/players/me/password', { body });
+  }
+
   /** A code that signs this player in on another device: once, within ten minutes. */
   async signInCode() {
     return this.#call('POST', '/players/me/sign-in-codes');

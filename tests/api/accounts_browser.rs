@@ -1,5 +1,6 @@
 //! One account on two devices, in Chromium: a code shown on the laptop signs the phone in;
-//! both play the same seat of the same room; the laptop signs the phone out.
+//! both play the same seat of the same room; the laptop signs the phone out, sets a password,
+//! and the phone signs in with it.
 
 use serde_json::json;
 
@@ -70,6 +71,29 @@ async fn a_code_shown_on_one_device_signs_in_another_as_the_same_player() {
     assert_eq!(crate::browser::count(&laptop, "#sessions li").await, 1);
     phone.goto(&format!("{}/#/", app.address)).await;
     phone.wait_for_text("#signed-out", "no longer works").await;
+
+    // A password, set on the laptop, signs the phone in again.
+    laptop
+        .type_into("#new-password", "correct horse battery")
+        .await;
+    laptop.click("#set-password-button").await;
+    laptop
+        .wait_for_text("#account-message", "Your password is set")
+        .await;
+    phone.type_into("#signin-name", &name).await;
+    phone
+        .type_into("#signin-password", "correct horse battery")
+        .await;
+    phone.click("#signin-password-button").await;
+    phone.wait_for_text("#me", &name).await;
+    phone.screenshot("signed-in-with-a-password").await;
+    let fits = phone
+        .eval(
+            "return document.documentElement.scrollWidth <= window.innerWidth;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(fits, true, "the phone's page does not scroll sideways");
     laptop.close().await;
     phone.close().await;
 }
