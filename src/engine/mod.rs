@@ -191,6 +191,12 @@ impl Engine {
             "Lines of games' logs dropped because the queue to store them was full.",
             self.logs.dropped(),
         );
+        out.single(
+            "turnhouse_password_hashes_total",
+            "counter",
+            "Argon2 hashes made or checked: one per password set or sign-in with a password, known name or not.",
+            self.hashing.done.load(std::sync::atomic::Ordering::Relaxed),
+        );
         self.bots.render_metrics(out);
         out.single(
             "turnhouse_rooms_watched",

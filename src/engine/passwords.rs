@@ -7,6 +7,7 @@
 //! without end. An unknown name is checked against a dummy hash, so it takes as long to refuse
 //! as a wrong password, and both are the same `401 invalid_credentials`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +24,9 @@ const QUEUE_WAIT: Duration = Duration::from_secs(2);
 /// Turns at hashing.
 pub(super) struct Hashing {
     permits: Arc<Semaphore>,
+    /// Hashes made or checked (for `GET /metrics`): one per sign-in with a password, whether
+    /// the name is known or not.
+    pub(super) done: AtomicU64,
 }
 
 impl Default for Hashing {
@@ -30,6 +34,7 @@ impl Default for Hashing {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
             permits: Arc::new(Semaphore::new(cores.saturating_sub(1).max(1))),
+            done: AtomicU64::new(0),
         }
     }
 }
@@ -51,6 +56,7 @@ impl Hashing {
         })
         .await
         .map_err(|_| EngineError::SignInBusy)?;
+        self.done.fetch_add(1, Ordering::Relaxed);
         Ok(outcome)
     }
 }

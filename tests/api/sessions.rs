@@ -348,3 +348,40 @@ async fn failed_passwords_are_throttled_per_account_and_per_address() {
         StatusCode::CREATED
     );
 }
+
+/// A wrong password and an unknown name cost the server the same work: one Argon2 check each
+/// (counted), so they take the same time. The medians over 50 tries each are printed, not
+/// asserted: this machine is shared, and timings belong in benchmarks.
+#[tokio::test]
+async fn a_wrong_password_and_an_unknown_name_cost_one_hash_each() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.abuse_limits.rate_limits = "off".into();
+    })
+    .await;
+    let player = app.register(&unique("timed")).await;
+    let set = set_password(&app, &player, json!({"password": "correct horse"})).await;
+    assert_eq!(set.status(), StatusCode::NO_CONTENT);
+    let hashes = || app.metric("turnhouse_password_hashes_total");
+    let before = hashes().await.unwrap();
+    let mut medians = Vec::new();
+    for name in [player.username.clone(), unique("nobody")] {
+        let mut times = Vec::new();
+        for _ in 0..50 {
+            let start = Instant::now();
+            let (status, _) = sign_in_with(&app, &name, "wrong horse").await;
+            times.push(start.elapsed());
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+        times.sort();
+        medians.push(times[times.len() / 2]);
+    }
+    assert_eq!(
+        hashes().await.unwrap() - before,
+        100.0,
+        "one hash per attempt, either way"
+    );
+    println!(
+        "median refusal: wrong password {:?}, unknown name {:?}",
+        medians[0], medians[1]
+    );
+}
