@@ -41,7 +41,7 @@ async fn create(
         .username
         .map(|name| Username::parse(&name).map_err(|e| ApiError::InvalidUsername(e.to_string())))
         .transpose()?;
-    let label = device_label(&req, body.0.label);
+    let label = device_label(&req, body.0.label)?;
     let (_, session, token) = context.engine.register(username, &label).await?;
     Ok(HttpResponse::Created().json(Opened::new(&session.player, &session.id, token)))
 }

@@ -43,11 +43,28 @@ impl Opened {
     }
 }
 
-/// What a device calls itself: the client's `label`, else the browser and system its
-/// `User-Agent` names ("Firefox on Linux"), else "A device".
-pub(super) fn device_label(req: &HttpRequest, label: Option<String>) -> String {
+/// `value` of `field`, refused with `400 invalid_body` past `max` characters (as
+/// `openapi.yaml` bounds it).
+pub(super) fn within(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    match value.chars().count() > max {
+        true => Err(ApiError::InvalidBody(format!(
+            "{field} is at most {max} characters"
+        ))),
+        false => Ok(()),
+    }
+}
+
+/// The longest a device's label may be, in characters.
+const LABEL_LENGTH: usize = 64;
+
+/// What a device calls itself: the client's `label` (at most 64 characters), else the browser
+/// and system its `User-Agent` names ("Firefox on Linux"), else "A device".
+pub(super) fn device_label(req: &HttpRequest, label: Option<String>) -> Result<String, ApiError> {
+    if let Some(label) = &label {
+        within("label", label, LABEL_LENGTH)?;
+    }
     if let Some(label) = label.filter(|l| !l.trim().is_empty()) {
-        return label;
+        return Ok(label);
     }
     let agent = req
         .headers()
@@ -75,12 +92,12 @@ pub(super) fn device_label(req: &HttpRequest, label: Option<String>) -> String {
     .into_iter()
     .find(|(mark, _)| agent.contains(mark))
     .map(|(_, name)| name);
-    match (browser, system) {
+    Ok(match (browser, system) {
         (Some(browser), Some(system)) => format!("{browser} on {system}"),
         (Some(browser), None) => browser.to_owned(),
         (None, Some(system)) => format!("A browser on {system}"),
         (None, None) => String::new(),
-    }
+    })
 }
 
 /// A sign-in: with a code shown on another device, or with a name and password.
@@ -108,7 +125,16 @@ async fn sign_in(
     limits
         .sign_ins
         .admit(&address, "sign-in attempts from this address")?;
-    let label = device_label(&req, body.label);
+    let label = device_label(&req, body.label)?;
+    for (field, value, max) in [
+        ("code", &body.code, 64),
+        ("username", &body.username, 64),
+        ("password", &body.password, 4096),
+    ] {
+        if let Some(value) = value {
+            within(field, value, max)?;
+        }
+    }
     let engine = &context.engine;
     let (session, token) = match (body.code, body.username, body.password) {
         (Some(code), None, None) => engine.sign_in_with_code(&code, &label).await?,
@@ -151,6 +177,9 @@ async fn set_password(
     Signed(me): Signed,
     Json(body): Json<NewPassword>,
 ) -> Result<HttpResponse, ApiError> {
+    if let Some(current) = &body.current_password {
+        within("currentPassword", current, 4096)?;
+    }
     context.limits.actions.admit(&me.player.id, "actions")?;
     context
         .engine
