@@ -40,6 +40,8 @@ const CODE_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 const CODE_LENGTH: usize = 8;
 /// How often a server that shares its database asks which sessions ended elsewhere.
 const ENDED_POLL: Duration = Duration::from_secs(1);
+/// How far each look for sessions ended elsewhere reaches back before the previous look.
+const ENDED_OVERLAP: Duration = Duration::from_secs(5);
 /// How long an ended session is remembered for streams to notice.
 const ENDED_KEPT: Duration = Duration::from_secs(60);
 
@@ -275,9 +277,15 @@ impl EndedSessions {
         let mut recent = self.recent.lock().expect("never poisoned");
         let now = Instant::now();
         recent.retain(|_, at| now.duration_since(*at) < ENDED_KEPT);
-        recent.extend(ids.into_iter().map(|id| (id, now)));
-        self.published
-            .send_replace(Arc::new(recent.keys().cloned().collect()));
+        let mut news = false;
+        for id in ids {
+            news |= recent.insert(id, now).is_none();
+        }
+        // A session heard of again (the looks overlap) wakes no stream.
+        if news {
+            self.published
+                .send_replace(Arc::new(recent.keys().cloned().collect()));
+        }
     }
 
     fn subscribe(&self) -> watch::Receiver<Arc<Vec<String>>> {
@@ -285,20 +293,27 @@ impl EndedSessions {
     }
 }
 
-/// While the database is shared, learns once a second of sessions other servers ended.
+/// While the database is shared, learns once a second of sessions other servers ended. Each
+/// look reaches back [`ENDED_OVERLAP`] before the previous one began: a session another server
+/// stamped just before that look but committed just after it (or whose clock runs a little
+/// behind) is still found; one found twice changes nothing.
 pub(super) async fn follow_ended_sessions(engine: Engine) {
-    let mut since = now();
+    let back = chrono::Duration::from_std(ENDED_OVERLAP).unwrap_or_default();
+    let mut since = chrono::Utc::now();
     loop {
         tokio::time::sleep(ENDED_POLL).await;
+        let look = chrono::Utc::now();
         if engine.store.alone() {
-            since = now();
+            since = look;
             continue;
         }
-        match engine.store.ended_sessions_since(&since).await {
+        match engine
+            .store
+            .ended_sessions_since(&deadline_text(since - back))
+            .await
+        {
             Ok(ended) => {
-                if let Some((_, last)) = ended.last() {
-                    since = last.clone();
-                }
+                since = look;
                 engine.sessions_ended(ended.into_iter().map(|(id, _)| id).collect());
             }
             Err(err) => tracing::warn!(error = %err, "could not learn which sessions ended"),
