@@ -686,6 +686,7 @@ async function showRoom(id, replayAt) {
   }
   if (!gamesById.has(result.data.game)) await loadGames();
   current = result.data;
+  learnClaimSpan(current);
   // An uploaded game's room plays one version for its whole life: its page and move example
   // are that version's.
   const version = current.gameVersion
@@ -776,6 +777,14 @@ function lastMoveOf(entry) {
 
 /** What a room says beside its versions: kept from the last whole room read. */
 const ROOM_FACTS = ['rematch', 'score', 'closesAt', 'claimableAt'];
+/** Versions after which the room says something else beside them: a rematch offered, taken
+ * or turned down, a seat filled or left, the room closed. (A game that finishes too.) */
+const FACTS_CHANGE_ON = new Set(['reset', 'join', 'quit', 'declined', 'abandoned', 'closed']);
+
+/** Keeps how long after its last version `room` can be claimed, which no move changes. */
+function learnClaimSpan(room) {
+  if (room.claimableAt) room.claimSpan = Date.parse(room.claimableAt) - Date.parse(room.updatedAt);
+}
 
 /** Takes a newer version of the room (from a stream event or an action's answer). */
 function apply(version) {
@@ -784,17 +793,27 @@ function apply(version) {
   const left = current.inactivePlayers || [];
   const gone = current.players.filter((p) => !version.players.some((q) => q.id === p.id) && !left.some((q) => q.id === p.id));
   const whole = 'id' in version;
+  const wasFinished = current.finished;
   current = { ...current, ...version, inactivePlayers: version.inactivePlayers || [...left, ...gone] };
-  if (whole) for (const fact of ROOM_FACTS) if (!(fact in version)) delete current[fact];
+  if (whole) {
+    for (const fact of ROOM_FACTS) if (!(fact in version)) delete current[fact];
+    learnClaimSpan(current);
+  } else {
+    current.updatedAt = version.createdAt;
+    // A move moves the time the game can be claimed on by the span the room last said.
+    if (current.claimableAt && current.claimSpan !== undefined) {
+      current.claimableAt = new Date(Date.parse(version.createdAt) + current.claimSpan).toISOString();
+    }
+  }
   if (version.kind) {
     current.lastMove = lastMoveOf(version);
     current.lastEvent = { kind: version.kind, player: version.player };
   }
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
-  // A stream's version says nothing of the rematch offer, the score or when the room goes
-  // idle: the room itself does, read once the versions settle.
-  if (!whole) refreshRoomFacts();
+  // A stream's version says nothing of the rematch offer, the score or whether the room can
+  // be claimed: the room itself does, read once the versions that change them settle.
+  if (!whole && (FACTS_CHANGE_ON.has(version.kind) || version.finished !== wasFinished)) refreshRoomFacts();
 }
 
 const refreshRoomFacts = debounce(async () => {
@@ -808,6 +827,7 @@ const refreshRoomFacts = debounce(async () => {
     if (fact in result.data) current[fact] = result.data[fact];
     else delete current[fact];
   }
+  learnClaimSpan(current);
   drawRoom();
 }, 250);
 
