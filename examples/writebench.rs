@@ -204,6 +204,7 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> RoomComm
         finished_changed: false,
         quick_play: None,
         lobby_change: None,
+        audit: None,
     }
 }
 

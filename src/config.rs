@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::api::limits::{Limits as RateLimits, RateLimiter, RateSetting};
 use crate::api::CorsOrigins;
+use crate::domain::roles::{Role, UploadPolicy};
 use crate::engine::IdleRules;
 use crate::sandbox::{Limits, SearchBudget};
 
@@ -72,6 +73,11 @@ pub struct Config {
     #[arg(global = true, long, env = "SANDBOX_PROGRAM", hide = true)]
     pub sandbox_program: Option<PathBuf>,
 
+    /// Who may publish games: `anyone` signed up, `authors` (players granted the author role,
+    /// and admins) or `admins` only. Roles are granted with `turnhouse admin grant`.
+    #[arg(global = true, long, env = "UPLOADS", value_enum, default_value_t = UploadPolicy::Anyone)]
+    pub uploads: UploadPolicy,
+
     /// Seconds between keep-alive comments on an idle stream, so proxies do not close it.
     #[arg(global = true, long, env = "STREAM_KEEPALIVE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=15))]
     pub stream_keepalive_secs: u64,
@@ -115,6 +121,31 @@ pub enum Command {
         /// The file to write; it must not exist.
         dest: std::path::PathBuf,
     },
+    /// Grants or revokes a role (admin by default, or author) on the database, whether a server
+    /// is running on it or not; the change counts at once, and is kept in the audit log.
+    Admin {
+        #[command(subcommand)]
+        change: RoleChange,
+    },
+}
+
+/// A change to a player's roles.
+#[derive(Debug, Clone, Subcommand)]
+pub enum RoleChange {
+    /// Gives the player the role.
+    Grant(RoleArgs),
+    /// Takes the role from the player.
+    Revoke(RoleArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RoleArgs {
+    /// The player's name.
+    pub username: String,
+    /// The role: `admin` (the /admin/ routes) or `author` (publishing under `--uploads
+    /// authors`).
+    #[arg(long, value_enum, default_value_t = Role::Admin)]
+    pub role: Role,
 }
 
 /// How hard the computer opponents of uploaded games search (their moves are chosen by a
@@ -365,6 +396,7 @@ impl Config {
             sandbox_program: None,
             stream_keepalive_secs: 15,
             idle_rooms: IdleRooms::default(),
+            uploads: UploadPolicy::Anyone,
             command: None,
         }
     }

@@ -2,9 +2,11 @@ use std::process::ExitCode;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
-use turnhouse::config::{Command, Config};
+use turnhouse::config::{Command, Config, RoleChange};
 use turnhouse::dev::DevOptions;
+use turnhouse::model::AuditEntry;
 use turnhouse::startup::{self, Application};
+use turnhouse::store::Store;
 use turnhouse::{games, sandbox, seed, telemetry};
 
 fn main() -> ExitCode {
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
         Some(Command::SandboxWorker) => sandbox::worker::run(config.hook_limits.limits()),
         Some(Command::SeedRooms { count }) => seed_rooms(config, count),
         Some(Command::Backup { ref dest }) => backup(&config, dest),
+        Some(Command::Admin { ref change }) => admin(&config, change),
         None => serve(config),
     }
 }
@@ -91,6 +94,40 @@ async fn backup(config: &Config, dest: &std::path::Path) -> ExitCode {
         }
         Err(err) => {
             tracing::error!(error = %err, "could not back up");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[tokio::main]
+async fn admin(config: &Config, change: &RoleChange) -> ExitCode {
+    telemetry::init("warn");
+    let (args, grant) = match change {
+        RoleChange::Grant(args) => (args, true),
+        RoleChange::Revoke(args) => (args, false),
+    };
+    let busy_timeout = std::time::Duration::from_millis(config.database_busy_timeout_ms);
+    let action = if grant { "grant" } else { "revoke" };
+    // The target is the player the name belongs to, which the store fills in.
+    let audit = AuditEntry::new(None, action, ("player", ""), "", serde_json::json!({}));
+    let changed = match Store::open_with(&config.database_url, busy_timeout).await {
+        Ok(store) => store
+            .set_role(&args.username, args.role, grant, audit)
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|player| {
+                player.ok_or_else(|| format!("there is no player named {}", args.username))
+            }),
+        Err(err) => Err(err.to_string()),
+    };
+    match changed {
+        Ok(player) => {
+            let done = if grant { "granted to" } else { "revoked from" };
+            println!("{} {done} {} ({})", args.role, player.username, player.id);
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("turnhouse admin: {err}");
             ExitCode::FAILURE
         }
     }

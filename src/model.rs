@@ -183,6 +183,9 @@ pub enum EventKind {
     Abandoned,
     /// A player turned down the rematch offered to them: their seat is no longer held.
     Declined,
+    /// An admin renamed a seated player: the player is shown by their new name from this
+    /// version on, and nothing else changed.
+    Renamed,
 }
 
 impl EventKind {
@@ -198,6 +201,7 @@ impl EventKind {
             EventKind::Closed => "closed",
             EventKind::Abandoned => "abandoned",
             EventKind::Declined => "declined",
+            EventKind::Renamed => "renamed",
         }
     }
 
@@ -213,6 +217,7 @@ impl EventKind {
             Self::Closed,
             Self::Abandoned,
             Self::Declined,
+            Self::Renamed,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == s)
@@ -300,6 +305,8 @@ pub struct GameVersionRecord {
     pub published_at: String,
     /// When the first version was.
     pub created_at: String,
+    /// When an admin unpublished the game, if one did: it opens no new rooms then.
+    pub unpublished_at: Option<String>,
 }
 
 /// A game as the lobby lists it: built in, or uploaded (with its owner and latest version).
@@ -327,6 +334,9 @@ pub struct GameListing {
     /// `bots`, `onTimeout` and `onPlayerView`.
     #[serde(flatten)]
     pub capabilities: Capabilities,
+    /// When an admin unpublished the game, if one did (listings leave it out then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unpublished_at: Option<String>,
 }
 
 impl GameListing {
@@ -348,6 +358,7 @@ impl GameListing {
             format: None,
             sha256: None,
             published_at: None,
+            unpublished_at: None,
         }
     }
 }
@@ -382,6 +393,7 @@ impl GameVersionRecord {
             frontend_height: Some(self.frontend_height.unwrap_or(DEFAULT_FRONTEND_HEIGHT)),
             move_example: self.move_example.clone(),
             capabilities: self.hooks,
+            unpublished_at: self.unpublished_at.clone(),
         }
     }
 }
@@ -448,4 +460,57 @@ pub struct GameLogLine {
     pub hook: Hook,
     pub level: LogLevel,
     pub text: String,
+}
+
+/// One admin action, as the audit log keeps it: who took it, what it did to what, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// Its place in the log, growing (0 until it is stored).
+    pub id: i64,
+    pub at: String,
+    /// The admin who took it; `None` for the command line (`turnhouse admin`).
+    pub actor: Option<PlayerRef>,
+    /// The admin's name then, or `turnhouse admin` for the command line.
+    pub actor_name: String,
+    /// `suspend`, `unsuspend`, `rename`, `unpublish`, `close_room`, `grant`, `revoke`.
+    pub action: String,
+    pub target: AuditTarget,
+    pub reason: String,
+    /// What else the action says: the role granted, a rename's old and new names, what
+    /// became of a game's rooms.
+    pub details: Value,
+}
+
+/// What an admin action was done to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditTarget {
+    /// `player`, `game` or `room`.
+    pub kind: String,
+    pub id: String,
+}
+
+impl AuditEntry {
+    /// An action `actor` takes now (the command line's when `None`).
+    pub fn new(
+        actor: Option<&PlayerRef>,
+        action: &str,
+        (kind, id): (&str, &str),
+        reason: &str,
+        details: Value,
+    ) -> Self {
+        Self {
+            id: 0,
+            at: now(),
+            actor: actor.cloned(),
+            actor_name: actor.map_or_else(|| "turnhouse admin".to_owned(), |a| a.username.clone()),
+            action: action.to_owned(),
+            target: AuditTarget {
+                kind: kind.to_owned(),
+                id: id.to_owned(),
+            },
+            reason: reason.to_owned(),
+            details,
+        }
+    }
 }

@@ -91,6 +91,7 @@ impl Application {
             open_streams: Gauge::default(),
             limits: config.abuse_limits.limiters(),
             cors: config.cors_origins.clone(),
+            uploads: config.uploads,
             dev,
         });
         let dev_routes = context.dev.is_some();

@@ -106,6 +106,9 @@ impl ApiError {
             ApiError::Engine(EngineError::GameRefused(refusal)) => {
                 extra.insert("reason".into(), json!(refusal.reason));
             }
+            ApiError::Engine(EngineError::PlayerSuspended(reason)) => {
+                extra.insert("reason".into(), json!(reason));
+            }
             ApiError::Engine(EngineError::InvalidGameCode {
                 line: Some(line), ..
             }) => {

@@ -253,6 +253,24 @@ pub fn parse_query<T: DeserializeOwned>(req: &HttpRequest) -> Result<T, ApiError
         .map_err(|e| ApiError::InvalidQuery(e.to_string()))
 }
 
+/// A page cursor as the listings give it (`nextCursor`: a positive whole number, as
+/// openapi.yaml's pattern allows, so the two never disagree); none when empty.
+pub fn parse_cursor(cursor: Option<String>) -> Result<Option<i64>, ApiError> {
+    cursor
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            let digits = c.len() <= 18 && c.bytes().all(|b| b.is_ascii_digit());
+            let position = c
+                .parse::<i64>()
+                .ok()
+                .filter(|_| digits && !c.starts_with('0'));
+            position.ok_or_else(|| {
+                ApiError::InvalidQuery("cursor must be a nextCursor this server returned".into())
+            })
+        })
+        .transpose()
+}
+
 /// `If-Match`, read as RFC 9110 defines it (see [`Precondition`]); a header that is not `*`
 /// or a list of entity tags is `400 invalid_header`.
 pub struct IfMatch(pub Precondition);

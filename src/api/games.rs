@@ -59,6 +59,7 @@ async fn publish(
 ) -> Result<HttpResponse, ApiError> {
     let id =
         GameId::parse(&path.into_inner()).map_err(|e| ApiError::InvalidGameId(e.to_string()))?;
+    context.engine.may_publish(&author, context.uploads).await?;
     // Counted whether or not the code turns out to be a game: checking it is the costly part.
     context.limits.uploads.admit(&author.id, "uploads")?;
     let (game, publication) = context.engine.publish_game(&author, &id, upload).await?;

@@ -1,6 +1,7 @@
 //! The HTTP edge: each resource's routes live in their own module; this one only composes them
 //! into one table, which both registers the routes and tells the OpenAPI test what is served.
 
+mod admin;
 pub mod cors;
 pub mod dev;
 mod error;
@@ -45,6 +46,8 @@ pub struct AppContext {
     pub limits: limits::Limits,
     /// Which origins a browser may call the API from.
     pub cors: CorsOrigins,
+    /// Who may publish games.
+    pub uploads: crate::domain::roles::UploadPolicy,
     /// The session of `turnhouse dev`, when it started this server (its routes exist only
     /// then).
     pub dev: Option<std::sync::Arc<dev::DevSession>>,
@@ -94,6 +97,7 @@ pub fn routes(dev: bool) -> Vec<RouteDef> {
     all.extend(games::routes());
     all.extend(game_logs::routes());
     all.extend(rooms::routes());
+    all.extend(admin::routes());
     for path in paths(&all) {
         let allow = allowed_methods(&all, path);
         all.push(route(

@@ -6,7 +6,9 @@ use actix_web::http::{header, Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 
-use super::extract::{etag, not_modified, parse_query, Actor, AnyJson, IfMatch, Json, MaybeCaller};
+use super::extract::{
+    etag, not_modified, parse_cursor, parse_query, Actor, AnyJson, IfMatch, Json, MaybeCaller,
+};
 use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::engine::{Action, BotSeat, EngineError, Placement, RoomOptions};
@@ -48,7 +50,7 @@ pub(super) fn room_id(path: web::Path<String>) -> Result<String, ApiError> {
 /// A room as JSON, tagged with its version.
 /// The room as `viewer` sees it. What a room looks like depends on who asks, so caches are
 /// told so (`Vary: Authorization`).
-async fn room_response(
+pub(super) async fn room_response(
     context: &AppContext,
     status: StatusCode,
     room: &Room,
@@ -199,21 +201,7 @@ async fn list(
             "limit must be from 1 to {MAX_PAGE}"
         )));
     }
-    let before_seq = params
-        .cursor
-        .filter(|c| !c.is_empty())
-        .map(|c| {
-            // Exactly what openapi.yaml's pattern allows, so the two never disagree.
-            let digits = c.len() <= 18 && c.bytes().all(|b| b.is_ascii_digit());
-            let seq = c
-                .parse::<i64>()
-                .ok()
-                .filter(|_| digits && !c.starts_with('0'));
-            seq.ok_or_else(|| {
-                ApiError::InvalidQuery("cursor must be a nextCursor this server returned".into())
-            })
-        })
-        .transpose()?;
+    let before_seq = parse_cursor(params.cursor)?;
     if let Some(game) = &params.game {
         context.engine.require_game(game).await?;
     }

@@ -4,4 +4,5 @@ pub mod credentials;
 pub mod game_id;
 pub mod ids;
 pub mod passwords;
+pub mod roles;
 pub mod username;

@@ -4,14 +4,14 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::bots::BotRoster;
 use super::idle::IdleRules;
 use super::transition::Transition;
 use super::{EngineError, MAX_PLAYERS};
 use crate::game::PlayerRef;
-use crate::model::EventKind;
+use crate::model::{AuditEntry, EventKind};
 
 #[derive(Debug, Clone)]
 pub enum Action {
@@ -39,6 +39,16 @@ pub enum Action {
     /// A waiting room with no version since `before` is closed, its state as it was (the
     /// engine's own, from its sweeper).
     CloseIdle { before: String },
+    /// An admin closes the room, its state as it was; the version's move holds the reason.
+    /// `audited`: the close is an admin action of its own, kept in the audit log in the same
+    /// commit (not when it follows from another, such as unpublishing the room's game).
+    Close {
+        by: PlayerRef,
+        reason: String,
+        audited: bool,
+    },
+    /// An admin renamed a seated player: the room shows them by their new name.
+    Rename(PlayerRef),
     /// The room's deadline has passed: `onTimeout`. (This and the next are the engine's own,
     /// from its deadline task.)
     Timeout,
@@ -59,6 +69,8 @@ impl Action {
             Action::Decline(_) => "decline",
             Action::Claim { .. } => "claim",
             Action::CloseIdle { .. } => "close_idle",
+            Action::Close { .. } => "close",
+            Action::Rename(_) => "rename",
             Action::Timeout => "timeout",
             Action::ClearFailedTimeout => "clear_failed_timeout",
             Action::TimeoutNow => "timeout_now",
@@ -212,6 +224,39 @@ impl Action {
                 }
                 step.room.finished = true;
                 step.record(EventKind::Closed, None, None);
+                Ok(())
+            }
+            Action::Close {
+                by,
+                reason,
+                audited,
+            } => {
+                if step.room.finished {
+                    return Err(EngineError::RoomFinished);
+                }
+                step.room.finished = true;
+                step.record(EventKind::Closed, None, Some(&json!({"reason": reason})));
+                if *audited {
+                    let details = json!({"version": step.room.version, "game": step.room.game});
+                    let target = ("room", step.room.id.as_str());
+                    step.audit = Some(AuditEntry::new(
+                        Some(by),
+                        "close_room",
+                        target,
+                        reason,
+                        details,
+                    ));
+                }
+                Ok(())
+            }
+            Action::Rename(player) => {
+                step.require_player(&player.id)?;
+                for seat in &mut step.room.players {
+                    if seat.id == player.id {
+                        seat.username.clone_from(&player.username);
+                    }
+                }
+                step.record(EventKind::Renamed, Some(player), None);
                 Ok(())
             }
             Action::TimeoutNow => {

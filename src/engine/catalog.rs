@@ -103,7 +103,12 @@ impl Engine {
             .map(|game| builtin_listing(game.as_ref()))
             .collect();
         let hosted = self.store.latest_game_versions().await?;
-        all.extend(hosted.iter().map(GameVersionRecord::listing));
+        all.extend(
+            hosted
+                .iter()
+                .filter(|game| game.unpublished_at.is_none())
+                .map(GameVersionRecord::listing),
+        );
         Ok(all)
     }
 
@@ -245,6 +250,9 @@ impl Engine {
             if previous.owner.id != author.id {
                 return Err(EngineError::NotTheOwner(id.to_owned()));
             }
+            if previous.unpublished_at.is_some() {
+                return Err(EngineError::GameUnpublished(id.to_owned()));
+            }
         }
         let min_players = upload
             .min_players
@@ -383,6 +391,9 @@ impl Engine {
             .game_version(id, None)
             .await?
             .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
+        if record.unpublished_at.is_some() {
+            return Err(EngineError::GameUnpublished(id.to_owned()));
+        }
         let version = record.version;
         Ok((self.hosted_game(record).await?, Some(version)))
     }

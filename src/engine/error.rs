@@ -85,6 +85,18 @@ pub enum EngineError {
     CannotClaim(&'static str),
     #[error("the room had a version less than the claim period ago; it can be claimed from {at} if nothing happens before")]
     ClaimTooEarly { at: String },
+    #[error("only an admin may do this")]
+    NotAdmin,
+    #[error("publishing games on this server is open to {0} only")]
+    UploadsRestricted(&'static str),
+    #[error("this player is suspended: {0}")]
+    PlayerSuspended(String),
+    #[error("there is no player with that id")]
+    PlayerNotFound,
+    #[error("the username `{0}` is taken")]
+    UsernameTaken(String),
+    #[error("the game `{0}` was unpublished by an admin: it opens no new rooms")]
+    GameUnpublished(String),
     #[error("the room is changing too fast; try again")]
     Contention,
     #[error(transparent)]
@@ -164,6 +176,12 @@ impl EngineError {
             EngineError::NoRematchOffer => (K::Conflict, "no_rematch_offer"),
             EngineError::CannotClaim(_) => (K::Conflict, "cannot_claim"),
             EngineError::ClaimTooEarly { .. } => (K::Conflict, "claim_too_early"),
+            EngineError::NotAdmin => (K::Forbidden, "not_admin"),
+            EngineError::UploadsRestricted(_) => (K::Forbidden, "uploads_restricted"),
+            EngineError::PlayerSuspended(_) => (K::Forbidden, "player_suspended"),
+            EngineError::PlayerNotFound => (K::NotFound, "player_not_found"),
+            EngineError::UsernameTaken(_) => (K::Conflict, "username_taken"),
+            EngineError::GameUnpublished(_) => (K::Conflict, "game_unpublished"),
             EngineError::Contention => (K::Unavailable, "contention"),
             EngineError::SandboxUnavailable(_) => (K::Unavailable, "sandbox_unavailable"),
             EngineError::Store(err) => match err.fault() {

@@ -42,7 +42,7 @@ impl Engine {
         game_id: &str,
         clock: Option<Clock>,
     ) -> Result<(Room, Placement), EngineError> {
-        self.require_game(game_id).await?;
+        self.require_published(game_id).await?;
         let options = RoomOptions {
             clock,
             ..RoomOptions::default()

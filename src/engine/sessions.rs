@@ -84,6 +84,14 @@ fn normalise_code(code: &str) -> String {
         .collect()
 }
 
+/// A session refused because its player is suspended is [`EngineError::PlayerSuspended`].
+fn unless_suspended(err: StoreError) -> EngineError {
+    match err {
+        StoreError::Suspended(reason) => EngineError::PlayerSuspended(reason),
+        err => err.into(),
+    }
+}
+
 fn new_code() -> String {
     let mut rng = rand::rng();
     (0..CODE_LENGTH)
@@ -128,7 +136,10 @@ impl Engine {
         label: &str,
     ) -> Result<(Session, String), EngineError> {
         let (session, token) = open(player.clone(), label);
-        self.store.open_session(&session).await?;
+        self.store
+            .open_session(&session)
+            .await
+            .map_err(unless_suspended)?;
         Ok((session, token))
     }
 
@@ -234,7 +245,8 @@ impl Engine {
         let player = self
             .store
             .redeem_code(&hash_secret(&code), session.clone())
-            .await?
+            .await
+            .map_err(unless_suspended)?
             .ok_or(EngineError::InvalidCode)?;
         let token = secret.token(&player.id, &session.id);
         Ok((Session { player, ..session }, token))
@@ -367,6 +379,13 @@ impl SessionCache {
         let mut current = self.epoch.lock().expect("never poisoned");
         *current += 1;
         self.sessions.remove(id);
+    }
+
+    /// Forgets every session (a player was renamed: the sessions held carry their old name).
+    pub(super) fn forget_all(&self) {
+        let mut current = self.epoch.lock().expect("never poisoned");
+        *current += 1;
+        self.sessions.clear();
     }
 
     pub(super) fn len(&self) -> usize {

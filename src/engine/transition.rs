@@ -13,7 +13,7 @@ use super::EngineError;
 use chrono::{DateTime, Utc};
 
 use crate::game::{deadline_text, winners_of, Game, Hook, HookError, PatchError, PlayerRef};
-use crate::model::{EventKind, LobbyChange, Rematch, Room, RoomEvent};
+use crate::model::{AuditEntry, EventKind, LobbyChange, Rematch, Room, RoomEvent};
 use crate::store::RoomCommit;
 
 pub struct Transition {
@@ -29,6 +29,8 @@ pub struct Transition {
     finished_before: bool,
     now: DateTime<Utc>,
     now_text: String,
+    /// The admin action this step is, for the audit log (in the same commit).
+    pub audit: Option<AuditEntry>,
 }
 
 /// The soonest a timeout may set the next one after itself: a game that re-arms at "now" on
@@ -66,6 +68,7 @@ impl Transition {
             members_changed: expected_version.is_none(),
             now: Utc::now(),
             now_text: String::new(),
+            audit: None,
         }
         .with_now_text()
     }
@@ -305,6 +308,7 @@ impl Transition {
             listing_changed,
             finished_changed,
             quick_play: None,
+            audit: self.audit,
         }
     }
 }
@@ -348,7 +352,7 @@ fn hook_of(kind: EventKind) -> Hook {
         EventKind::Quit | EventKind::Abandoned => Hook::PlayerQuit,
         EventKind::Move => Hook::PlayerMove,
         EventKind::Timeout | EventKind::TimeoutFault => Hook::Timeout,
-        EventKind::Declined | EventKind::Closed => {
+        EventKind::Declined | EventKind::Closed | EventKind::Renamed => {
             unreachable!("the platform records these versions without running a hook")
         }
     }

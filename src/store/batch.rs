@@ -108,6 +108,9 @@ pub(super) async fn apply_round<D: Dialect>(
     upsert_members::<D>(conn, &accepted).await?;
     set_members_finished::<D>(conn, &accepted).await?;
     insert_events::<D>(conn, &accepted).await?;
+    for audit in accepted.iter().filter_map(|c| c.audit.as_ref()) {
+        super::moderation::insert_audit::<D>(conn, audit).await?;
+    }
     if !accepted.is_empty() {
         D::announce(conn, &accepted).await?;
     }
@@ -329,6 +332,7 @@ mod tests {
                 seen_since: String::new(),
             }),
             lobby_change: None,
+            audit: None,
         }
     }
 

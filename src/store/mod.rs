@@ -16,6 +16,7 @@
 mod batch;
 mod dialect;
 mod health;
+mod moderation;
 mod postgres;
 mod reads;
 mod rows;
@@ -32,10 +33,12 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use crate::domain::roles::Role;
 use crate::game::{BotLevel, Clock, PlayerRef};
 use crate::model::{
-    Account, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent, Session,
+    Account, AuditEntry, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent, Session,
 };
+use moderation::{ModerationOutcome, ModerationWrite};
 use postgres::PgStore;
 pub use sessions::Ending;
 use sessions::{SessionOutcome, SessionWrite};
@@ -269,6 +272,126 @@ impl Store {
         }
     }
 
+    async fn moderation_write(
+        &self,
+        write: ModerationWrite,
+    ) -> Result<ModerationOutcome, StoreError> {
+        let (job, reply) = Job::new(write);
+        let (_, outcome) = self.writer.write(Write::Moderation(job), reply).await?;
+        Ok(outcome)
+    }
+
+    /// Grants `role` to the player named `username` (revokes it when `grant` is false), with
+    /// `audit`'s row; the player, or `None` if nobody has that name.
+    pub async fn set_role(
+        &self,
+        username: &str,
+        role: Role,
+        grant: bool,
+        audit: AuditEntry,
+    ) -> Result<Option<PlayerRef>, StoreError> {
+        let write = ModerationWrite::Role {
+            username: username.to_owned(),
+            role,
+            grant,
+            audit,
+        };
+        Ok(moderated_player(self.moderation_write(write).await?).map(|(player, _)| player))
+    }
+
+    /// Suspends the player (`audit.reason` says why) and ends all their sessions, in one
+    /// commit with the audit row: the player and the sessions ended, or `None` for no such
+    /// player.
+    pub async fn suspend(
+        &self,
+        player_id: &str,
+        audit: AuditEntry,
+    ) -> Result<Option<(PlayerRef, Vec<String>)>, StoreError> {
+        let write = ModerationWrite::Suspend {
+            player_id: player_id.to_owned(),
+            audit,
+        };
+        Ok(moderated_player(self.moderation_write(write).await?))
+    }
+
+    /// Lifts the player's suspension: the player, or `None` for no such player.
+    pub async fn unsuspend(
+        &self,
+        player_id: &str,
+        audit: AuditEntry,
+    ) -> Result<Option<PlayerRef>, StoreError> {
+        let write = ModerationWrite::Unsuspend {
+            player_id: player_id.to_owned(),
+            audit,
+        };
+        Ok(moderated_player(self.moderation_write(write).await?).map(|(player, _)| player))
+    }
+
+    /// Renames the player: the player as named before, `None` for no such player, or
+    /// [`StoreError::UsernameTaken`].
+    pub async fn rename(
+        &self,
+        player_id: &str,
+        username: &str,
+        audit: AuditEntry,
+    ) -> Result<Option<PlayerRef>, StoreError> {
+        let write = ModerationWrite::Rename {
+            player_id: player_id.to_owned(),
+            username: username.to_owned(),
+            audit,
+        };
+        match self.moderation_write(write).await? {
+            ModerationOutcome::UsernameTaken => Err(StoreError::UsernameTaken),
+            outcome => Ok(moderated_player(outcome).map(|(player, _)| player)),
+        }
+    }
+
+    /// Unpublishes the uploaded game; whether there is one of that id.
+    pub async fn unpublish(&self, game_id: &str, audit: AuditEntry) -> Result<bool, StoreError> {
+        let write = ModerationWrite::Unpublish {
+            game_id: game_id.to_owned(),
+            audit,
+        };
+        Ok(matches!(
+            self.moderation_write(write).await?,
+            ModerationOutcome::Game
+        ))
+    }
+
+    /// The player's roles.
+    pub async fn roles_of(&self, player_id: &str) -> Result<Vec<Role>, StoreError> {
+        read!(self, |pool| moderation::roles_of(pool, player_id))
+    }
+
+    /// Why the player is suspended, if they are.
+    pub async fn suspension(&self, player_id: &str) -> Result<Option<String>, StoreError> {
+        read!(self, |pool| moderation::suspension(pool, player_id))
+    }
+
+    /// Up to `limit` entries of the audit log before id `before`, newest first.
+    pub async fn audit_log(
+        &self,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        read!(self, |pool| moderation::audit_page(pool, before, limit))
+    }
+
+    /// The unfinished rooms the player holds a seat in, oldest first.
+    pub async fn seats_of(&self, player_id: &str) -> Result<Vec<String>, StoreError> {
+        read!(self, |pool| moderation::seats_of(pool, player_id))
+    }
+
+    /// The unfinished rooms of the game, oldest first, each with whether it waits for players.
+    pub async fn unfinished_rooms_of_game(
+        &self,
+        game_id: &str,
+    ) -> Result<Vec<(String, bool)>, StoreError> {
+        read!(self, |pool| moderation::unfinished_rooms_of_game(
+            pool, game_id
+        ))
+    }
+
     /// Keeps `hash` as the player's password hash.
     pub async fn set_password(&self, player_id: &str, hash: &str) -> Result<(), StoreError> {
         let write = SessionWrite::SetPassword {
@@ -472,5 +595,16 @@ impl Store {
         gzip: bool,
     ) -> Result<Option<StoredFile>, StoreError> {
         read!(self, |pool| reads::frontend_file(pool, file, gzip))
+    }
+}
+
+/// The player a moderation write acted on, and the sessions it ended.
+fn moderated_player(outcome: ModerationOutcome) -> Option<(PlayerRef, Vec<String>)> {
+    match outcome {
+        ModerationOutcome::Player {
+            player,
+            ended_sessions,
+        } => Some((player, ended_sessions)),
+        _ => None,
     }
 }

@@ -57,7 +57,7 @@ pub(super) const VERSIONS: &str = "SELECT v.game_id, v.version, v.name, v.descri
      (SELECT count(*) FROM game_frontend_files f \
       WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, \
      v.frontend_background, v.frontend_height, v.created_at, g.owner_id, \
-     p.username AS owner_name, g.created_at AS game_created_at \
+     p.username AS owner_name, g.created_at AS game_created_at, g.unpublished_at \
      FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id \
      WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, \
      (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) \

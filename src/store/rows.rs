@@ -116,6 +116,7 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         },
         published_at: D::text(row, "created_at")?,
         created_at: D::text(row, "game_created_at")?,
+        unpublished_at: D::maybe_text(row, "unpublished_at")?,
     })
 }
 

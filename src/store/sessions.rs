@@ -10,16 +10,18 @@ use super::types::StoreError;
 use crate::game::PlayerRef;
 use crate::model::Session;
 
-/// A new session of an existing player.
+/// A new session of player `$2`, unless they are suspended (nothing is returned then): in the
+/// writer's transaction, so a suspension and a sign-in at one moment cannot leave a session.
 pub(super) const INSERT_SESSION: &str =
     "INSERT INTO sessions (id, player_id, token_hash, label, created_at, last_used_at) \
-     VALUES ($1, $2, $3, $4, $5, $6)";
+     SELECT $1, $2, $3, $4, $5, $6 WHERE NOT EXISTS \
+     (SELECT 1 FROM players WHERE id = $2 AND suspended_at IS NOT NULL) RETURNING id";
 
 /// Session `$1`, while it works.
 pub(super) const SESSION: &str = "SELECT s.id, s.player_id, p.username, s.token_hash, \
      s.label, s.created_at, s.last_used_at \
      FROM sessions s JOIN players p ON p.id = s.player_id \
-     WHERE s.id = $1 AND s.ended_at IS NULL";
+     WHERE s.id = $1 AND s.ended_at IS NULL AND p.suspended_at IS NULL";
 
 /// Player `$1`'s working sessions, oldest first.
 pub(super) const SESSIONS_OF: &str = "SELECT s.id, s.player_id, p.username, s.token_hash, \
@@ -201,12 +203,14 @@ pub(super) async fn apply<D: Dialect>(
                 player: player.clone(),
                 ..session.clone()
             };
+            // A suspended player's code is used up all the same.
             insert_session::<D>(conn, &session).await?;
             Ok(SessionOutcome::Redeemed(Some(player)))
         }
     }
 }
 
+/// Opens `session`; [`StoreError::Suspended`], with nothing written, if its player is.
 pub(super) async fn insert_session<D: Dialect>(
     conn: &mut D::Connection,
     session: &Session,
@@ -218,7 +222,15 @@ pub(super) async fn insert_session<D: Dialect>(
         .bind(session.label.as_str())
         .bind(session.created_at.as_str())
         .bind(session.last_used_at.as_str());
-    D::execute(conn, statement).await
+    if D::fetch_optional(conn, statement).await?.is_some() {
+        return Ok(());
+    }
+    let statement = Statement::new(super::moderation::SUSPENSION).bind(session.player.id.as_str());
+    let reason = match D::fetch_optional(conn, statement).await? {
+        Some(row) => D::maybe_text(&row, "reason")?.unwrap_or_default(),
+        None => String::new(),
+    };
+    Err(StoreError::Suspended(reason))
 }
 
 pub(super) fn session_row<D: Dialect>(row: &D::Row) -> Result<Session, StoreError> {

@@ -4,7 +4,7 @@
 
 use super::dialect::{Dialect, SetSql};
 use super::types::RoomQuery;
-use super::{batch, postgres, reads, sessions, sqlite, writer, writes};
+use super::{batch, moderation, postgres, reads, sessions, sqlite, writer, writes};
 
 /// How many rows a set statement is shown with.
 const SHOWN_ROWS: usize = 2;
@@ -58,6 +58,24 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("INSERT_CODE", sessions::INSERT_CODE.into()),
         ("REDEEM_CODE", sessions::REDEEM_CODE.into()),
         ("SET_PASSWORD", sessions::SET_PASSWORD.into()),
+        ("PLAYER_BY_NAME", moderation::PLAYER_BY_NAME.into()),
+        ("PLAYER_BY_ID", moderation::PLAYER_BY_ID.into()),
+        ("GRANT_ROLE", moderation::GRANT_ROLE.into()),
+        ("REVOKE_ROLE", moderation::REVOKE_ROLE.into()),
+        ("ROLES_OF", moderation::ROLES_OF.into()),
+        ("SUSPEND", moderation::SUSPEND.into()),
+        ("END_ALL_SESSIONS", moderation::END_ALL_SESSIONS.into()),
+        ("UNSUSPEND", moderation::UNSUSPEND.into()),
+        ("SUSPENSION", moderation::SUSPENSION.into()),
+        ("RENAME", moderation::RENAME.into()),
+        ("UNPUBLISH", moderation::UNPUBLISH.into()),
+        ("INSERT_AUDIT", moderation::INSERT_AUDIT.into()),
+        ("AUDIT_PAGE", moderation::AUDIT_PAGE.into()),
+        ("SEATS_OF", moderation::SEATS_OF.into()),
+        (
+            "UNFINISHED_ROOMS_OF_GAME",
+            moderation::UNFINISHED_ROOMS_OF_GAME.into(),
+        ),
         ("PASSWORD_BY_NAME", sessions::PASSWORD_BY_NAME.into()),
         ("PASSWORD_OF", sessions::PASSWORD_OF.into()),
         ("INSERT_GAME", writes::INSERT_GAME.into()),

@@ -90,7 +90,7 @@ SELECT id, username, created_at FROM players WHERE id = $1;
 SELECT id, username, created_at FROM players WHERE username = $1;
 
 -- SQLite and PostgreSQL: VERSIONS
-SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, (SELECT count(*) FROM game_frontend_files f WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, v.frontend_background, v.frontend_height, v.created_at, g.owner_id, p.username AS owner_name, g.created_at AS game_created_at FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) ORDER BY v.game_id;
+SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, (SELECT count(*) FROM game_frontend_files f WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, v.frontend_background, v.frontend_height, v.created_at, g.owner_id, p.username AS owner_name, g.created_at AS game_created_at, g.unpublished_at FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) ORDER BY v.game_id;
 
 -- SQLite and PostgreSQL: GAME_SOURCE
 SELECT source AS text FROM game_versions WHERE game_id = $1 AND version = $2;
@@ -120,10 +120,10 @@ INSERT INTO players (id, username, token_hash, created_at, bot) VALUES ($1, $2, 
 SELECT id, username FROM players WHERE bot = $1;
 
 -- SQLite and PostgreSQL: INSERT_SESSION
-INSERT INTO sessions (id, player_id, token_hash, label, created_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6);
+INSERT INTO sessions (id, player_id, token_hash, label, created_at, last_used_at) SELECT $1, $2, $3, $4, $5, $6 WHERE NOT EXISTS (SELECT 1 FROM players WHERE id = $2 AND suspended_at IS NOT NULL) RETURNING id;
 
 -- SQLite and PostgreSQL: SESSION
-SELECT s.id, s.player_id, p.username, s.token_hash, s.label, s.created_at, s.last_used_at FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.id = $1 AND s.ended_at IS NULL;
+SELECT s.id, s.player_id, p.username, s.token_hash, s.label, s.created_at, s.last_used_at FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.id = $1 AND s.ended_at IS NULL AND p.suspended_at IS NULL;
 
 -- SQLite and PostgreSQL: SESSIONS_OF
 SELECT s.id, s.player_id, p.username, s.token_hash, s.label, s.created_at, s.last_used_at FROM sessions s JOIN players p ON p.id = s.player_id WHERE s.player_id = $1 AND s.ended_at IS NULL ORDER BY s.created_at, s.id;
@@ -151,6 +151,51 @@ UPDATE sign_in_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL A
 
 -- SQLite and PostgreSQL: SET_PASSWORD
 UPDATE players SET password_hash = $1 WHERE id = $2;
+
+-- SQLite and PostgreSQL: PLAYER_BY_NAME
+SELECT id, username FROM players WHERE username = $1 AND bot IS NULL;
+
+-- SQLite and PostgreSQL: PLAYER_BY_ID
+SELECT id, username FROM players WHERE id = $1 AND bot IS NULL;
+
+-- SQLite and PostgreSQL: GRANT_ROLE
+INSERT INTO player_roles (player_id, role, granted_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING;
+
+-- SQLite and PostgreSQL: REVOKE_ROLE
+DELETE FROM player_roles WHERE player_id = $1 AND role = $2;
+
+-- SQLite and PostgreSQL: ROLES_OF
+SELECT role FROM player_roles WHERE player_id = $1 ORDER BY role;
+
+-- SQLite and PostgreSQL: SUSPEND
+UPDATE players SET suspended_at = coalesce(suspended_at, $1), suspension_reason = $2 WHERE id = $3 AND bot IS NULL RETURNING id, username;
+
+-- SQLite and PostgreSQL: END_ALL_SESSIONS
+UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL RETURNING id;
+
+-- SQLite and PostgreSQL: UNSUSPEND
+UPDATE players SET suspended_at = NULL, suspension_reason = NULL WHERE id = $1 AND bot IS NULL RETURNING id, username;
+
+-- SQLite and PostgreSQL: SUSPENSION
+SELECT suspension_reason AS reason FROM players WHERE id = $1 AND suspended_at IS NOT NULL;
+
+-- SQLite and PostgreSQL: RENAME
+UPDATE players SET username = $1 WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o WHERE o.username = $1 AND o.id <> $2) RETURNING id;
+
+-- SQLite and PostgreSQL: UNPUBLISH
+UPDATE games SET unpublished_at = coalesce(unpublished_at, $1), unpublish_reason = $2 WHERE id = $3 RETURNING id;
+
+-- SQLite and PostgreSQL: INSERT_AUDIT
+INSERT INTO audit_log (at, actor_id, actor_name, action, target_kind, target_id, reason, details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+
+-- SQLite and PostgreSQL: AUDIT_PAGE
+SELECT id, at, actor_id, actor_name, action, target_kind, target_id, reason, details FROM audit_log WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2;
+
+-- SQLite and PostgreSQL: SEATS_OF
+SELECT room_id FROM room_players WHERE player_id = $1 AND finished = FALSE AND active = TRUE ORDER BY room_seq;
+
+-- SQLite and PostgreSQL: UNFINISHED_ROOMS_OF_GAME
+SELECT id, joinable FROM rooms WHERE game = $1 AND finished = FALSE ORDER BY seq;
 
 -- SQLite and PostgreSQL: PASSWORD_BY_NAME
 SELECT id, username, password_hash FROM players WHERE username = $1 AND bot IS NULL;

@@ -19,6 +19,9 @@ pub enum StoreError {
     UsernameTaken,
     #[error("the game belongs to another player")]
     NotTheOwner,
+    /// The player is suspended (for this reason), so no session of theirs can be opened.
+    #[error("the player is suspended")]
+    Suspended(String),
     #[error("stored data could not be read: {0}")]
     Corrupt(String),
     #[error("bad database URL: {0}")]
@@ -41,7 +44,10 @@ impl StoreError {
     pub fn is_refusal(&self) -> bool {
         matches!(
             self,
-            StoreError::Conflict | StoreError::UsernameTaken | StoreError::NotTheOwner
+            StoreError::Conflict
+                | StoreError::UsernameTaken
+                | StoreError::NotTheOwner
+                | StoreError::Suspended(_)
         )
     }
 }
@@ -68,6 +74,8 @@ pub struct RoomCommit {
     pub quick_play: Option<QuickPlayGuard>,
     /// How the room's lobby entry changed (`created`, `updated`), if it did.
     pub lobby_change: Option<LobbyChange>,
+    /// The admin action this change is, kept in the audit log in the same commit.
+    pub audit: Option<crate::model::AuditEntry>,
 }
 
 /// The rooms quick play joins rather than opening one: open public rooms of the game, with

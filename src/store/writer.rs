@@ -418,6 +418,7 @@ mod tests {
             finished_changed: false,
             quick_play: None,
             lobby_change: None,
+            audit: None,
         }
     }
 

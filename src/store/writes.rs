@@ -9,6 +9,7 @@
 use tokio::sync::oneshot;
 
 use super::dialect::Dialect;
+use super::moderation::{self, ModerationOutcome, ModerationWrite};
 use super::rows;
 use super::sessions::{self, SessionOutcome, SessionWrite};
 use super::sql::Statement;
@@ -83,6 +84,8 @@ pub(super) enum Write {
     GameLogs(Job<Vec<GameLogLine>, ()>),
     /// When a player was last seen.
     Seen(Job<Seen, ()>),
+    /// An admin action and its audit row.
+    Moderation(Job<ModerationWrite, ModerationOutcome>),
 }
 
 pub(super) struct Seen {
@@ -115,6 +118,7 @@ impl Write {
             Write::CopyRoom(job) => job.answer(),
             Write::GameLogs(job) => job.answer(),
             Write::Seen(job) => job.answer(),
+            Write::Moderation(job) => job.answer(),
         }
     }
 
@@ -129,6 +133,7 @@ impl Write {
             Write::CopyRoom(job) => job.fail(err),
             Write::GameLogs(job) => job.fail(err),
             Write::Seen(job) => job.fail(err),
+            Write::Moderation(job) => job.fail(err),
         }
     }
 
@@ -167,6 +172,10 @@ impl Write {
             }
             Write::Seen(job) => {
                 let outcome = mark_seen::<D>(conn, &job.input).await;
+                job.settle(outcome)
+            }
+            Write::Moderation(job) => {
+                let outcome = moderation::apply::<D>(conn, &job.input).await;
                 job.settle(outcome)
             }
         }

@@ -29,6 +29,7 @@ mod hosted_bots;
 mod idle_rooms;
 mod lobby;
 mod metrics;
+mod moderation;
 mod openapi;
 mod players;
 mod readme;

@@ -78,7 +78,7 @@ fn session_of(token: &str) -> &str {
 }
 
 /// Waits for the stream to end; how long that took.
-async fn ends_within(stream: &mut EventStream, limit: Duration) -> Duration {
+pub(crate) async fn ends_within(stream: &mut EventStream, limit: Duration) -> Duration {
     let start = Instant::now();
     loop {
         match tokio::time::timeout(limit.saturating_sub(start.elapsed()), stream.frame()).await {
@@ -240,7 +240,11 @@ async fn a_code_works_once_and_not_after_it_expires_and_guesses_are_throttled() 
     );
 }
 
-async fn set_password(app: &TestApp, player: &TestPlayer, body: Value) -> reqwest::Response {
+pub(crate) async fn set_password(
+    app: &TestApp,
+    player: &TestPlayer,
+    body: Value,
+) -> reqwest::Response {
     app.request(
         Method::PUT,
         "/players/me/password",
@@ -250,7 +254,11 @@ async fn set_password(app: &TestApp, player: &TestPlayer, body: Value) -> reqwes
     .await
 }
 
-async fn sign_in_with(app: &TestApp, username: &str, password: &str) -> (StatusCode, Value) {
+pub(crate) async fn sign_in_with(
+    app: &TestApp,
+    username: &str,
+    password: &str,
+) -> (StatusCode, Value) {
     app.post_value(
         "/sessions",
         None,

@@ -1,0 +1,329 @@
+//! Moderation: roles, suspensions, renames and unpublished games, each written in one commit
+//! with its row of the audit log; and the reads admins and the sign-in need.
+
+use serde_json::{json, Value};
+use sqlx::Pool;
+
+use super::dialect::Dialect;
+use super::sql::Statement;
+use super::types::StoreError;
+use crate::domain::roles::Role;
+use crate::game::PlayerRef;
+use crate::model::{AuditEntry, AuditTarget};
+
+/// The player named `$1` (never a bot).
+pub(super) const PLAYER_BY_NAME: &str =
+    "SELECT id, username FROM players WHERE username = $1 AND bot IS NULL";
+
+/// Player `$1` (never a bot).
+pub(super) const PLAYER_BY_ID: &str =
+    "SELECT id, username FROM players WHERE id = $1 AND bot IS NULL";
+
+pub(super) const GRANT_ROLE: &str =
+    "INSERT INTO player_roles (player_id, role, granted_at) VALUES ($1, $2, $3) \
+     ON CONFLICT DO NOTHING";
+
+pub(super) const REVOKE_ROLE: &str = "DELETE FROM player_roles WHERE player_id = $1 AND role = $2";
+
+/// Player `$1`'s roles.
+pub(super) const ROLES_OF: &str =
+    "SELECT role FROM player_roles WHERE player_id = $1 ORDER BY role";
+
+/// Suspends player `$3` (the first time kept, the latest reason): their id and name.
+pub(super) const SUSPEND: &str = "UPDATE players \
+     SET suspended_at = coalesce(suspended_at, $1), suspension_reason = $2 \
+     WHERE id = $3 AND bot IS NULL RETURNING id, username";
+
+/// Ends every working session of player `$2` at `$1`.
+pub(super) const END_ALL_SESSIONS: &str = "UPDATE sessions SET ended_at = $1 \
+     WHERE player_id = $2 AND ended_at IS NULL RETURNING id";
+
+pub(super) const UNSUSPEND: &str = "UPDATE players \
+     SET suspended_at = NULL, suspension_reason = NULL \
+     WHERE id = $1 AND bot IS NULL RETURNING id, username";
+
+/// Why player `$1` is suspended, if they are.
+pub(super) const SUSPENSION: &str =
+    "SELECT suspension_reason AS reason FROM players WHERE id = $1 AND suspended_at IS NOT NULL";
+
+/// Names player `$2` `$1`, unless another player has that name (nothing is returned then).
+pub(super) const RENAME: &str = "UPDATE players SET username = $1 \
+     WHERE id = $2 AND bot IS NULL \
+     AND NOT EXISTS (SELECT 1 FROM players o WHERE o.username = $1 AND o.id <> $2) \
+     RETURNING id";
+
+/// Unpublishes game `$3` (the first time kept, the latest reason).
+pub(super) const UNPUBLISH: &str = "UPDATE games \
+     SET unpublished_at = coalesce(unpublished_at, $1), unpublish_reason = $2 \
+     WHERE id = $3 RETURNING id";
+
+pub(super) const INSERT_AUDIT: &str = "INSERT INTO audit_log \
+     (at, actor_id, actor_name, action, target_kind, target_id, reason, details) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+
+/// The newest entries of the audit log before id `$1` (all when null), newest first.
+pub(super) const AUDIT_PAGE: &str = "SELECT id, at, actor_id, actor_name, action, \
+     target_kind, target_id, reason, details FROM audit_log \
+     WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2";
+
+/// The rooms in play or waiting that player `$1` holds a seat in, oldest first.
+pub(super) const SEATS_OF: &str = "SELECT room_id FROM room_players \
+     WHERE player_id = $1 AND finished = FALSE AND active = TRUE ORDER BY room_seq";
+
+/// The unfinished rooms of game `$1`, oldest first, and whether each waits for players.
+pub(super) const UNFINISHED_ROOMS_OF_GAME: &str =
+    "SELECT id, joinable FROM rooms WHERE game = $1 AND finished = FALSE ORDER BY seq";
+
+/// An admin action the writer applies, with its audit row, in one commit.
+pub(super) enum ModerationWrite {
+    /// Grants (or, with `grant` false, revokes) `role` to the player named `username`.
+    Role {
+        username: String,
+        role: Role,
+        grant: bool,
+        audit: AuditEntry,
+    },
+    /// Suspends the player and ends every session of theirs.
+    Suspend {
+        player_id: String,
+        audit: AuditEntry,
+    },
+    Unsuspend {
+        player_id: String,
+        audit: AuditEntry,
+    },
+    Rename {
+        player_id: String,
+        username: String,
+        audit: AuditEntry,
+    },
+    Unpublish {
+        game_id: String,
+        audit: AuditEntry,
+    },
+}
+
+/// What it gave.
+pub enum ModerationOutcome {
+    /// There is no such player (no bot) or game; nothing was written.
+    NotFound,
+    /// The player acted on, as named before the action, and the sessions it ended.
+    Player {
+        player: PlayerRef,
+        ended_sessions: Vec<String>,
+    },
+    /// The new name is another player's; nothing was written.
+    UsernameTaken,
+    /// The game was unpublished.
+    Game,
+}
+
+pub(super) async fn apply<D: Dialect>(
+    conn: &mut D::Connection,
+    write: &ModerationWrite,
+) -> Result<ModerationOutcome, StoreError> {
+    use ModerationOutcome as Outcome;
+    let (outcome, audit, details) = match write {
+        ModerationWrite::Role {
+            username,
+            role,
+            grant,
+            audit,
+        } => {
+            let Some(player) = player::<D>(conn, PLAYER_BY_NAME, username).await? else {
+                return Ok(Outcome::NotFound);
+            };
+            let sql = if *grant { GRANT_ROLE } else { REVOKE_ROLE };
+            let mut statement = Statement::new(sql)
+                .bind(player.id.as_str())
+                .bind(role.as_str());
+            if *grant {
+                statement = statement.bind(audit.at.as_str());
+            }
+            D::execute(conn, statement).await?;
+            let audit = AuditEntry {
+                target: AuditTarget {
+                    kind: "player".into(),
+                    id: player.id.clone(),
+                },
+                ..audit.clone()
+            };
+            let details = json!({"role": role.as_str(), "username": player.username});
+            (player_outcome(player, Vec::new()), audit, details)
+        }
+        ModerationWrite::Suspend { player_id, audit } => {
+            let statement = Statement::new(SUSPEND)
+                .bind(audit.at.as_str())
+                .bind(audit.reason.as_str())
+                .bind(player_id.as_str());
+            let Some(player) = returned_player::<D>(conn, statement).await? else {
+                return Ok(Outcome::NotFound);
+            };
+            let statement = Statement::new(END_ALL_SESSIONS)
+                .bind(audit.at.as_str())
+                .bind(player_id.as_str());
+            let ended = D::fetch_all(conn, statement)
+                .await?
+                .iter()
+                .map(|row| D::text(row, "id"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let details = json!({"username": player.username, "sessionsEnded": ended.len()});
+            (player_outcome(player, ended), audit.clone(), details)
+        }
+        ModerationWrite::Unsuspend { player_id, audit } => {
+            let statement = Statement::new(UNSUSPEND).bind(player_id.as_str());
+            let Some(player) = returned_player::<D>(conn, statement).await? else {
+                return Ok(Outcome::NotFound);
+            };
+            let details = json!({"username": player.username});
+            (player_outcome(player, Vec::new()), audit.clone(), details)
+        }
+        ModerationWrite::Rename {
+            player_id,
+            username,
+            audit,
+        } => {
+            let Some(player) = player::<D>(conn, PLAYER_BY_ID, player_id).await? else {
+                return Ok(Outcome::NotFound);
+            };
+            let statement = Statement::new(RENAME)
+                .bind(username.as_str())
+                .bind(player_id.as_str());
+            if D::fetch_optional(conn, statement).await?.is_none() {
+                return Ok(Outcome::UsernameTaken);
+            }
+            let details = json!({"from": player.username, "to": username});
+            (player_outcome(player, Vec::new()), audit.clone(), details)
+        }
+        ModerationWrite::Unpublish { game_id, audit } => {
+            let statement = Statement::new(UNPUBLISH)
+                .bind(audit.at.as_str())
+                .bind(audit.reason.as_str())
+                .bind(game_id.as_str());
+            if D::fetch_optional(conn, statement).await?.is_none() {
+                return Ok(Outcome::NotFound);
+            }
+            let details = audit.details.clone();
+            (Outcome::Game, audit.clone(), details)
+        }
+    };
+    insert_audit::<D>(conn, &AuditEntry { details, ..audit }).await?;
+    Ok(outcome)
+}
+
+fn player_outcome(player: PlayerRef, ended_sessions: Vec<String>) -> ModerationOutcome {
+    ModerationOutcome::Player {
+        player,
+        ended_sessions,
+    }
+}
+
+async fn player<D: Dialect>(
+    conn: &mut D::Connection,
+    sql: &'static str,
+    key: &str,
+) -> Result<Option<PlayerRef>, StoreError> {
+    returned_player::<D>(conn, Statement::new(sql).bind(key)).await
+}
+
+async fn returned_player<D: Dialect>(
+    conn: &mut D::Connection,
+    statement: Statement,
+) -> Result<Option<PlayerRef>, StoreError> {
+    let row = D::fetch_optional(conn, statement).await?;
+    row.as_ref().map(super::rows::player::<D>).transpose()
+}
+
+/// Writes `entry` to the audit log (in the transaction of the change it records).
+pub(super) async fn insert_audit<D: Dialect>(
+    conn: &mut D::Connection,
+    entry: &AuditEntry,
+) -> Result<(), StoreError> {
+    let statement = Statement::new(INSERT_AUDIT)
+        .bind(entry.at.as_str())
+        .bind(entry.actor.as_ref().map(|a| a.id.clone()))
+        .bind(entry.actor_name.as_str())
+        .bind(entry.action.as_str())
+        .bind(entry.target.kind.as_str())
+        .bind(entry.target.id.as_str())
+        .bind(entry.reason.as_str())
+        .bind(entry.details.to_string());
+    D::execute(conn, statement).await
+}
+
+pub(super) async fn roles_of<D: Dialect>(
+    pool: &Pool<D>,
+    player_id: &str,
+) -> Result<Vec<Role>, StoreError> {
+    let statement = Statement::new(ROLES_OF).bind(player_id);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    // A role this build does not know grants nothing.
+    Ok(rows
+        .iter()
+        .filter_map(|row| D::text(row, "role").ok().as_deref().and_then(Role::parse))
+        .collect())
+}
+
+pub(super) async fn suspension<D: Dialect>(
+    pool: &Pool<D>,
+    player_id: &str,
+) -> Result<Option<String>, StoreError> {
+    let statement = Statement::new(SUSPENSION).bind(player_id);
+    let row = D::fetch_optional(&mut *pool.acquire().await?, statement).await?;
+    row.map(|row| Ok(D::maybe_text(&row, "reason")?.unwrap_or_default()))
+        .transpose()
+}
+
+pub(super) async fn audit_page<D: Dialect>(
+    pool: &Pool<D>,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<AuditEntry>, StoreError> {
+    let statement = Statement::new(AUDIT_PAGE).bind(before).bind(limit);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter()
+        .map(|row| {
+            let actor = match D::maybe_text(row, "actor_id")? {
+                Some(id) => Some(PlayerRef {
+                    id,
+                    username: D::text(row, "actor_name")?,
+                }),
+                None => None,
+            };
+            let details = D::text(row, "details")?;
+            Ok(AuditEntry {
+                id: D::int(row, "id")?,
+                at: D::text(row, "at")?,
+                actor,
+                actor_name: D::text(row, "actor_name")?,
+                action: D::text(row, "action")?,
+                target: AuditTarget {
+                    kind: D::text(row, "target_kind")?,
+                    id: D::text(row, "target_id")?,
+                },
+                reason: D::text(row, "reason")?,
+                details: serde_json::from_str(&details).unwrap_or(Value::Null),
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn seats_of<D: Dialect>(
+    pool: &Pool<D>,
+    player_id: &str,
+) -> Result<Vec<String>, StoreError> {
+    let statement = Statement::new(SEATS_OF).bind(player_id);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter().map(|row| D::text(row, "room_id")).collect()
+}
+
+pub(super) async fn unfinished_rooms_of_game<D: Dialect>(
+    pool: &Pool<D>,
+    game_id: &str,
+) -> Result<Vec<(String, bool)>, StoreError> {
+    let statement = Statement::new(UNFINISHED_ROOMS_OF_GAME).bind(game_id);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter()
+        .map(|row| Ok((D::text(row, "id")?, D::flag(row, "joinable")?)))
+        .collect()
+}
