@@ -19,6 +19,13 @@
 //! for millions, fill the database with `turnhouse seed-rooms` instead.
 //! With `--pid`, the server's CPU time per game and its resident memory are reported too.
 //!
+//! `--sign-ins-per-sec N` measures the games again, for twice as long, in one-second windows
+//! that alternate: in one, N password sign-ins a second run beside the games (a right
+//! password, a wrong one and a name nobody has, in turn; each costs the server one Argon2id
+//! hash); in the next, none. The action p99 of the windows with sign-ins is compared with that
+//! of the windows without: alternating keeps the database's growth and the machine's drift
+//! out of the comparison.
+//!
 //! `--deadlines N` measures clocks under that load: it uploads `examples/timed.js`, leaves N
 //! rooms with a deadline a day ahead (pending, never due), and while the games run, 32 rooms
 //! of it each set a deadline 300–600 ms ahead, again and again, and watch their own stream:
@@ -65,6 +72,9 @@ struct Args {
     /// of deadlines set during the games is measured.
     #[arg(long, default_value_t = 0)]
     deadlines: usize,
+    /// Password sign-ins a second to run beside a second measurement of the games.
+    #[arg(long, default_value_t = 0.0)]
+    sign_ins_per_sec: f64,
 }
 
 /// The game of `examples/timed.js`, when `--deadlines`.
@@ -140,6 +150,10 @@ async fn main() {
         None => None,
     };
     let health = run_health(&api, args.in_flight, duration).await;
+    let beside_sign_ins = match args.sign_ins_per_sec > 0.0 {
+        true => Some(games_beside_sign_ins(&api, &players, args.sign_ins_per_sec, duration).await),
+        false => None,
+    };
     let reads = time_reads(&api, &players[0].0, args.heavy_player, args.read_repeats).await;
 
     let mut latencies = games.latencies;
@@ -163,6 +177,33 @@ async fn main() {
         "actions_per_healthz": round(actions_per_s / health_per_s),
         "reads_ms": reads,
     });
+    if let Some((with, mut sign_ins, without)) = beside_sign_ins {
+        let mut with_latencies = with.latencies;
+        with_latencies.sort();
+        sign_ins.latencies.sort();
+        let mut without_latencies = without.latencies;
+        without_latencies.sort();
+        let p99 = ms(&without_latencies, 0.99);
+        report["beside_sign_ins"] = json!({
+            "sign_ins_per_s_asked": args.sign_ins_per_sec,
+            "sign_ins_per_s": round(sign_ins.latencies.len() as f64 / with.elapsed.as_secs_f64()),
+            "sign_in_ms": {"p50": ms(&sign_ins.latencies, 0.5), "p99": ms(&sign_ins.latencies, 0.99)},
+            "sign_in_statuses": sign_ins.statuses,
+            // A wrong password and a name nobody has are meant to take the same time.
+            "sign_in_p50_ms_by_kind": sign_ins.by_kind.iter_mut().map(|(kind, took)| {
+                took.sort();
+                (kind.to_string(), json!(ms(took, 0.5)))
+            }).collect::<serde_json::Map<_, _>>(),
+            "games_per_s": round(with.games as f64 / with.elapsed.as_secs_f64()),
+            "action_ms": {"p50": ms(&with_latencies, 0.5), "p99": ms(&with_latencies, 0.99), "max": ms(&with_latencies, 1.0)},
+            "action_p99_ratio": round(ms(&with_latencies, 0.99) / p99.max(1e-9)),
+            "errors": with.errors + without.errors,
+            "without": {
+                "games_per_s": round(without.games as f64 / without.elapsed.as_secs_f64()),
+                "action_ms": {"p50": ms(&without_latencies, 0.5), "p99": p99, "max": ms(&without_latencies, 1.0)},
+            },
+        });
+    }
     if let Some(mut lags) = lags {
         lags.sort();
         report["deadlines_pending"] = json!(args.deadlines);
@@ -180,6 +221,77 @@ async fn main() {
         report["server_rss_mib"] = json!(round(rss as f64 / (1 << 20) as f64));
     }
     println!("{report}");
+}
+
+/// Password sign-ins, timed, with what each was answered.
+#[derive(Default)]
+struct SignIns {
+    latencies: Vec<Duration>,
+    statuses: std::collections::BTreeMap<String, u64>,
+    /// The latencies of each kind: `right` password, `wrong` password, `unknown` name.
+    by_kind: std::collections::BTreeMap<&'static str, Vec<Duration>>,
+}
+
+/// The games played again in one-second windows, `duration` in all of each kind, alternating:
+/// in one, `rate` password sign-ins a second run beside them (a player's right password, a
+/// wrong one, and a name nobody has, in turn); in the next, none. The games with sign-ins
+/// beside them, the sign-ins, and the games without.
+async fn games_beside_sign_ins(
+    api: &Arc<Api>,
+    players: &[(Player, Player)],
+    rate: f64,
+    duration: Duration,
+) -> (Measured, SignIns, Measured) {
+    let (name, password) = api.player_with_password().await;
+    let window = Duration::from_secs(1);
+    let windows = duration.as_secs_f64().round().max(1.0) as u32;
+    let mut with = Measured::default();
+    let mut without = Measured::default();
+    let mut sign_ins = SignIns::default();
+    let mut n = 0usize;
+    for _ in 0..windows {
+        let stop = Instant::now() + window;
+        let side = {
+            let (api, name, password) = (api.clone(), name.clone(), password.clone());
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+                let mut attempts = Vec::new();
+                while Instant::now() < stop {
+                    tick.tick().await;
+                    n += 1;
+                    let (kind, body) = match n % 3 {
+                        0 => ("right", json!({"username": name, "password": password})),
+                        1 => (
+                            "wrong",
+                            json!({"username": name, "password": "not the password"}),
+                        ),
+                        _ => {
+                            let nobody = format!("nobody-{n}");
+                            (
+                                "unknown",
+                                json!({"username": nobody, "password": "not the password"}),
+                            )
+                        }
+                    };
+                    let api = api.clone();
+                    // Each on its own: a slow answer never holds up the next attempt's turn.
+                    attempts.push((kind, tokio::spawn(async move { api.sign_in(body).await })));
+                }
+                (n, attempts)
+            })
+        };
+        with.add(run_games(api, players, window).await);
+        let (counted, attempts) = side.await.unwrap();
+        n = counted;
+        for (kind, attempt) in attempts {
+            let (status, took) = attempt.await.unwrap();
+            *sign_ins.statuses.entry(status).or_default() += 1;
+            sign_ins.latencies.push(took);
+            sign_ins.by_kind.entry(kind).or_default().push(took);
+        }
+        without.add(run_games(api, players, window).await);
+    }
+    (with, sign_ins, without)
 }
 
 /// `count` rooms of the timed game, each with a deadline a day ahead.
@@ -247,11 +359,22 @@ async fn probe_deadlines(api: &Arc<Api>, duration: Duration) -> Vec<Duration> {
     joined(tasks).await
 }
 
+#[derive(Default)]
 struct Measured {
     games: u64,
     errors: u64,
     latencies: Vec<Duration>,
     elapsed: Duration,
+}
+
+impl Measured {
+    /// Adds another measurement's figures to these.
+    fn add(&mut self, other: Measured) {
+        self.games += other.games;
+        self.errors += other.errors;
+        self.latencies.extend(other.latencies);
+        self.elapsed += other.elapsed;
+    }
 }
 
 async fn run_games(api: &Arc<Api>, players: &[(Player, Player)], duration: Duration) -> Measured {
@@ -458,6 +581,45 @@ impl Api {
             id: player["id"].as_str().unwrap().to_owned(),
             token: player["token"].as_str().unwrap().to_owned(),
         }
+    }
+
+    /// A new player with a password: their name and the password.
+    async fn player_with_password(&self) -> (String, String) {
+        let player = self
+            .send("/players", "", json!({}))
+            .await
+            .expect("a player");
+        let password = "a password for the benchmark".to_owned();
+        let response = self
+            .client
+            .put(format!("{}/players/me/password", self.base()))
+            .bearer_auth(player["token"].as_str().unwrap())
+            .body(json!({"password": password}).to_string())
+            .send()
+            .await
+            .expect("the server answers");
+        assert!(
+            response.status().is_success(),
+            "setting a password: {}",
+            response.status()
+        );
+        (player["username"].as_str().unwrap().to_owned(), password)
+    }
+
+    /// One sign-in: its status and how long it took to be answered.
+    async fn sign_in(&self, body: Value) -> (String, Duration) {
+        let started = Instant::now();
+        let status = match self
+            .client
+            .post(format!("{}/sessions", self.base()))
+            .body(body.to_string())
+            .send()
+            .await
+        {
+            Ok(response) => response.status().as_u16().to_string(),
+            Err(_) => "no answer".to_owned(),
+        };
+        (status, started.elapsed())
     }
 
     /// Publishes `examples/tictactoe.js` as [`HOSTED_GAME`].

@@ -75,7 +75,7 @@ pub struct Config {
 
     /// Who may publish games: `anyone` signed up, `authors` (players granted the author role,
     /// and admins) or `admins` only. Roles are granted with `turnhouse admin grant`.
-    #[arg(global = true, long, env = "UPLOADS", value_enum, default_value_t = UploadPolicy::Anyone)]
+    #[arg(global = true, long, env = "UPLOADS", value_enum, hide_possible_values = true, default_value_t = UploadPolicy::Anyone)]
     pub uploads: UploadPolicy,
 
     /// Seconds between keep-alive comments on an idle stream, so proxies do not close it.

@@ -1,17 +1,19 @@
 //! Passwords: setting one, and signing in with a name and one.
 //!
-//! Hashing is slow on purpose (see [`crate::domain::passwords`]), so it runs on the blocking
-//! pool, at most [`Hashing::permits`] at a time: one fewer than the cores, so that however many
-//! sign-ins arrive, a core is left for the rooms. A sign-in that waits longer than
+//! Hashing is slow on purpose (see [`crate::domain::passwords`]), so it runs on threads of its
+//! own, one fewer than the cores, each at the lowest scheduling priority (nice 19): however
+//! many sign-ins arrive, the rooms' threads are served first and hashes take what CPU is left,
+//! so a flood of sign-ins slows the sign-ins, not the games (measured in
+//! `docs/benchmarks.md`). A sign-in that waits longer than
 //! [`QUEUE_WAIT`] for its turn is answered `503` (try again shortly) rather than queued
 //! without end. An unknown name is checked against a dummy hash, so it takes as long to refuse
 //! as a wrong password, and both are the same `401 invalid_credentials`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{oneshot, Semaphore};
 
 use super::sessions::SignedIn;
 use super::{Engine, EngineError};
@@ -21,9 +23,15 @@ use crate::model::Session;
 /// The longest a sign-in waits for a turn to hash.
 const QUEUE_WAIT: Duration = Duration::from_secs(2);
 
-/// Turns at hashing.
+/// A hash to make or check, on one of the hashing threads.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Turns at hashing, and the threads that hash.
 pub(super) struct Hashing {
     permits: Arc<Semaphore>,
+    threads: usize,
+    /// Started at the first hash: most servers never see a password.
+    jobs: OnceLock<Mutex<mpsc::Sender<Job>>>,
     /// Hashes made or checked (for `GET /metrics`): one per sign-in with a password, whether
     /// the name is known or not.
     pub(super) done: AtomicU64,
@@ -32,15 +40,60 @@ pub(super) struct Hashing {
 impl Default for Hashing {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = cores.saturating_sub(1).max(1);
         Self {
-            permits: Arc::new(Semaphore::new(cores.saturating_sub(1).max(1))),
+            permits: Arc::new(Semaphore::new(threads)),
+            threads,
+            jobs: OnceLock::new(),
             done: AtomicU64::new(0),
         }
     }
 }
 
+/// Starts `count` hashing threads at the lowest priority, taking jobs from one queue; they end
+/// when the queue's sender (the engine's [`Hashing`]) is dropped.
+fn start_threads(count: usize) -> mpsc::Sender<Job> {
+    let (sender, receiver) = mpsc::channel::<Job>();
+    let receiver = Arc::new(Mutex::new(receiver));
+    for n in 0..count {
+        let receiver = receiver.clone();
+        let started = std::thread::Builder::new()
+            .name(format!("password-hash-{n}"))
+            .spawn(move || {
+                lowest_priority();
+                loop {
+                    let job = receiver.lock().expect("never poisoned").recv();
+                    match job {
+                        Ok(job) => job(),
+                        Err(_) => return,
+                    }
+                }
+            });
+        if let Err(err) = started {
+            tracing::warn!(error = %err, "could not start a password-hashing thread");
+        }
+    }
+    sender
+}
+
+/// Lowers the calling thread (alone: Linux keeps a nice value per thread) to nice 19, so the
+/// scheduler serves every other thread of the server first.
+fn lowest_priority() {
+    // SAFETY: gettid and setpriority take and return plain integers and touch no memory.
+    let outcome = unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 19)
+    };
+    if outcome != 0 {
+        tracing::warn!(
+            error = %std::io::Error::last_os_error(),
+            "could not lower a password-hashing thread's priority"
+        );
+    }
+}
+
 impl Hashing {
-    /// Runs `work` (a hash or a verification) on the blocking pool when a turn is free.
+    /// Runs `work` (a hash or a verification) on a hashing thread when a turn is free.
     async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
@@ -49,13 +102,20 @@ impl Hashing {
             .await
             .map_err(|_| EngineError::SignInBusy)?
             .expect("never closed");
-        let outcome = tokio::task::spawn_blocking(move || {
-            let outcome = work();
+        let (answer, outcome) = oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = answer.send(work());
             drop(permit);
-            outcome
-        })
-        .await
-        .map_err(|_| EngineError::SignInBusy)?;
+        });
+        let jobs = self
+            .jobs
+            .get_or_init(|| Mutex::new(start_threads(self.threads)));
+        jobs.lock()
+            .expect("never poisoned")
+            .send(job)
+            .map_err(|_| EngineError::SignInBusy)?;
+        // No answer: the hashing threads could not be started.
+        let outcome = outcome.await.map_err(|_| EngineError::SignInBusy)?;
         self.done.fetch_add(1, Ordering::Relaxed);
         Ok(outcome)
     }

@@ -728,7 +728,7 @@ async function showRoom(id, replayAt) {
   if (!current || current.id !== id) return;
   const entry = latest.ok ? latest.data.events[0] : null;
   if (entry && entry.version === current.version && !current.lastEvent) {
-    current.lastEvent = { kind: entry.kind, player: entry.player };
+    current.lastEvent = { kind: entry.kind, player: entry.player, move: entry.move };
     current.lastMove = current.lastMove || lastMoveOf(entry);
     drawRoom();
   }
@@ -807,7 +807,7 @@ function apply(version) {
   }
   if (version.kind) {
     current.lastMove = lastMoveOf(version);
-    current.lastEvent = { kind: version.kind, player: version.player };
+    current.lastEvent = { kind: version.kind, player: version.player, move: version.move };
   }
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
@@ -931,7 +931,8 @@ function stepText(entry) {
     case 'move': return `${who} moved${mv}.`;
     case 'timeout': return 'Time ran out.';
     case 'timeout_fault': return "The game's timeout failed; the clock was stopped.";
-    case 'closed': return 'The room was closed: nobody joined it.';
+    case 'closed': return closedBecause(entry) ? `A moderator closed the room (“${closedBecause(entry)}”).` : 'The room was closed: nobody joined it.';
+    case 'renamed': return `A moderator renamed a player: ${who}.`;
     case 'abandoned': return `${who} stopped playing; the game was claimed.`;
     case 'declined': return `${who} declined the rematch.`;
     default: return entry.kind;
@@ -987,6 +988,11 @@ function hasLeft(room, player) {
   return Boolean(player) && seatOf(room, player.id) < 0 && (room.inactivePlayers || []).some((p) => p.id === player.id);
 }
 
+/** Why a moderator closed the room, from its `closed` version's move; null for a room closed unplayed. */
+function closedBecause(event) {
+  return event.move && typeof event.move.reason === 'string' ? event.move.reason : null;
+}
+
 /**
  * What the platform did to the room, which no game's page can know: a room closed unplayed, a
  * game claimed from a player who stopped, a rematch offered or declined. Null when none applies.
@@ -995,7 +1001,8 @@ function houseNote(room) {
   const mine = me();
   const last = replaying ? null : room.lastEvent;
   if (room.finished && last && last.kind === 'closed') {
-    return 'This room was closed: nobody joined it for a long while.';
+    const why = closedBecause(last);
+    return why ? `A moderator closed this room (“${why}”).` : 'This room was closed: nobody joined it for a long while.';
   }
   if (room.finished && last && last.kind === 'abandoned' && last.player) {
     return mine && last.player.id === mine.id

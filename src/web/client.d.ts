@@ -139,7 +139,8 @@ export type EventKind =
   | "timeout_fault"
   | "closed"
   | "abandoned"
-  | "declined";
+  | "declined"
+  | "renamed";
 
 export interface HistoryEntry {
   version: number;

@@ -40,6 +40,16 @@ async fn a_code_shown_on_one_device_signs_in_another_as_the_same_player() {
     phone.type_into("#code", &code).await;
     phone.click("#signin-code").await;
     phone.wait_for_text("#me", &name).await;
+    // On a phone's width the header's buttons keep their words on one line.
+    let lines = phone
+        .eval(
+            "const range = document.createRange(); \
+             range.selectNodeContents(document.getElementById('sign-out')); \
+             return range.getClientRects().length;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(lines, json!(1), "\"Sign out\" wraps at 390 px");
 
     // Both devices play the same seat: the laptop opens a room, a friend joins, and the
     // player moves once from each device.

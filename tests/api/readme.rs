@@ -53,7 +53,19 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
     );
     // The one change: the address of this test's server instead of the default one.
     let script = script.replace("API=http://127.0.0.1:8080", &format!("API={}", app.address));
-    let output = run(Command::new("bash").args(["-euo", "pipefail", "-c", &script])).await;
+    // Moderation runs the server's binary on its database, as an operator would: on the PATH,
+    // with DATABASE_URL set.
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_turnhouse"));
+    let path = format!(
+        "{}:{}",
+        binary.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = run(Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &script])
+        .env("PATH", path)
+        .env("DATABASE_URL", &app.database))
+    .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -96,6 +108,11 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         // A page on another origin may call the API.
         "access-control-allow-origin: *",
         "access-control-allow-methods: POST, OPTIONS",
+        // Moderation: refused to a player, a suspension, a closed room, all on the record.
+        r#"{"status":403,"code":"not_admin"}"#,
+        r#"{"suspended":true,"sessionsEnded":1}"#,
+        r#"{"status":403,"code":"player_suspended","reason":"spam in room names"}"#,
+        r#"[{"action":"close_room","actorName":"alice","reason":"opened by mistake"},{"action":"suspend","actorName":"alice","reason":"spam in room names"},{"action":"grant","actorName":"turnhouse admin","reason":""}]"#,
         // The server's figures.
         "turnhouse_store_commits_total ",
         "turnhouse_rooms_cached ",
