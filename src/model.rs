@@ -514,3 +514,24 @@ impl AuditEntry {
         }
     }
 }
+
+/// A player as an admin looks them up.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlayerRecord {
+    pub id: String,
+    pub username: String,
+    pub created_at: String,
+    /// When a server last saw them (a request, or a stream held open).
+    pub last_seen_at: Option<String>,
+    /// `admin`, `author`.
+    pub roles: Vec<String>,
+    pub suspended: Option<Suspended>,
+}
+
+/// When and why an admin suspended a player.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Suspended {
+    pub at: String,
+    pub reason: String,
+}

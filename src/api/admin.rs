@@ -20,6 +20,7 @@ use crate::model::AuditEntry;
 pub fn routes() -> Vec<RouteDef> {
     vec![
         route(Method::GET, "/admin/audit", audit),
+        route(Method::GET, "/admin/players", find_player),
         route(Method::PATCH, "/admin/players/{id}", rename),
         route(Method::POST, "/admin/players/{id}/suspend", suspend),
         route(Method::POST, "/admin/players/{id}/unsuspend", unsuspend),
@@ -236,6 +237,26 @@ async fn close_room(
     let why = reason(body.reason, true)?;
     let room = context.engine.close_room(&admin, &id, &why).await?;
     room_response(&context, StatusCode::OK, &room, Some(&admin)).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FindPlayer {
+    username: String,
+}
+
+/// A player by name (the routes take ids; a name is what an admin is told): `{players}`,
+/// empty when nobody has the name.
+async fn find_player(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    Admin(_): Admin,
+) -> Result<HttpResponse, ApiError> {
+    let params: FindPlayer = parse_query(&req)?;
+    within("username", &params.username, 64)?;
+    let found = context.engine.find_player(&params.username).await?;
+    let players: Vec<_> = found.into_iter().collect();
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "players": players })))
 }
 
 #[derive(Debug, Deserialize)]

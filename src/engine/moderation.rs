@@ -14,7 +14,7 @@ use super::{Action, Engine, EngineError, Precondition};
 use crate::domain::roles::{Role, UploadPolicy};
 use crate::domain::username::Username;
 use crate::game::PlayerRef;
-use crate::model::{AuditEntry, Room};
+use crate::model::{AuditEntry, PlayerRecord, Room};
 use crate::store::StoreError;
 
 /// Rooms changed at once when one admin action reaches many.
@@ -153,10 +153,18 @@ impl Engine {
             reason,
             json!({}),
         );
-        self.store
+        let (player, stray) = self
+            .store
             .unsuspend(player_id, audit)
             .await?
-            .ok_or(EngineError::PlayerNotFound)
+            .ok_or(EngineError::PlayerNotFound)?;
+        self.sessions_ended(stray);
+        Ok(player)
+    }
+
+    /// The player named `username`, as an admin sees them (roles, suspension), if any.
+    pub async fn find_player(&self, username: &str) -> Result<Option<PlayerRecord>, EngineError> {
+        Ok(self.store.player_record(username).await?)
     }
 
     /// Renames the player: the name they sign in with and are listed by, and in every room

@@ -36,7 +36,8 @@ use tokio::sync::mpsc;
 use crate::domain::roles::Role;
 use crate::game::{BotLevel, Clock, PlayerRef};
 use crate::model::{
-    Account, AuditEntry, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent, Session,
+    Account, AuditEntry, GameLogLine, GameVersionRecord, NewGameVersion, PlayerRecord, Room,
+    RoomEvent, Session,
 };
 use moderation::{ModerationOutcome, ModerationWrite};
 use postgres::PgStore;
@@ -314,17 +315,18 @@ impl Store {
         Ok(moderated_player(self.moderation_write(write).await?))
     }
 
-    /// Lifts the player's suspension: the player, or `None` for no such player.
+    /// Lifts the player's suspension, ending any session a sign-in racing the suspension
+    /// left: the player and those sessions, or `None` for no such player.
     pub async fn unsuspend(
         &self,
         player_id: &str,
         audit: AuditEntry,
-    ) -> Result<Option<PlayerRef>, StoreError> {
+    ) -> Result<Option<(PlayerRef, Vec<String>)>, StoreError> {
         let write = ModerationWrite::Unsuspend {
             player_id: player_id.to_owned(),
             audit,
         };
-        Ok(moderated_player(self.moderation_write(write).await?).map(|(player, _)| player))
+        Ok(moderated_player(self.moderation_write(write).await?))
     }
 
     /// Renames the player: the player as named before, `None` for no such player, or
@@ -361,6 +363,11 @@ impl Store {
     /// The player's roles.
     pub async fn roles_of(&self, player_id: &str) -> Result<Vec<Role>, StoreError> {
         read!(self, |pool| moderation::roles_of(pool, player_id))
+    }
+
+    /// The player named `username` (never a bot), as an admin sees them.
+    pub async fn player_record(&self, username: &str) -> Result<Option<PlayerRecord>, StoreError> {
+        read!(self, |pool| moderation::player_record(pool, username))
     }
 
     /// Why the player is suspended, if they are.

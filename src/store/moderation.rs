@@ -9,7 +9,7 @@ use super::sql::Statement;
 use super::types::StoreError;
 use crate::domain::roles::Role;
 use crate::game::PlayerRef;
-use crate::model::{AuditEntry, AuditTarget};
+use crate::model::{AuditEntry, AuditTarget, PlayerRecord, Suspended};
 
 /// The player named `$1` (never a bot).
 pub(super) const PLAYER_BY_NAME: &str =
@@ -41,6 +41,10 @@ pub(super) const END_ALL_SESSIONS: &str = "UPDATE sessions SET ended_at = $1 \
 pub(super) const UNSUSPEND: &str = "UPDATE players \
      SET suspended_at = NULL, suspension_reason = NULL \
      WHERE id = $1 AND bot IS NULL RETURNING id, username";
+
+/// A player (no bot) by name, as an admin looks them up.
+pub(super) const PLAYER_RECORD: &str = "SELECT id, username, created_at, last_seen_at, \
+     suspended_at, suspension_reason FROM players WHERE username = $1 AND bot IS NULL";
 
 /// Why player `$1` is suspended, if they are.
 pub(super) const SUSPENSION: &str =
@@ -159,14 +163,7 @@ pub(super) async fn apply<D: Dialect>(
             let Some(player) = returned_player::<D>(conn, statement).await? else {
                 return Ok(Outcome::NotFound);
             };
-            let statement = Statement::new(END_ALL_SESSIONS)
-                .bind(audit.at.as_str())
-                .bind(player_id.as_str());
-            let ended = D::fetch_all(conn, statement)
-                .await?
-                .iter()
-                .map(|row| D::text(row, "id"))
-                .collect::<Result<Vec<_>, _>>()?;
+            let ended = end_all_sessions::<D>(conn, player_id, &audit.at).await?;
             let details = json!({"username": player.username, "sessionsEnded": ended.len()});
             (player_outcome(player, ended), audit.clone(), details)
         }
@@ -175,8 +172,11 @@ pub(super) async fn apply<D: Dialect>(
             let Some(player) = returned_player::<D>(conn, statement).await? else {
                 return Ok(Outcome::NotFound);
             };
+            // A sign-in that raced the suspension on another server may have left a session
+            // (refused while suspended): it must not come back to life now.
+            let ended = end_all_sessions::<D>(conn, player_id, &audit.at).await?;
             let details = json!({"username": player.username});
-            (player_outcome(player, Vec::new()), audit.clone(), details)
+            (player_outcome(player, ended), audit.clone(), details)
         }
         ModerationWrite::Rename {
             player_id,
@@ -209,6 +209,20 @@ pub(super) async fn apply<D: Dialect>(
     };
     insert_audit::<D>(conn, &AuditEntry { details, ..audit }).await?;
     Ok(outcome)
+}
+
+/// Ends every working session of the player at `at`: their ids.
+async fn end_all_sessions<D: Dialect>(
+    conn: &mut D::Connection,
+    player_id: &str,
+    at: &str,
+) -> Result<Vec<String>, StoreError> {
+    let statement = Statement::new(END_ALL_SESSIONS).bind(at).bind(player_id);
+    D::fetch_all(conn, statement)
+        .await?
+        .iter()
+        .map(|row| D::text(row, "id"))
+        .collect()
 }
 
 fn player_outcome(player: PlayerRef, ended_sessions: Vec<String>) -> ModerationOutcome {
@@ -262,6 +276,33 @@ pub(super) async fn roles_of<D: Dialect>(
         .iter()
         .filter_map(|row| D::text(row, "role").ok().as_deref().and_then(Role::parse))
         .collect())
+}
+
+pub(super) async fn player_record<D: Dialect>(
+    pool: &Pool<D>,
+    username: &str,
+) -> Result<Option<PlayerRecord>, StoreError> {
+    let statement = Statement::new(PLAYER_RECORD).bind(username);
+    let Some(row) = D::fetch_optional(&mut *pool.acquire().await?, statement).await? else {
+        return Ok(None);
+    };
+    let id = D::text(&row, "id")?;
+    let suspended = match D::maybe_text(&row, "suspended_at")? {
+        Some(at) => Some(Suspended {
+            at,
+            reason: D::maybe_text(&row, "suspension_reason")?.unwrap_or_default(),
+        }),
+        None => None,
+    };
+    let roles = roles_of::<D>(pool, &id).await?;
+    Ok(Some(PlayerRecord {
+        username: D::text(&row, "username")?,
+        created_at: D::text(&row, "created_at")?,
+        last_seen_at: D::maybe_text(&row, "last_seen_at")?,
+        roles: roles.iter().map(|r| r.as_str().to_owned()).collect(),
+        suspended,
+        id,
+    }))
 }
 
 pub(super) async fn suspension<D: Dialect>(

@@ -67,6 +67,7 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("END_ALL_SESSIONS", moderation::END_ALL_SESSIONS.into()),
         ("UNSUSPEND", moderation::UNSUSPEND.into()),
         ("SUSPENSION", moderation::SUSPENSION.into()),
+        ("PLAYER_RECORD", moderation::PLAYER_RECORD.into()),
         ("RENAME", moderation::RENAME.into()),
         ("UNPUBLISH", moderation::UNPUBLISH.into()),
         ("INSERT_AUDIT", moderation::INSERT_AUDIT.into()),

@@ -179,6 +179,9 @@ UPDATE players SET suspended_at = NULL, suspension_reason = NULL WHERE id = $1 A
 -- SQLite and PostgreSQL: SUSPENSION
 SELECT suspension_reason AS reason FROM players WHERE id = $1 AND suspended_at IS NOT NULL;
 
+-- SQLite and PostgreSQL: PLAYER_RECORD
+SELECT id, username, created_at, last_seen_at, suspended_at, suspension_reason FROM players WHERE username = $1 AND bot IS NULL;
+
 -- SQLite and PostgreSQL: RENAME
 UPDATE players SET username = $1 WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o WHERE o.username = $1 AND o.id <> $2) RETURNING id;
 

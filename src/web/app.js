@@ -344,9 +344,12 @@ function debounce(fn, ms) {
 
 async function refreshLobby(message) {
   const games = await loadGames();
+  // The lobby this refresh was for is gone (signed in, or navigated away, meanwhile): the
+  // lobby on screen has a refresh of its own, and its game cards must report to its message.
+  if (!message || !message.isConnected) return;
   if (!games.ok) return setMessage(message, problemText(games), 'error');
   const target = document.getElementById('games');
-  if (!target) return; // navigated away meanwhile
+  if (!target) return;
   // Redrawn only when the games change, so a level or option being picked is not reset.
   const signature = [...gamesById.values()].map((game) => `${game.id}@${game.version}`).join(' ');
   if (target.dataset.signature !== signature) {
@@ -360,6 +363,7 @@ async function refreshLobby(message) {
     store.player ? attempt(() => api.rooms({ player: store.player.id, limit: 20 })) : null,
     attempt(() => api.rooms({ finished: true, limit: 10 })),
   ]);
+  if (!message.isConnected) return;
   fillRooms('open-rooms', open, 'No open rooms. Open one above, or use quick play.');
   fillRooms('live-rooms', live, 'Nobody is playing right now.');
   fillRooms('finished-rooms', done, 'No game has finished yet.');

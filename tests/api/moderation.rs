@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::databases::database_rows;
+use crate::databases::{database_execute, database_rows};
 use crate::helpers::{assert_problem, example, unique, TestApp, TestPlayer};
 use crate::sessions::{ends_within, set_password, sign_in_with};
 use crate::sse_client::EventStream;
@@ -139,7 +139,18 @@ async fn a_suspended_player_is_signed_out_and_leaves_every_room() {
     let mut stream = EventStream::open(&app.client, &url, None).await;
     stream.event().await;
 
-    // Nobody but an admin may.
+    // An admin finds her by name; nobody but an admin may.
+    let find = format!("/admin/players?username={}", mallory.username);
+    let response = app
+        .request(Method::GET, &find, Some(&admin.token), None)
+        .await;
+    let found: Value = response.json().await.unwrap();
+    assert_eq!(found["players"][0]["id"], mallory.id.as_str());
+    assert_eq!(found["players"][0]["suspended"], Value::Null);
+    let response = app
+        .request(Method::GET, &find, Some(&bob.token), None)
+        .await;
+    assert_problem(response, StatusCode::FORBIDDEN, "not_admin").await;
     let path = format!("/admin/players/{}/suspend", mallory.id);
     let (status, body) = admin_post(&app, &path, &bob, json!({"reason": "spam"})).await;
     assert_eq!(
@@ -209,6 +220,28 @@ async fn a_suspended_player_is_signed_out_and_leaves_every_room() {
         "spam in room names".into()
     )));
 
+    let response = app
+        .request(Method::GET, &find, Some(&admin.token), None)
+        .await;
+    let found: Value = response.json().await.unwrap();
+    assert_eq!(
+        found["players"][0]["suspended"]["reason"],
+        "spam in room names"
+    );
+
+    // A session a sign-in racing the suspension left on another server (written as that
+    // server would): refused while she is suspended, and ended when she is unsuspended.
+    let stray: &'static str = Box::leak(
+        format!(
+            "INSERT INTO sessions (id, player_id, token_hash, label, created_at, last_used_at) \
+             VALUES ('{}', '{}', 'x', 'Raced', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
+            "f".repeat(32),
+            mallory.id
+        )
+        .into_boxed_str(),
+    );
+    database_execute(&app.database, stray).await;
+
     // Unsuspended, she signs in again.
     let path = format!("/admin/players/{}/unsuspend", mallory.id);
     let (status, _) = admin_post(&app, &path, &bob, json!(null)).await;
@@ -221,6 +254,12 @@ async fn a_suspended_player_is_signed_out_and_leaves_every_room() {
         last_entry_about(&app, &admin, &mallory.id).await["action"],
         "unsuspend"
     );
+    let ended: Vec<(Option<String>,)> = database_rows(
+        &app.database,
+        "SELECT ended_at FROM sessions WHERE label = 'Raced'",
+    )
+    .await;
+    assert!(ended[0].0.is_some(), "the raced session was ended");
     let (status, body) = admin_post(
         &app,
         "/admin/players/00000000000000000000000000000000/suspend",

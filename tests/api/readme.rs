@@ -112,6 +112,7 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         r#"{"status":403,"code":"not_admin"}"#,
         r#"{"suspended":true,"sessionsEnded":1}"#,
         r#"{"status":403,"code":"player_suspended","reason":"spam in room names"}"#,
+        "\"spam in room names\"\n",
         r#"[{"action":"close_room","actorName":"alice","reason":"opened by mistake"},{"action":"suspend","actorName":"alice","reason":"spam in room names"},{"action":"grant","actorName":"turnhouse admin","reason":""}]"#,
         // The server's figures.
         "turnhouse_store_commits_total ",
