@@ -23,6 +23,9 @@ pub struct Room {
     pub joinable: bool,
     pub finished: bool,
     pub private: bool,
+    /// Whether finishing the room's games changes its players' ratings: public rooms of people
+    /// only, unless opened with `"rated": false`. Set when the room is opened, for its life.
+    pub rated: bool,
     pub state: Value,
     /// When the game's `onTimeout` runs, if a hook set a deadline (RFC 3339, UTC).
     pub trigger_timeout_at: Option<String>,
@@ -101,6 +104,7 @@ impl Room {
             joinable: true,
             finished: false,
             private,
+            rated: false,
             state: Value::Null,
             trigger_timeout_at: None,
             clock: None,

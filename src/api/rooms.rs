@@ -86,6 +86,8 @@ struct NewRoom {
     bot: Option<BotLevel>,
     bot_plays_first: Option<bool>,
     clock: Option<ClockBody>,
+    /// `false` opts a public room out of ratings.
+    rated: Option<bool>,
 }
 
 /// `{"moveSeconds": N}` as a client writes it.
@@ -137,6 +139,7 @@ async fn create(
         private: body.private,
         bot,
         clock: checked_clock(body.clock)?,
+        rated: body.rated,
     };
     let room = context
         .engine

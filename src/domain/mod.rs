@@ -4,5 +4,6 @@ pub mod credentials;
 pub mod game_id;
 pub mod ids;
 pub mod passwords;
+pub mod ratings;
 pub mod roles;
 pub mod username;

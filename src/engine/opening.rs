@@ -23,6 +23,9 @@ pub struct BotSeat {
 pub struct RoomOptions {
     pub private: bool,
     pub bot: Option<BotSeat>,
+    /// `Some(false)` opts a public room out of ratings; private rooms and rooms with a bot are
+    /// never rated.
+    pub rated: Option<bool>,
     /// How long the player to move has, for games that time their players.
     pub clock: Option<Clock>,
 }
@@ -107,6 +110,7 @@ impl Engine {
         let _turn = self.locks.lock(&room_id).await;
         let room = Room {
             clock: options.clock,
+            rated: !options.private && options.bot.is_none() && options.rated != Some(false),
             ..Room::blank(
                 room_id.clone(),
                 game_id.to_owned(),

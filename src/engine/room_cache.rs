@@ -164,6 +164,7 @@ mod tests {
             game: "tictactoe".into(),
             game_version: None,
             private: false,
+            rated: false,
             version,
             joinable: true,
             finished: false,

@@ -130,6 +130,7 @@ async fn insert_rooms<D: Dialect>(
         row.put("id", room.id.as_str());
         row.put("game", room.game.as_str());
         row.put("private", room.private);
+        row.put("rated", room.rated);
         put_changing_columns(row, room);
         row.put("created_at", room.created_at.as_str());
         row.put("updated_at", room.updated_at.as_str());
@@ -313,6 +314,7 @@ mod tests {
                 game: game.into(),
                 game_version: None,
                 private: false,
+                rated: false,
                 version: 1,
                 joinable: true,
                 finished: false,

@@ -98,7 +98,7 @@ impl<'a> SetRow<'a> {
 
 /// The row of a new room: its record and, for quick play, the player it must not be open to
 /// (see [`Dialect::INSERT_ROOMS`]).
-pub(super) const NEW_ROOM_ROW: &str = "id, game, private, \
+pub(super) const NEW_ROOM_ROW: &str = "id, game, private, rated, \
      version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
      rematch, seats_held_until, score, \
      created_at, updated_at, game_version, clock_move_seconds, quick_play_for, seen_since";

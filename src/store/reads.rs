@@ -15,13 +15,13 @@ use crate::model::{Account, GameLogLine, GameVersionRecord, Room, RoomEvent};
 
 /// Every room column of the room aliased `r`, named as [`rows::room`] reads them (listings
 /// put it after their `SELECT`).
-const ROOM_COLUMNS: &str = "r.seq, r.id, r.game, r.game_version, r.private, r.version, \
+const ROOM_COLUMNS: &str = "r.seq, r.id, r.game, r.game_version, r.private, r.rated, r.version, \
      r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, \
      CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, \
      r.trigger_timeout_at, r.clock_move_seconds, CAST(r.rematch AS TEXT) AS rematch, \
      CAST(r.score AS TEXT) AS score";
 
-pub(super) const ONE_ROOM: &str = "SELECT r.seq, r.id, r.game, r.game_version, r.private, \
+pub(super) const ONE_ROOM: &str = "SELECT r.seq, r.id, r.game, r.game_version, r.private, r.rated, \
      r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, \
      CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, \
      r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds, \

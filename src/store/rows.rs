@@ -20,6 +20,7 @@ pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
             game: D::text(row, "game")?,
             game_version: D::maybe_int(row, "game_version")?,
             private: D::flag(row, "private")?,
+            rated: D::flag(row, "rated")?,
             version: D::int(row, "version")?,
             joinable: D::flag(row, "joinable")?,
             finished: D::flag(row, "finished")?,

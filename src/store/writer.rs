@@ -388,6 +388,7 @@ mod tests {
             game: "tictactoe".into(),
             game_version: None,
             private: false,
+            rated: false,
             version: 1,
             joinable: true,
             finished: false,

@@ -34,6 +34,8 @@ pub struct RoomView<'a> {
     joinable: bool,
     finished: bool,
     private: bool,
+    /// Whether finishing its games changes the players' ratings.
+    rated: bool,
     state: Cow<'a, Value>,
     trigger_timeout_at: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,6 +70,7 @@ impl<'a> RoomView<'a> {
             joinable: room.joinable,
             finished: room.finished,
             private: room.private,
+            rated: room.rated,
             state,
             trigger_timeout_at: room.trigger_timeout_at.as_deref(),
             clock: room.clock,

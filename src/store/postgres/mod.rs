@@ -78,10 +78,10 @@ impl Dialect for Postgres {
          ORDER BY updated_at LIMIT $2";
     const INSERT_ROOMS: SetSql = SetSql {
         columns: NEW_ROOM_ROW,
-        statement: "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
+        statement: "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, \
              players, inactive_players, trigger_timeout_at, rematch, seats_held_until, score, \
              created_at, updated_at, game_version, clock_move_seconds) \
-             SELECT v.id, v.game, v.private, v.version, v.joinable, v.finished, \
+             SELECT v.id, v.game, v.private, v.rated, v.version, v.joinable, v.finished, \
              CAST(v.state AS json), CAST(v.players AS jsonb), \
              CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, \
              CAST(v.rematch AS jsonb), v.seats_held_until, CAST(v.score AS jsonb), \
@@ -131,10 +131,10 @@ impl Dialect for Postgres {
     };
     const GAME_OWNER: &'static str = "SELECT owner_id FROM games WHERE id = $1 FOR UPDATE";
     const COPY_ROOMS: &'static str =
-        "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
+        "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
          inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
          clock_move_seconds, rematch, seats_held_until, score) \
-         SELECT replace(gen_random_uuid()::text, '-', ''), game, private, version, joinable, \
+         SELECT replace(gen_random_uuid()::text, '-', ''), game, private, rated, version, joinable, \
          finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
          clock_move_seconds, rematch, seats_held_until, score \
          FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n";

@@ -47,10 +47,10 @@ impl Dialect for Sqlite {
          WHERE joinable = 1 AND finished = 0 AND updated_at < $1 ORDER BY updated_at LIMIT $2";
     const INSERT_ROOMS: SetSql = SetSql {
         columns: NEW_ROOM_ROW,
-        statement: "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
+        statement: "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, \
              players, inactive_players, trigger_timeout_at, rematch, seats_held_until, score, \
              created_at, updated_at, game_version, clock_move_seconds) \
-             SELECT v.id, v.game, v.private, v.version, v.joinable, v.finished, v.state, \
+             SELECT v.id, v.game, v.private, v.rated, v.version, v.joinable, v.finished, v.state, \
              v.players, v.inactive_players, v.trigger_timeout_at, v.rematch, \
              v.seats_held_until, v.score, v.created_at, v.updated_at, \
              v.game_version, v.clock_move_seconds FROM v \
@@ -94,10 +94,10 @@ impl Dialect for Sqlite {
     const GAME_OWNER: &'static str = "SELECT owner_id FROM games WHERE id = $1";
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
-         INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
+         INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
          inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
          clock_move_seconds, rematch, seats_held_until, score) \
-         SELECT lower(hex(randomblob(16))), game, private, version, joinable, finished, state, \
+         SELECT lower(hex(randomblob(16))), game, private, rated, version, joinable, finished, state, \
          players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
          clock_move_seconds, rematch, seats_held_until, score \
          FROM n, rooms WHERE id = $1 ORDER BY i";

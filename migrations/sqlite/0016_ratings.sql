@@ -1,0 +1,37 @@
+-- Ratings: every player has one per game, changed only by a finished rated room, in the same
+-- commit as the version that finishes it.
+
+-- Whether the room's games are rated: public rooms of people only, unless opened with
+-- "rated": false. Rooms from before ratings are not.
+ALTER TABLE rooms ADD COLUMN rated INTEGER NOT NULL DEFAULT 0 CHECK (rated IN (0, 1));
+
+-- A player's rating in a game (Glicko-2's scale: 1500 to start, deviation 350), how many rated
+-- games it counts, and its conservative value (rating less twice the deviation), which the
+-- leaderboard ranks by.
+CREATE TABLE ratings (
+    game          TEXT NOT NULL,
+    player_id     TEXT NOT NULL REFERENCES players (id),
+    rating        REAL NOT NULL,
+    deviation     REAL NOT NULL,
+    volatility    REAL NOT NULL,
+    games         INTEGER NOT NULL,
+    conservative  REAL NOT NULL,
+    updated_at    TEXT NOT NULL,
+    PRIMARY KEY (game, player_id)
+);
+
+-- Every change, kept: the room and version that made it, before and after. The ratings can be
+-- computed again from these rooms' results (`turnhouse ratings rebuild`).
+CREATE TABLE rating_changes (
+    room_id            TEXT NOT NULL REFERENCES rooms (id),
+    version            INTEGER NOT NULL,
+    game               TEXT NOT NULL,
+    player_id          TEXT NOT NULL REFERENCES players (id),
+    rating_before      REAL NOT NULL,
+    deviation_before   REAL NOT NULL,
+    volatility_before  REAL NOT NULL,
+    rating_after       REAL NOT NULL,
+    deviation_after    REAL NOT NULL,
+    volatility_after   REAL NOT NULL,
+    PRIMARY KEY (room_id, version, player_id)
+);
