@@ -189,6 +189,7 @@ fn event(version: i64, kind: EventKind, player: &PlayerRef, room: &Room) -> Room
         finished: room.finished,
         players: room.players.clone(),
         created_at: room.updated_at.clone(),
+        rating_changes: Vec::new(),
     }
 }
 
@@ -205,6 +206,8 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> RoomComm
         quick_play: None,
         lobby_change: None,
         audit: None,
+        rated_result: None,
+        rating_changes: Default::default(),
     }
 }
 
@@ -215,6 +218,7 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
         clock: None,
         rematch: None,
         score: Default::default(),
+        rated: false,
         id: id.to_owned(),
         game: game.into(),
         game_version: None,

@@ -127,6 +127,20 @@ pub enum Command {
         #[command(subcommand)]
         change: RoleChange,
     },
+    /// Ratings, kept by the server as rated games finish.
+    Ratings {
+        #[command(subcommand)]
+        action: RatingsCommand,
+    },
+}
+
+/// What to do with the ratings.
+#[derive(Debug, Clone, Subcommand)]
+pub enum RatingsCommand {
+    /// Computes every rating again from the kept results of rated games, in the order they
+    /// finished, in one commit, and says how many numbers came out different (none, unless
+    /// the maths changed).
+    Rebuild,
 }
 
 /// A change to a player's roles.

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
-use turnhouse::config::{Command, Config, RoleChange};
+use turnhouse::config::{Command, Config, RatingsCommand, RoleChange};
 use turnhouse::dev::DevOptions;
 use turnhouse::model::AuditEntry;
 use turnhouse::startup::{self, Application};
@@ -32,6 +32,9 @@ fn main() -> ExitCode {
         Some(Command::SeedRooms { count }) => seed_rooms(config, count),
         Some(Command::Backup { ref dest }) => backup(&config, dest),
         Some(Command::Admin { ref change }) => admin(&config, change),
+        Some(Command::Ratings {
+            action: RatingsCommand::Rebuild,
+        }) => rebuild_ratings(&config),
         None => serve(config),
     }
 }
@@ -128,6 +131,29 @@ async fn admin(config: &Config, change: &RoleChange) -> ExitCode {
         }
         Err(err) => {
             eprintln!("turnhouse admin: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[tokio::main]
+async fn rebuild_ratings(config: &Config) -> ExitCode {
+    telemetry::init("warn");
+    let busy_timeout = std::time::Duration::from_millis(config.database_busy_timeout_ms);
+    let rebuilt = match Store::open_with(&config.database_url, busy_timeout).await {
+        Ok(store) => store.rebuild_ratings().await.map_err(|e| e.to_string()),
+        Err(err) => Err(err.to_string()),
+    };
+    match rebuilt {
+        Ok(rebuilt) => {
+            println!(
+                "{} rated games replayed, {} ratings computed, {} numbers differed",
+                rebuilt.games, rebuilt.ratings, rebuilt.differed
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("turnhouse ratings rebuild: {err}");
             ExitCode::FAILURE
         }
     }

@@ -243,6 +243,8 @@ pub struct RoomEvent {
     pub players: Vec<PlayerRef>,
     pub trigger_timeout_at: Option<String>,
     pub created_at: String,
+    /// For the version that finished a rated game: how it changed each player's rating.
+    pub rating_changes: Vec<RatingChange>,
 }
 
 /// A version of an uploaded game about to be published.
@@ -538,4 +540,22 @@ pub struct PlayerRecord {
 pub struct Suspended {
     pub at: String,
     pub reason: String,
+}
+
+/// A finished rated game, as its ratings are changed: the version that finished it, who played
+/// it (those seated at the end, and one whose leaving ended it), and who won (none: a draw).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatedResult {
+    pub version: i64,
+    pub players: Vec<PlayerRef>,
+    pub winners: Vec<String>,
+}
+
+/// How a finished rated game changed one player's rating.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RatingChange {
+    pub player: PlayerRef,
+    /// The rating before and after, rounded to a whole point.
+    pub before: i64,
+    pub after: i64,
 }

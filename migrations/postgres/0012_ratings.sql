@@ -20,8 +20,11 @@ CREATE TABLE ratings (
     PRIMARY KEY (game, player_id)
 );
 
--- Every change, kept: the room and version that made it, before and after.
+-- Every change, kept: the room and version that made it, before and after, and whether the
+-- player won, so the ratings can be computed again from these (`turnhouse ratings rebuild`).
 CREATE TABLE rating_changes (
+    -- The order the changes were made in, which `turnhouse ratings rebuild` replays.
+    seq                BIGSERIAL PRIMARY KEY,
     room_id            TEXT NOT NULL REFERENCES rooms (id),
     version            BIGINT NOT NULL,
     game               TEXT NOT NULL,
@@ -32,5 +35,7 @@ CREATE TABLE rating_changes (
     rating_after       DOUBLE PRECISION NOT NULL,
     deviation_after    DOUBLE PRECISION NOT NULL,
     volatility_after   DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (room_id, version, player_id)
+    -- Whether the player was among the winners (none in a game: a draw).
+    won                BOOLEAN NOT NULL,
+    UNIQUE (room_id, version, player_id)
 );

@@ -20,9 +20,11 @@ CREATE TABLE ratings (
     PRIMARY KEY (game, player_id)
 );
 
--- Every change, kept: the room and version that made it, before and after. The ratings can be
--- computed again from these rooms' results (`turnhouse ratings rebuild`).
+-- Every change, kept: the room and version that made it, before and after, and whether the
+-- player won, so the ratings can be computed again from these (`turnhouse ratings rebuild`).
 CREATE TABLE rating_changes (
+    -- The order the changes were made in, which `turnhouse ratings rebuild` replays.
+    seq                INTEGER PRIMARY KEY AUTOINCREMENT,
     room_id            TEXT NOT NULL REFERENCES rooms (id),
     version            INTEGER NOT NULL,
     game               TEXT NOT NULL,
@@ -33,5 +35,7 @@ CREATE TABLE rating_changes (
     rating_after       REAL NOT NULL,
     deviation_after    REAL NOT NULL,
     volatility_after   REAL NOT NULL,
-    PRIMARY KEY (room_id, version, player_id)
+    -- Whether the player was among the winners (none in a game: a draw).
+    won                INTEGER NOT NULL CHECK (won IN (0, 1)),
+    UNIQUE (room_id, version, player_id)
 );

@@ -150,7 +150,10 @@ mod tests {
         let after = after_game(&[("a", new), ("b", new), ("c", new)], &ids(&["b"]));
         assert!(after[1].rating > 1500.0, "{after:?}");
         assert!(after[0].rating < 1500.0 && after[2].rating < 1500.0);
-        assert!((after[0].rating - after[2].rating).abs() < 1e-9, "the losers tie");
+        assert!(
+            (after[0].rating - after[2].rating).abs() < 1e-9,
+            "the losers tie"
+        );
         assert!(after.iter().all(|r| r.deviation < 350.0 && r.games == 1));
         assert_eq!(
             new.weng_lin().rating,

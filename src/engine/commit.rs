@@ -96,7 +96,7 @@ impl Engine {
         let room_id = commit.room.id.clone();
         commit.quick_play = quick_play;
         let epoch = self.rooms.epoch(&self.store);
-        let commit = match self.store.commit(commit).await {
+        let mut commit = match self.store.commit(commit).await {
             Ok(commit) => commit,
             Err(err) => {
                 // Whatever this process remembered of the room may be behind.
@@ -105,6 +105,17 @@ impl Engine {
             }
         };
         self.rooms.remember(epoch, &commit.room);
+        // The version that finished a rated game carries what it did to the ratings.
+        let changes = std::mem::take(&mut *commit.rating_changes.lock().expect("never poisoned"));
+        if let Some(result) = &commit.rated_result {
+            if let Some(event) = commit
+                .events
+                .iter_mut()
+                .find(|e| e.version == result.version)
+            {
+                event.rating_changes = changes;
+            }
+        }
         if let Some(at) = &commit.room.trigger_timeout_at {
             self.alarm.armed(at);
         }

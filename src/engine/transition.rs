@@ -13,7 +13,7 @@ use super::EngineError;
 use chrono::{DateTime, Utc};
 
 use crate::game::{deadline_text, winners_of, Game, Hook, HookError, PatchError, PlayerRef};
-use crate::model::{AuditEntry, EventKind, LobbyChange, Rematch, Room, RoomEvent};
+use crate::model::{AuditEntry, EventKind, LobbyChange, RatedResult, Rematch, Room, RoomEvent};
 use crate::store::RoomCommit;
 
 pub struct Transition {
@@ -31,6 +31,8 @@ pub struct Transition {
     now_text: String,
     /// The admin action this step is, for the audit log (in the same commit).
     pub audit: Option<AuditEntry>,
+    /// The rated game this step finishes, if it finishes one.
+    rated_result: Option<RatedResult>,
 }
 
 /// The soonest a timeout may set the next one after itself: a game that re-arms at "now" on
@@ -69,6 +71,7 @@ impl Transition {
             now: Utc::now(),
             now_text: String::new(),
             audit: None,
+            rated_result: None,
         }
         .with_now_text()
     }
@@ -255,9 +258,25 @@ impl Transition {
             self.room.joinable = false;
             self.room.trigger_timeout_at = None;
             self.room.rematch = None;
-            // A game that ends is counted once; a room closed unplayed is no game.
+            // A game that ends is counted once, and rated once; a room closed (unplayed, or by
+            // an admin) is no game.
             if !self.finished_before && kind != EventKind::Closed {
-                self.room.score.count(&winners_of(&self.room.state));
+                let winners = winners_of(&self.room.state);
+                self.room.score.count(&winners);
+                if self.room.rated {
+                    let mut players = self.room.players.clone();
+                    // One whose leaving ended the game played it too (and lost, most likely).
+                    if let (EventKind::Quit | EventKind::Abandoned, Some(left)) = (kind, player) {
+                        if !players.iter().any(|p| p.id == left.id) {
+                            players.push(left.clone());
+                        }
+                    }
+                    self.rated_result = Some(RatedResult {
+                        version: self.room.version + 1,
+                        players,
+                        winners,
+                    });
+                }
             }
         }
         self.finished_before = self.room.finished;
@@ -277,6 +296,7 @@ impl Transition {
             players: self.room.players.clone(),
             trigger_timeout_at: self.room.trigger_timeout_at.clone(),
             created_at: self.now_text.clone(),
+            rating_changes: Vec::new(),
         });
     }
 
@@ -309,6 +329,8 @@ impl Transition {
             finished_changed,
             quick_play: None,
             audit: self.audit,
+            rated_result: self.rated_result,
+            rating_changes: Default::default(),
         }
     }
 }

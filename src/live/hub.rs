@@ -238,6 +238,7 @@ mod tests {
             finished: false,
             players: Vec::new(),
             created_at: room.created_at.clone(),
+            rating_changes: Vec::new(),
         };
         hub.publish(&room, std::slice::from_ref(&event), Shown::PerViewer);
         let update = watcher.recv().await.unwrap();

@@ -111,6 +111,11 @@ pub(super) async fn apply_round<D: Dialect>(
     for audit in accepted.iter().filter_map(|c| c.audit.as_ref()) {
         super::moderation::insert_audit::<D>(conn, audit).await?;
     }
+    // One game after another: two finishing at once with a player in common see each other.
+    for commit in accepted.iter().filter(|c| c.rated_result.is_some()) {
+        let changes = super::ratings::rate::<D>(conn, commit).await?;
+        *commit.rating_changes.lock().expect("never poisoned") = changes;
+    }
     if !accepted.is_empty() {
         D::announce(conn, &accepted).await?;
     }
@@ -335,6 +340,8 @@ mod tests {
             }),
             lobby_change: None,
             audit: None,
+            rated_result: None,
+            rating_changes: Default::default(),
         }
     }
 

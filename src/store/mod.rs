@@ -18,6 +18,7 @@ mod dialect;
 mod health;
 mod moderation;
 mod postgres;
+mod ratings;
 mod reads;
 mod rows;
 mod sessions;
@@ -41,6 +42,7 @@ use crate::model::{
 };
 use moderation::{ModerationOutcome, ModerationWrite};
 use postgres::PgStore;
+pub use ratings::Rebuilt;
 pub use sessions::Ending;
 use sessions::{SessionOutcome, SessionWrite};
 use sqlite::SqliteStore;
@@ -363,6 +365,13 @@ impl Store {
     /// The player's roles.
     pub async fn roles_of(&self, player_id: &str) -> Result<Vec<Role>, StoreError> {
         read!(self, |pool| moderation::roles_of(pool, player_id))
+    }
+
+    /// Computes every rating again from the kept results, in one commit.
+    pub async fn rebuild_ratings(&self) -> Result<Rebuilt, StoreError> {
+        let (job, reply) = Job::new(());
+        let (_, rebuilt) = self.writer.write(Write::RebuildRatings(job), reply).await?;
+        Ok(rebuilt)
     }
 
     /// The player named `username` (never a bot), as an admin sees them.

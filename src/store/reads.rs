@@ -21,7 +21,8 @@ const ROOM_COLUMNS: &str = "r.seq, r.id, r.game, r.game_version, r.private, r.ra
      r.trigger_timeout_at, r.clock_move_seconds, CAST(r.rematch AS TEXT) AS rematch, \
      CAST(r.score AS TEXT) AS score";
 
-pub(super) const ONE_ROOM: &str = "SELECT r.seq, r.id, r.game, r.game_version, r.private, r.rated, \
+pub(super) const ONE_ROOM: &str =
+    "SELECT r.seq, r.id, r.game, r.game_version, r.private, r.rated, \
      r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, \
      CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, \
      r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds, \
@@ -185,8 +186,31 @@ pub(super) async fn events<D: Dialect>(
         .bind(room_id)
         .bind(after)
         .bind(limit);
-    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
-    rows.iter().map(rows::event::<D>).collect()
+    let mut conn = pool.acquire().await?;
+    let rows = D::fetch_all(&mut *conn, statement).await?;
+    let mut events: Vec<RoomEvent> = rows
+        .iter()
+        .map(rows::event::<D>)
+        .collect::<Result<_, _>>()?;
+    // The finishing versions of rated games: what they did to the ratings, read for the page
+    // in one range of the changes' key.
+    if let (Some(first), Some(last)) = (events.first(), events.last()) {
+        let (first, last) = (first.version, last.version);
+        let finishing: Vec<i64> = events
+            .iter()
+            .filter(|e| e.finished)
+            .map(|e| e.version)
+            .collect();
+        if !finishing.is_empty() {
+            let changes = super::ratings::changes_in::<D>(&mut conn, room_id, first, last).await?;
+            for (version, change) in changes {
+                if let Some(event) = events.iter_mut().find(|e| e.version == version) {
+                    event.rating_changes.push(change);
+                }
+            }
+        }
+    }
+    Ok(events)
 }
 
 /// Game `game`'s log lines, oldest first: those after id `after`, or the newest, at most

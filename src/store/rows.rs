@@ -71,6 +71,7 @@ pub(super) fn event<D: Sql>(row: &D::Row) -> Result<RoomEvent, StoreError> {
         players: parse_json(&D::text(row, "players")?)?,
         trigger_timeout_at: D::maybe_text(row, "trigger_timeout_at")?,
         created_at: D::text(row, "created_at")?,
+        rating_changes: Vec::new(),
     })
 }
 

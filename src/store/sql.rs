@@ -25,6 +25,7 @@ pub(super) enum Arg {
     Int(i64),
     MaybeInt(Option<i64>),
     Flag(bool),
+    Real(f64),
     Bytes(Vec<u8>),
     MaybeBytes(Option<Vec<u8>>),
 }
@@ -74,6 +75,12 @@ impl From<Option<i64>> for Arg {
 impl From<bool> for Arg {
     fn from(value: bool) -> Self {
         Arg::Flag(value)
+    }
+}
+
+impl From<f64> for Arg {
+    fn from(value: f64) -> Self {
+        Arg::Real(value)
     }
 }
 
@@ -147,6 +154,7 @@ pub(super) trait Sql: Database {
     fn int(row: &Self::Row, column: &str) -> Result<i64, StoreError>;
     fn maybe_int(row: &Self::Row, column: &str) -> Result<Option<i64>, StoreError>;
     fn flag(row: &Self::Row, column: &str) -> Result<bool, StoreError>;
+    fn real(row: &Self::Row, column: &str) -> Result<f64, StoreError>;
     fn bytes(row: &Self::Row, column: &str) -> Result<Vec<u8>, StoreError>;
 }
 
@@ -160,8 +168,10 @@ where
     for<'q> i64: Encode<'q, D> + Type<D>,
     for<'q> Option<i64>: Encode<'q, D> + Type<D>,
     for<'q> bool: Encode<'q, D> + Type<D>,
+    for<'q> f64: Encode<'q, D> + Type<D>,
     for<'q> Vec<u8>: Encode<'q, D> + Type<D>,
     for<'q> Option<Vec<u8>>: Encode<'q, D> + Type<D>,
+    for<'r> f64: Decode<'r, D>,
     for<'r> Vec<u8>: Decode<'r, D>,
     for<'r> String: Decode<'r, D>,
     for<'r> i64: Decode<'r, D>,
@@ -207,6 +217,10 @@ where
         Ok(row.try_get(column)?)
     }
 
+    fn real(row: &Self::Row, column: &str) -> Result<f64, StoreError> {
+        Ok(row.try_get(column)?)
+    }
+
     fn bytes(row: &Self::Row, column: &str) -> Result<Vec<u8>, StoreError> {
         Ok(row.try_get(column)?)
     }
@@ -221,6 +235,7 @@ where
     for<'a> i64: Encode<'a, D> + Type<D>,
     for<'a> Option<i64>: Encode<'a, D> + Type<D>,
     for<'a> bool: Encode<'a, D> + Type<D>,
+    for<'a> f64: Encode<'a, D> + Type<D>,
     for<'a> Vec<u8>: Encode<'a, D> + Type<D>,
     for<'a> Option<Vec<u8>>: Encode<'a, D> + Type<D>,
 {
@@ -236,6 +251,7 @@ where
             Arg::Int(value) => query.bind(value),
             Arg::MaybeInt(value) => query.bind(value),
             Arg::Flag(value) => query.bind(value),
+            Arg::Real(value) => query.bind(value),
             Arg::Bytes(value) => query.bind(value),
             Arg::MaybeBytes(value) => query.bind(value),
         };

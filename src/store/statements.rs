@@ -4,7 +4,7 @@
 
 use super::dialect::{Dialect, SetSql};
 use super::types::RoomQuery;
-use super::{batch, moderation, postgres, reads, sessions, sqlite, writer, writes};
+use super::{batch, moderation, postgres, ratings, reads, sessions, sqlite, writer, writes};
 
 /// How many rows a set statement is shown with.
 const SHOWN_ROWS: usize = 2;
@@ -68,6 +68,13 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("UNSUSPEND", moderation::UNSUSPEND.into()),
         ("SUSPENSION", moderation::SUSPENSION.into()),
         ("PLAYER_RECORD", moderation::PLAYER_RECORD.into()),
+        ("RATING_OF", ratings::RATING_OF.into()),
+        ("UPSERT_RATING", ratings::UPSERT_RATING.into()),
+        ("INSERT_RATING_CHANGE", ratings::INSERT_RATING_CHANGE.into()),
+        ("CHANGES_IN", ratings::CHANGES_IN.into()),
+        ("ALL_CHANGES", ratings::ALL_CHANGES.into()),
+        ("SET_CHANGE", ratings::SET_CHANGE.into()),
+        ("SET_RATING", ratings::SET_RATING.into()),
         ("RENAME", moderation::RENAME.into()),
         ("UNPUBLISH", moderation::UNPUBLISH.into()),
         ("INSERT_AUDIT", moderation::INSERT_AUDIT.into()),

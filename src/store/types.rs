@@ -76,6 +76,11 @@ pub struct RoomCommit {
     pub lobby_change: Option<LobbyChange>,
     /// The admin action this change is, kept in the audit log in the same commit.
     pub audit: Option<crate::model::AuditEntry>,
+    /// The rated game this change finishes, whose ratings change in the same commit.
+    pub rated_result: Option<crate::model::RatedResult>,
+    /// What that did to each player's rating, set as the commit is written (again if the batch
+    /// holding it is written again).
+    pub rating_changes: std::sync::Mutex<Vec<crate::model::RatingChange>>,
 }
 
 /// The rooms quick play joins rather than opening one: open public rooms of the game, with

@@ -409,6 +409,7 @@ mod tests {
             finished: false,
             players: vec![seated],
             created_at: String::new(),
+            rating_changes: Vec::new(),
         };
         RoomCommit {
             room,
@@ -420,6 +421,8 @@ mod tests {
             quick_play: None,
             lobby_change: None,
             audit: None,
+            rated_result: None,
+            rating_changes: Default::default(),
         }
     }
 

@@ -86,6 +86,8 @@ pub(super) enum Write {
     Seen(Job<Seen, ()>),
     /// An admin action and its audit row.
     Moderation(Job<ModerationWrite, ModerationOutcome>),
+    /// Every rating computed again from the kept results.
+    RebuildRatings(Job<(), super::ratings::Rebuilt>),
 }
 
 pub(super) struct Seen {
@@ -119,6 +121,7 @@ impl Write {
             Write::GameLogs(job) => job.answer(),
             Write::Seen(job) => job.answer(),
             Write::Moderation(job) => job.answer(),
+            Write::RebuildRatings(job) => job.answer(),
         }
     }
 
@@ -134,6 +137,7 @@ impl Write {
             Write::GameLogs(job) => job.fail(err),
             Write::Seen(job) => job.fail(err),
             Write::Moderation(job) => job.fail(err),
+            Write::RebuildRatings(job) => job.fail(err),
         }
     }
 
@@ -176,6 +180,10 @@ impl Write {
             }
             Write::Moderation(job) => {
                 let outcome = moderation::apply::<D>(conn, &job.input).await;
+                job.settle(outcome)
+            }
+            Write::RebuildRatings(job) => {
+                let outcome = super::ratings::rebuild::<D>(conn).await;
                 job.settle(outcome)
             }
         }

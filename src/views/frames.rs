@@ -96,6 +96,7 @@ mod tests {
             finished: false,
             players: vec![alice],
             created_at: "2026-01-01T00:00:00.000Z".into(),
+            rating_changes: Vec::new(),
         };
         let header = RoomHeader {
             id: "r1".into(),

@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::game::{Clock, PlayerRef};
-use crate::model::{Rematch, Room, RoomEvent, Score};
+use crate::model::{RatingChange, Rematch, Room, RoomEvent, Score};
 
 /// A room as one viewer receives it.
 #[derive(Debug, Serialize)]
@@ -111,6 +111,9 @@ pub struct EventView<'a> {
     players: &'a [PlayerRef],
     trigger_timeout_at: Option<&'a str>,
     created_at: &'a str,
+    /// How a finished rated game changed each player's rating.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    rating_changes: &'a [RatingChange],
 }
 
 impl<'a> EventView<'a> {
@@ -127,6 +130,7 @@ impl<'a> EventView<'a> {
             players: &event.players,
             trigger_timeout_at: event.trigger_timeout_at.as_deref(),
             created_at: &event.created_at,
+            rating_changes: &event.rating_changes,
         }
     }
 

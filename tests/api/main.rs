@@ -32,6 +32,7 @@ mod metrics;
 mod moderation;
 mod openapi;
 mod players;
+mod ratings;
 mod readme;
 mod real_server;
 mod replay_browser;

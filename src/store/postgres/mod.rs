@@ -78,7 +78,8 @@ impl Dialect for Postgres {
          ORDER BY updated_at LIMIT $2";
     const INSERT_ROOMS: SetSql = SetSql {
         columns: NEW_ROOM_ROW,
-        statement: "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, \
+        statement:
+            "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, \
              players, inactive_players, trigger_timeout_at, rematch, seats_held_until, score, \
              created_at, updated_at, game_version, clock_move_seconds) \
              SELECT v.id, v.game, v.private, v.rated, v.version, v.joinable, v.finished, \
