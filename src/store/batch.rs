@@ -111,11 +111,7 @@ pub(super) async fn apply_round<D: Dialect>(
     for audit in accepted.iter().filter_map(|c| c.audit.as_ref()) {
         super::moderation::insert_audit::<D>(conn, audit).await?;
     }
-    // One game after another: two finishing at once with a player in common see each other.
-    for commit in accepted.iter().filter(|c| c.rated_result.is_some()) {
-        let changes = super::ratings::rate::<D>(conn, commit).await?;
-        *commit.rating_changes.lock().expect("never poisoned") = changes;
-    }
+    super::ratings::rate::<D>(conn, &accepted).await?;
     if !accepted.is_empty() {
         D::announce(conn, &accepted).await?;
     }
@@ -257,7 +253,7 @@ async fn insert_events<D: Dialect>(
 
 /// `sql` over `rows`, each bound by `bind`: as few statements as the argument limit allows
 /// (none for no rows).
-fn set_statements<D: Dialect, T>(
+pub(super) fn set_statements<D: Dialect, T>(
     sql: SetSql,
     rows: &[T],
     mut bind: impl FnMut(&mut SetRow, &T),
@@ -276,7 +272,7 @@ fn set_statements<D: Dialect, T>(
 }
 
 /// Runs `sql` over `rows`, each bound by `bind`, for its effect.
-async fn execute_set<D: Dialect, T>(
+pub(super) async fn execute_set<D: Dialect, T>(
     conn: &mut D::Connection,
     sql: SetSql,
     rows: &[T],

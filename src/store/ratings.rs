@@ -2,28 +2,45 @@
 //! the transaction that writes the version finishing it, so a rating changes exactly once
 //! whatever is retried, killed or raced; and the reads of ratings.
 
-use super::dialect::Dialect;
+use std::collections::{HashMap, HashSet};
+
+use super::batch::{execute_set, set_statements};
+use super::dialect::{Dialect, SetSql};
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
 use crate::domain::ratings::{after_game, Rating};
 use crate::game::PlayerRef;
 use crate::model::RatingChange;
 
-/// Player `$2`'s rating in game `$1`, if they have one.
-pub(super) const RATING_OF: &str = "SELECT rating, deviation, volatility, games FROM ratings \
-     WHERE game = $1 AND player_id = $2";
+/// The ratings kept for a set of (game, player) pairs (those with none are not returned).
+pub(super) const RATINGS_OF: SetSql = SetSql {
+    columns: "game, player_id",
+    statement: "SELECT r.game, r.player_id, r.rating, r.deviation, r.volatility, r.games \
+         FROM v JOIN ratings r ON r.game = v.game AND r.player_id = v.player_id",
+};
 
-pub(super) const UPSERT_RATING: &str = "INSERT INTO ratings \
-     (game, player_id, rating, deviation, volatility, games, conservative, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-     ON CONFLICT (game, player_id) DO UPDATE SET rating = excluded.rating, \
-     deviation = excluded.deviation, volatility = excluded.volatility, games = excluded.games, \
-     conservative = excluded.conservative, updated_at = excluded.updated_at";
+pub(super) const UPSERT_RATINGS: SetSql = SetSql {
+    columns: "game, player_id, rating, deviation, volatility, games, conservative, updated_at",
+    statement: "INSERT INTO ratings \
+         (game, player_id, rating, deviation, volatility, games, conservative, updated_at) \
+         SELECT v.game, v.player_id, v.rating, v.deviation, v.volatility, v.games, \
+         v.conservative, v.updated_at FROM v WHERE true \
+         ON CONFLICT (game, player_id) DO UPDATE SET rating = excluded.rating, \
+         deviation = excluded.deviation, volatility = excluded.volatility, \
+         games = excluded.games, conservative = excluded.conservative, \
+         updated_at = excluded.updated_at",
+};
 
-pub(super) const INSERT_RATING_CHANGE: &str = "INSERT INTO rating_changes \
-     (room_id, version, game, player_id, rating_before, deviation_before, volatility_before, \
-     rating_after, deviation_after, volatility_after, won) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+/// The changes, written in the order given (`ord`), which is the order they were made.
+pub(super) const INSERT_RATING_CHANGES: SetSql = SetSql {
+    columns: "ord, room_id, version, game, player_id, rating_before, deviation_before, \
+         volatility_before, rating_after, deviation_after, volatility_after, won",
+    statement: "INSERT INTO rating_changes (room_id, version, game, player_id, rating_before, \
+         deviation_before, volatility_before, rating_after, deviation_after, volatility_after, \
+         won) SELECT v.room_id, v.version, v.game, v.player_id, v.rating_before, \
+         v.deviation_before, v.volatility_before, v.rating_after, v.deviation_after, \
+         v.volatility_after, v.won FROM v ORDER BY v.ord",
+};
 
 /// Every rating change, in the order made.
 pub(super) const ALL_CHANGES: &str = "SELECT seq, room_id, version, game, player_id, won, \
@@ -41,70 +58,152 @@ pub(super) const SET_RATING: &str = "UPDATE ratings SET rating = $3, deviation =
 /// The rating changes of room `$1`'s versions `$2` to `$3`, by version.
 pub(super) const CHANGES_IN: &str = "SELECT c.version, c.player_id, p.username, \
      c.rating_before, c.rating_after FROM rating_changes c JOIN players p ON p.id = c.player_id \
-     WHERE c.room_id = $1 AND c.version >= $2 AND c.version <= $3 ORDER BY c.version";
+     WHERE c.room_id = $1 AND c.version >= $2 AND c.version <= $3 ORDER BY c.version, c.seq";
 
-/// Changes the ratings of the game `commit` finishes (it must carry a result), one player
-/// after another in this transaction: what it did to each.
+/// Changes the ratings of the games `commits` finish (each carries its result), in the
+/// order given, in three statements per wave of games with no player in common: the ratings
+/// read, then written, then the changes kept. A game that shares a player with an earlier
+/// one in the batch starts the next wave, so it sees that game's outcome.
 pub(super) async fn rate<D: Dialect>(
     conn: &mut D::Connection,
-    commit: &RoomCommit,
-) -> Result<Vec<RatingChange>, StoreError> {
-    let Some(result) = &commit.rated_result else {
-        return Ok(Vec::new());
-    };
-    let game = commit.room.game.as_str();
-    let mut before = Vec::with_capacity(result.players.len());
-    for player in &result.players {
-        let statement = Statement::new(RATING_OF)
-            .bind(game)
-            .bind(player.id.as_str());
-        let rating = match D::fetch_optional(conn, statement).await? {
-            Some(row) => Rating {
+    commits: &[&RoomCommit],
+) -> Result<(), StoreError> {
+    let mut waves: Vec<Vec<&RoomCommit>> = Vec::new();
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    for commit in commits {
+        let Some(result) = &commit.rated_result else {
+            continue;
+        };
+        let game = commit.room.game.as_str();
+        let keys: Vec<(&str, &str)> = result
+            .players
+            .iter()
+            .map(|p| (game, p.id.as_str()))
+            .collect();
+        if waves.is_empty() || keys.iter().any(|key| seen.contains(key)) {
+            waves.push(Vec::new());
+            seen.clear();
+        }
+        seen.extend(keys);
+        waves.last_mut().expect("a wave").push(commit);
+    }
+    for wave in waves {
+        rate_wave::<D>(conn, &wave).await?;
+    }
+    Ok(())
+}
+
+/// One wave of [`rate`]: games with no player in common.
+async fn rate_wave<D: Dialect>(
+    conn: &mut D::Connection,
+    commits: &[&RoomCommit],
+) -> Result<(), StoreError> {
+    let keys: Vec<(&str, &str)> = commits
+        .iter()
+        .flat_map(|c| {
+            let game = c.room.game.as_str();
+            let players = c.rated_result.iter().flat_map(|r| &r.players);
+            players.map(move |p| (game, p.id.as_str()))
+        })
+        .collect();
+    let mut kept: HashMap<(String, String), Rating> = HashMap::new();
+    let statements = set_statements::<D, _>(RATINGS_OF, &keys, |row, (game, player)| {
+        row.put("game", *game);
+        row.put("player_id", *player);
+    });
+    for statement in statements {
+        for row in D::fetch_all(conn, statement).await? {
+            let rating = Rating {
                 rating: D::real(&row, "rating")?,
                 deviation: D::real(&row, "deviation")?,
                 volatility: D::real(&row, "volatility")?,
                 games: D::int(&row, "games")?,
-            },
-            None => Rating::default(),
+            };
+            kept.insert(
+                (D::text(&row, "game")?, D::text(&row, "player_id")?),
+                rating,
+            );
+        }
+    }
+    let mut ratings = Vec::new();
+    let mut changes = Vec::new();
+    for commit in commits {
+        let Some(result) = &commit.rated_result else {
+            continue;
         };
-        before.push((player.id.as_str(), rating));
+        let game = commit.room.game.as_str();
+        let before: Vec<(&str, Rating)> = result
+            .players
+            .iter()
+            .map(|p| {
+                let key = (game.to_owned(), p.id.clone());
+                (p.id.as_str(), kept.get(&key).copied().unwrap_or_default())
+            })
+            .collect();
+        if before.len() < 2 {
+            continue;
+        }
+        let after = after_game(&before, &result.winners);
+        let mut told = Vec::with_capacity(after.len());
+        for ((player, (_, was)), now) in result.players.iter().zip(&before).zip(&after) {
+            ratings.push((commit, player, *now));
+            changes.push((
+                commit,
+                player,
+                *was,
+                *now,
+                result.winners.contains(&player.id),
+            ));
+            told.push(RatingChange {
+                player: player.clone(),
+                before: was.rating.round() as i64,
+                after: now.rating.round() as i64,
+            });
+        }
+        *commit.rating_changes.lock().expect("never poisoned") = told;
     }
-    if before.len() < 2 {
-        return Ok(Vec::new());
-    }
-    let after = after_game(&before, &result.winners);
-    let mut changes = Vec::with_capacity(after.len());
-    for ((player, (_, was)), now) in result.players.iter().zip(&before).zip(&after) {
-        let upsert = Statement::new(UPSERT_RATING)
-            .bind(game)
-            .bind(player.id.as_str())
-            .bind(now.rating)
-            .bind(now.deviation)
-            .bind(now.volatility)
-            .bind(now.games)
-            .bind(now.conservative())
-            .bind(commit.room.updated_at.as_str());
-        D::execute(conn, upsert).await?;
-        let change = Statement::new(INSERT_RATING_CHANGE)
-            .bind(commit.room.id.as_str())
-            .bind(result.version)
-            .bind(game)
-            .bind(player.id.as_str())
-            .bind(was.rating)
-            .bind(was.deviation)
-            .bind(was.volatility)
-            .bind(now.rating)
-            .bind(now.deviation)
-            .bind(now.volatility)
-            .bind(result.winners.contains(&player.id));
-        D::execute(conn, change).await?;
-        changes.push(RatingChange {
-            player: player.clone(),
-            before: was.rating.round() as i64,
-            after: now.rating.round() as i64,
-        });
-    }
-    Ok(changes)
+    execute_set::<D, _>(
+        conn,
+        UPSERT_RATINGS,
+        &ratings,
+        |row, (commit, player, now)| {
+            row.put("game", commit.room.game.as_str());
+            row.put("player_id", player.id.as_str());
+            row.put("rating", now.rating);
+            row.put("deviation", now.deviation);
+            row.put("volatility", now.volatility);
+            row.put("games", now.games);
+            row.put("conservative", now.conservative());
+            row.put("updated_at", commit.room.updated_at.as_str());
+        },
+    )
+    .await?;
+    let ordered: Vec<(i64, _)> = changes
+        .into_iter()
+        .enumerate()
+        .map(|(n, c)| (n as i64, c))
+        .collect();
+    execute_set::<D, _>(
+        conn,
+        INSERT_RATING_CHANGES,
+        &ordered,
+        |row, (ord, (commit, player, was, now, won))| {
+            let version = commit.rated_result.as_ref().map_or(0, |r| r.version);
+            row.put("ord", *ord);
+            row.put("room_id", commit.room.id.as_str());
+            row.put("version", version);
+            row.put("game", commit.room.game.as_str());
+            row.put("player_id", player.id.as_str());
+            row.put("rating_before", was.rating);
+            row.put("deviation_before", was.deviation);
+            row.put("volatility_before", was.volatility);
+            row.put("rating_after", now.rating);
+            row.put("deviation_after", now.deviation);
+            row.put("volatility_after", now.volatility);
+            row.put("won", *won);
+        },
+    )
+    .await
 }
 
 /// The rating changes of versions `first` to `last` of the room, each with its version.

@@ -182,17 +182,35 @@ SELECT suspension_reason AS reason FROM players WHERE id = $1 AND suspended_at I
 -- SQLite and PostgreSQL: PLAYER_RECORD
 SELECT id, username, created_at, last_seen_at, suspended_at, suspension_reason FROM players WHERE username = $1 AND bot IS NULL;
 
--- SQLite and PostgreSQL: RATING_OF
-SELECT rating, deviation, volatility, games FROM ratings WHERE game = $1 AND player_id = $2;
+-- SQLite: RATINGS_OF
+WITH v (game, player_id) AS (VALUES (?, ?), (?, ?)) SELECT r.game, r.player_id, r.rating, r.deviation, r.volatility, r.games FROM v JOIN ratings r ON r.game = v.game AND r.player_id = v.player_id;
 
--- SQLite and PostgreSQL: UPSERT_RATING
-INSERT INTO ratings (game, player_id, rating, deviation, volatility, games, conservative, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (game, player_id) DO UPDATE SET rating = excluded.rating, deviation = excluded.deviation, volatility = excluded.volatility, games = excluded.games, conservative = excluded.conservative, updated_at = excluded.updated_at;
+-- PostgreSQL: RATINGS_OF
+WITH v (game, player_id) AS (VALUES ($1, $2), ($3, $4)) SELECT r.game, r.player_id, r.rating, r.deviation, r.volatility, r.games FROM v JOIN ratings r ON r.game = v.game AND r.player_id = v.player_id;
 
--- SQLite and PostgreSQL: INSERT_RATING_CHANGE
-INSERT INTO rating_changes (room_id, version, game, player_id, rating_before, deviation_before, volatility_before, rating_after, deviation_after, volatility_after) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
+-- SQLite: UPSERT_RATINGS
+WITH v (game, player_id, rating, deviation, volatility, games, conservative, updated_at) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?)) INSERT INTO ratings (game, player_id, rating, deviation, volatility, games, conservative, updated_at) SELECT v.game, v.player_id, v.rating, v.deviation, v.volatility, v.games, v.conservative, v.updated_at FROM v WHERE true ON CONFLICT (game, player_id) DO UPDATE SET rating = excluded.rating, deviation = excluded.deviation, volatility = excluded.volatility, games = excluded.games, conservative = excluded.conservative, updated_at = excluded.updated_at;
+
+-- PostgreSQL: UPSERT_RATINGS
+WITH v (game, player_id, rating, deviation, volatility, games, conservative, updated_at) AS (VALUES ($1, $2, $3, $4, $5, $6, $7, $8), ($9, $10, $11, $12, $13, $14, $15, $16)) INSERT INTO ratings (game, player_id, rating, deviation, volatility, games, conservative, updated_at) SELECT v.game, v.player_id, v.rating, v.deviation, v.volatility, v.games, v.conservative, v.updated_at FROM v WHERE true ON CONFLICT (game, player_id) DO UPDATE SET rating = excluded.rating, deviation = excluded.deviation, volatility = excluded.volatility, games = excluded.games, conservative = excluded.conservative, updated_at = excluded.updated_at;
+
+-- SQLite: INSERT_RATING_CHANGES
+WITH v (ord, room_id, version, game, player_id, rating_before, deviation_before, volatility_before, rating_after, deviation_after, volatility_after, won) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)) INSERT INTO rating_changes (room_id, version, game, player_id, rating_before, deviation_before, volatility_before, rating_after, deviation_after, volatility_after, won) SELECT v.room_id, v.version, v.game, v.player_id, v.rating_before, v.deviation_before, v.volatility_before, v.rating_after, v.deviation_after, v.volatility_after, v.won FROM v ORDER BY v.ord;
+
+-- PostgreSQL: INSERT_RATING_CHANGES
+WITH v (ord, room_id, version, game, player_id, rating_before, deviation_before, volatility_before, rating_after, deviation_after, volatility_after, won) AS (VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12), ($13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)) INSERT INTO rating_changes (room_id, version, game, player_id, rating_before, deviation_before, volatility_before, rating_after, deviation_after, volatility_after, won) SELECT v.room_id, v.version, v.game, v.player_id, v.rating_before, v.deviation_before, v.volatility_before, v.rating_after, v.deviation_after, v.volatility_after, v.won FROM v ORDER BY v.ord;
 
 -- SQLite and PostgreSQL: CHANGES_IN
-SELECT c.version, c.player_id, p.username, c.rating_before, c.rating_after FROM rating_changes c JOIN players p ON p.id = c.player_id WHERE c.room_id = $1 AND c.version >= $2 AND c.version <= $3 ORDER BY c.version;
+SELECT c.version, c.player_id, p.username, c.rating_before, c.rating_after FROM rating_changes c JOIN players p ON p.id = c.player_id WHERE c.room_id = $1 AND c.version >= $2 AND c.version <= $3 ORDER BY c.version, c.seq;
+
+-- SQLite and PostgreSQL: ALL_CHANGES
+SELECT seq, room_id, version, game, player_id, won, rating_after, deviation_after, volatility_after FROM rating_changes ORDER BY seq;
+
+-- SQLite and PostgreSQL: SET_CHANGE
+UPDATE rating_changes SET rating_before = $1, deviation_before = $2, volatility_before = $3, rating_after = $4, deviation_after = $5, volatility_after = $6 WHERE seq = $7;
+
+-- SQLite and PostgreSQL: SET_RATING
+UPDATE ratings SET rating = $3, deviation = $4, volatility = $5, games = $6, conservative = $7 WHERE game = $1 AND player_id = $2;
 
 -- SQLite and PostgreSQL: RENAME
 UPDATE players SET username = $1 WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o WHERE o.username = $1 AND o.id <> $2) RETURNING id;

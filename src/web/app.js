@@ -732,7 +732,7 @@ async function showRoom(id, replayAt) {
   if (!current || current.id !== id) return;
   const entry = latest.ok ? latest.data.events[0] : null;
   if (entry && entry.version === current.version && !current.lastEvent) {
-    current.lastEvent = { kind: entry.kind, player: entry.player, move: entry.move };
+    current.lastEvent = { kind: entry.kind, player: entry.player, move: entry.move, ratingChanges: entry.ratingChanges };
     current.lastMove = current.lastMove || lastMoveOf(entry);
     drawRoom();
   }
@@ -811,7 +811,7 @@ function apply(version) {
   }
   if (version.kind) {
     current.lastMove = lastMoveOf(version);
-    current.lastEvent = { kind: version.kind, player: version.player, move: version.move };
+    current.lastEvent = { kind: version.kind, player: version.player, move: version.move, ratingChanges: version.ratingChanges };
   }
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
@@ -1026,7 +1026,23 @@ function houseNote(room) {
   return null;
 }
 
+/** What the game that just finished did to the viewer's rating: "Your rating: 1512 (+12)." */
+function ratingNote(room) {
+  const mine = me();
+  const changes = (!replaying && room.lastEvent && room.lastEvent.ratingChanges) || [];
+  const change = mine && changes.find((c) => c.player.id === mine.id);
+  if (!change) return '';
+  const delta = change.after - change.before;
+  return ` Your rating: ${change.after} (${delta >= 0 ? '+' : '−'}${Math.abs(delta)}).`;
+}
+
+/** The line under the board: the state of play, and once a rated game ends, the rating. */
 function statusText(room, toMove) {
+  const text = playText(room, toMove);
+  return room.finished ? text + ratingNote(room) : text;
+}
+
+function playText(room, toMove) {
   const mine = me();
   const note = houseNote(room);
   if (note && !(room.lastEvent && room.lastEvent.kind === 'abandoned')) return note;

@@ -83,6 +83,8 @@ export interface Room {
   /** The version of an uploaded game this room plays; absent for built-in games. */
   gameVersion?: number;
   private: boolean;
+  /** Whether finishing its games changes the players' ratings. */
+  rated: boolean;
   version: number;
   joinable: boolean;
   finished: boolean;
@@ -153,6 +155,8 @@ export interface HistoryEntry {
   players: Player[];
   triggerTimeoutAt: string | null;
   createdAt: string;
+  /** Only on the version that finished a rated game: each player's rating before and after. */
+  ratingChanges?: { player: Player; before: number; after: number }[];
 }
 
 export interface HistoryPage {
@@ -207,6 +211,8 @@ export interface NewRoom {
   bot?: "easy" | "medium" | "hard";
   botPlaysFirst?: boolean;
   clock?: Clock;
+  /** `false` opts a public room out of ratings. */
+  rated?: boolean;
 }
 
 /** A refusal or failure: the RFC 9457 problem the server answered with. */

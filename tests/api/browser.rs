@@ -130,6 +130,14 @@ async fn two_people_play_tictactoe_in_their_browsers_while_a_third_watches() {
     carol
         .wait_for_text("#status", &format!("{alice_name} wins!"))
         .await;
+    // A public room of people is rated: each player sees what the game did to their rating
+    // (from 1500, by Glicko-2); the spectator sees no rating of theirs.
+    alice
+        .wait_for_text("#status", "Your rating: 1662 (+162).")
+        .await;
+    bob.wait_for_text("#status", "Your rating: 1338 (−162).")
+        .await;
+    assert!(!carol.text("#status").await.contains("rating"));
     for browser in [&alice, &bob, &carol] {
         assert_eq!(
             count(browser, ".cell.win").await,
@@ -456,10 +464,8 @@ async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
 
     alice.wait_for_text("#status", "You ran out of time.").await;
     let status = alice.text("#status").await;
-    assert_eq!(
-        status,
-        format!("You ran out of time. {} wins!", bob.username)
-    );
+    let lost = format!("You ran out of time. {} wins! Your rating: ", bob.username);
+    assert!(status.starts_with(&lost), "{status}");
     watcher.wait_for_text("#status", "Time ran out for").await;
     let seen = watcher.text("#status").await;
     assert!(seen.contains(&format!("{} wins!", bob.username)), "{seen}");

@@ -270,3 +270,48 @@ async fn three_players_are_rated_together_winner_first_on_one_scale() {
     assert!(lost_a["after"].as_i64().unwrap() < 1500, "{last}");
     assert_eq!(lost_a["after"], lost_c["after"], "the two who lost tie");
 }
+
+/// One player finishes two games at once (often in one commit of the writer): the second
+/// change starts where the first ended, in the order kept, and a rebuild agrees.
+#[tokio::test]
+async fn two_games_of_one_player_finishing_together_chain_their_changes() {
+    let app = TestApp::spawn().await;
+    let x = app.new_player().await;
+    let mut rooms = Vec::new();
+    for _ in 0..2 {
+        let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
+        let room = room["id"].as_str().unwrap().to_owned();
+        let o = app.new_player().await;
+        assert_eq!(app.join(&o, &room).await.status(), StatusCode::OK);
+        for (player, (cx, cy)) in [(&x, (0, 0)), (&o, (1, 1)), (&x, (1, 0)), (&o, (2, 2))] {
+            app.play_ok(player, &room, json!({"x": cx, "y": cy})).await;
+        }
+        rooms.push(room);
+    }
+    let (a, b) = tokio::join!(
+        app.play(&x, &rooms[0], json!({"x": 2, "y": 0})),
+        app.play(&x, &rooms[1], json!({"x": 2, "y": 0}))
+    );
+    assert_eq!((a.status(), b.status()), (StatusCode::OK, StatusCode::OK));
+    let sql: &'static str = Box::leak(
+        format!(
+            "SELECT rating_before, rating_after FROM rating_changes \
+             WHERE player_id = '{}' ORDER BY seq",
+            x.id
+        )
+        .into_boxed_str(),
+    );
+    let chain: Vec<(f64, f64)> = database_rows(&app.database, sql).await;
+    assert_eq!(chain.len(), 2);
+    assert_eq!(chain[0].0, 1500.0);
+    assert_eq!(
+        chain[1].0, chain[0].1,
+        "the second game starts from the first"
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_turnhouse"))
+        .args(["ratings", "rebuild", "--database", &app.database])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(said.contains("0 numbers differed"), "{said}");
+}

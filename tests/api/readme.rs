@@ -108,6 +108,8 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         // A page on another origin may call the API.
         "access-control-allow-origin: *",
         "access-control-allow-methods: POST, OPTIONS",
+        // The README's game, rated.
+        r#"[{"player":"alice","before":1500,"after":1662},{"player":"bob","before":1500,"after":1338}]"#,
         // Moderation: refused to a player, a suspension, a closed room, all on the record.
         r#"{"status":403,"code":"not_admin"}"#,
         r#"{"suspended":true,"sessionsEnded":1}"#,
