@@ -17,6 +17,7 @@ pub fn routes() -> Vec<RouteDef> {
         route(Method::GET, "/games/{id}", show),
         route(Method::PUT, "/games/{id}", publish),
         route(Method::GET, "/games/{id}/source", source),
+        route(Method::GET, "/games/{id}/leaderboard", leaderboard),
         route(Method::GET, "/games/{id}/frontend", frontends::page),
         route(
             Method::GET,
@@ -100,4 +101,101 @@ async fn source(
         .insert_header((header::CONTENT_TYPE, "text/javascript; charset=utf-8"))
         .insert_header((header::ETAG, etag(version)))
         .body(text))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LeaderboardParams {
+    limit: Option<i64>,
+    cursor: Option<String>,
+}
+
+/// A page of the leaderboard's cursor: the rank of the page's last place, its conservative
+/// rating (its bits, in hex: exact) and its player.
+fn leaderboard_cursor(rank: i64, conservative: f64, player: &str) -> String {
+    format!("{rank}.{:016x}.{player}", conservative.to_bits())
+}
+
+/// A cursor as [`leaderboard_cursor`] writes it: `(rank, conservative, player)`.
+fn parse_leaderboard_cursor(cursor: &str) -> Option<(i64, f64, String)> {
+    let mut parts = cursor.split('.');
+    let rank = parts.next()?.parse::<i64>().ok().filter(|r| *r > 0)?;
+    let bits = parts.next().filter(|b| b.len() == 16)?;
+    let conservative = f64::from_bits(u64::from_str_radix(bits, 16).ok()?);
+    let player = parts
+        .next()
+        .filter(|p| crate::domain::ids::is_well_formed(p))?;
+    parts
+        .next()
+        .is_none()
+        .then(|| (rank, conservative, player.to_owned()))
+}
+
+/// A game's leaderboard: players with five rated games or more, by conservative rating (the
+/// rating less twice its deviation), best first, a page at a time.
+async fn leaderboard(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let game = path.into_inner();
+    let params: LeaderboardParams = parse_query(&req)?;
+    let limit = params.limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        return Err(ApiError::InvalidQuery("limit must be from 1 to 100".into()));
+    }
+    let after = match params.cursor.filter(|c| !c.is_empty()) {
+        None => None,
+        Some(cursor) => Some(parse_leaderboard_cursor(&cursor).ok_or_else(|| {
+            ApiError::InvalidQuery("cursor must be a nextCursor this server returned".into())
+        })?),
+    };
+    let first_rank = after.as_ref().map_or(1, |(rank, _, _)| rank + 1);
+    let after = after.map(|(_, conservative, player)| (conservative, player));
+    let mut places = context.engine.leaderboard(&game, after, limit + 1).await?;
+    let more = places.len() as i64 > limit;
+    places.truncate(limit as usize);
+    let last = first_rank + places.len() as i64 - 1;
+    let next_cursor = places
+        .last()
+        .filter(|_| more)
+        .map(|p| leaderboard_cursor(last, p.conservative, &p.player.id));
+    let entries: Vec<_> = places
+        .iter()
+        .zip(first_rank..)
+        .map(|(place, rank)| {
+            json!({
+                "rank": rank,
+                "player": place.player,
+                "rating": place.rating.rating.round() as i64,
+                "deviation": place.rating.deviation.round() as i64,
+                "games": place.rating.games,
+            })
+        })
+        .collect();
+    Ok(HttpResponse::Ok()
+        .json(json!({"game": game, "entries": entries, "nextCursor": next_cursor})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaderboard_cursors_read_back_exactly_and_refuse_anything_else() {
+        let player = "0123456789abcdef0123456789abcdef";
+        let cursor = leaderboard_cursor(20, 812.345_678_9, player);
+        assert_eq!(
+            parse_leaderboard_cursor(&cursor),
+            Some((20, 812.345_678_9, player.to_owned()))
+        );
+        for bad in [
+            "",
+            "0.4000000000000000.x",
+            "1.zz.y",
+            &format!("{cursor}.more"),
+        ] {
+            assert_eq!(parse_leaderboard_cursor(bad), None, "{bad}");
+        }
+    }
 }

@@ -23,6 +23,7 @@ mod precondition;
 mod room_cache;
 mod room_locks;
 mod sessions;
+mod standing;
 mod transition;
 mod viewing;
 

@@ -42,7 +42,7 @@ use crate::model::{
 };
 use moderation::{ModerationOutcome, ModerationWrite};
 use postgres::PgStore;
-pub use ratings::Rebuilt;
+pub use ratings::{Rebuilt, Standing};
 pub use sessions::Ending;
 use sessions::{SessionOutcome, SessionWrite};
 use sqlite::SqliteStore;
@@ -365,6 +365,17 @@ impl Store {
     /// The player's roles.
     pub async fn roles_of(&self, player_id: &str) -> Result<Vec<Role>, StoreError> {
         read!(self, |pool| moderation::roles_of(pool, player_id))
+    }
+
+    /// Up to `limit` places of `game`'s leaderboard after `after` (a place's conservative
+    /// rating and player id; the top when `None`).
+    pub async fn leaderboard(
+        &self,
+        game: &str,
+        after: Option<(f64, String)>,
+        limit: i64,
+    ) -> Result<Vec<Standing>, StoreError> {
+        read!(self, |pool| ratings::leaderboard(pool, game, after, limit))
     }
 
     /// Computes every rating again from the kept results, in one commit.

@@ -42,6 +42,19 @@ pub(super) const INSERT_RATING_CHANGES: SetSql = SetSql {
          v.volatility_after, v.won FROM v ORDER BY v.ord",
 };
 
+/// The first page of game `$1`'s leaderboard, `$2` long: players with five rated games or
+/// more, by conservative rating, best first.
+pub(super) const LEADERBOARD_FIRST: &str = "SELECT r.player_id, p.username, r.rating, \
+     r.deviation, r.games, r.conservative FROM ratings r JOIN players p ON p.id = r.player_id \
+     WHERE r.game = $1 AND r.games >= 5 \
+     ORDER BY r.conservative DESC, r.player_id DESC LIMIT $2";
+
+/// The page after the entry (`$2` conservative rating, `$3` player): one range of the index.
+pub(super) const LEADERBOARD_AFTER: &str = "SELECT r.player_id, p.username, r.rating, \
+     r.deviation, r.games, r.conservative FROM ratings r JOIN players p ON p.id = r.player_id \
+     WHERE r.game = $1 AND r.games >= 5 AND (r.conservative, r.player_id) < ($2, $3) \
+     ORDER BY r.conservative DESC, r.player_id DESC LIMIT $4";
+
 /// Every rating change, in the order made.
 pub(super) const ALL_CHANGES: &str = "SELECT seq, room_id, version, game, player_id, won, \
      rating_after, deviation_after, volatility_after FROM rating_changes ORDER BY seq";
@@ -338,4 +351,48 @@ pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebu
         ratings: ratings.len(),
         differed,
     })
+}
+
+/// One place on a game's leaderboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    pub player: PlayerRef,
+    pub rating: Rating,
+    pub conservative: f64,
+}
+
+/// Up to `limit` places of `game`'s leaderboard after `after` (a place's conservative rating
+/// and player id; the top when `None`).
+pub(super) async fn leaderboard<D: Dialect>(
+    pool: &sqlx::Pool<D>,
+    game: &str,
+    after: Option<(f64, String)>,
+    limit: i64,
+) -> Result<Vec<Standing>, StoreError> {
+    let statement = match after {
+        None => Statement::new(LEADERBOARD_FIRST).bind(game).bind(limit),
+        Some((conservative, player)) => Statement::new(LEADERBOARD_AFTER)
+            .bind(game)
+            .bind(conservative)
+            .bind(player)
+            .bind(limit),
+    };
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Standing {
+                player: PlayerRef {
+                    id: D::text(row, "player_id")?,
+                    username: D::text(row, "username")?,
+                },
+                rating: Rating {
+                    rating: D::real(row, "rating")?,
+                    deviation: D::real(row, "deviation")?,
+                    volatility: 0.0,
+                    games: D::int(row, "games")?,
+                },
+                conservative: D::real(row, "conservative")?,
+            })
+        })
+        .collect()
 }

@@ -76,6 +76,8 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ),
         ("CHANGES_IN", ratings::CHANGES_IN.into()),
         ("ALL_CHANGES", ratings::ALL_CHANGES.into()),
+        ("LEADERBOARD_FIRST", ratings::LEADERBOARD_FIRST.into()),
+        ("LEADERBOARD_AFTER", ratings::LEADERBOARD_AFTER.into()),
         ("SET_CHANGE", ratings::SET_CHANGE.into()),
         ("SET_RATING", ratings::SET_RATING.into()),
         ("RENAME", moderation::RENAME.into()),

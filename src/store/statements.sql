@@ -206,6 +206,12 @@ SELECT c.version, c.player_id, p.username, c.rating_before, c.rating_after FROM 
 -- SQLite and PostgreSQL: ALL_CHANGES
 SELECT seq, room_id, version, game, player_id, won, rating_after, deviation_after, volatility_after FROM rating_changes ORDER BY seq;
 
+-- SQLite and PostgreSQL: LEADERBOARD_FIRST
+SELECT r.player_id, p.username, r.rating, r.deviation, r.games, r.conservative FROM ratings r JOIN players p ON p.id = r.player_id WHERE r.game = $1 AND r.games >= 5 ORDER BY r.conservative DESC, r.player_id DESC LIMIT $2;
+
+-- SQLite and PostgreSQL: LEADERBOARD_AFTER
+SELECT r.player_id, p.username, r.rating, r.deviation, r.games, r.conservative FROM ratings r JOIN players p ON p.id = r.player_id WHERE r.game = $1 AND r.games >= 5 AND (r.conservative, r.player_id) < ($2, $3) ORDER BY r.conservative DESC, r.player_id DESC LIMIT $4;
+
 -- SQLite and PostgreSQL: SET_CHANGE
 UPDATE rating_changes SET rating_before = $1, deviation_before = $2, volatility_before = $3, rating_after = $4, deviation_after = $5, volatility_after = $6 WHERE seq = $7;
 

@@ -315,3 +315,88 @@ async fn two_games_of_one_player_finishing_together_chain_their_changes() {
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(said.contains("0 numbers differed"), "{said}");
 }
+
+/// `x` beats `o` in a new public room.
+async fn beats(app: &TestApp, x: &TestPlayer, o: &TestPlayer) {
+    let room = app.create_room(x, json!({"game": "tictactoe"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.join(o, &room).await.status(), StatusCode::OK);
+    x_wins(app, &room, x, o).await;
+}
+
+#[tokio::test]
+async fn the_leaderboard_ranks_players_with_five_games_by_conservative_rating_a_page_at_a_time() {
+    let app = TestApp::spawn().await;
+    let mut players = Vec::new();
+    for _ in 0..6 {
+        players.push(app.new_player().await);
+    }
+    let (a, b, c, d, e, f) = (
+        &players[0],
+        &players[1],
+        &players[2],
+        &players[3],
+        &players[4],
+        &players[5],
+    );
+    for _ in 0..5 {
+        beats(&app, a, b).await;
+        beats(&app, c, d).await;
+    }
+    for _ in 0..4 {
+        beats(&app, e, f).await; // four games: not listed yet
+    }
+    let board = app.get_json("/games/tictactoe/leaderboard").await;
+    let entries = board["entries"].as_array().unwrap();
+    let ids: Vec<&str> = entries
+        .iter()
+        .map(|e| e["player"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 4, "{board}");
+    let mut top = ids[..2].to_vec();
+    top.sort();
+    let mut winners = vec![a.id.as_str(), c.id.as_str()];
+    winners.sort();
+    assert_eq!(top, winners, "{board}");
+    assert!(!ids.contains(&e.id.as_str()));
+    let ranks: Vec<i64> = entries
+        .iter()
+        .map(|e| e["rank"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ranks, [1, 2, 3, 4]);
+    assert_eq!(entries[0]["games"], 5);
+    assert!(entries[0]["rating"].as_i64() > entries[3]["rating"].as_i64());
+    assert_eq!(board["nextCursor"], Value::Null);
+
+    // A page at a time, the same order and ranks.
+    let mut paged = Vec::new();
+    let mut path = "/games/tictactoe/leaderboard?limit=1".to_owned();
+    loop {
+        let page = app.get_json(&path).await;
+        for entry in page["entries"].as_array().unwrap() {
+            paged.push((
+                entry["rank"].as_i64().unwrap(),
+                entry["player"]["id"].clone(),
+            ));
+        }
+        match page["nextCursor"].as_str() {
+            Some(cursor) => path = format!("/games/tictactoe/leaderboard?limit=1&cursor={cursor}"),
+            None => break,
+        }
+    }
+    let whole: Vec<(i64, Value)> = entries
+        .iter()
+        .map(|e| (e["rank"].as_i64().unwrap(), e["player"]["id"].clone()))
+        .collect();
+    assert_eq!(paged, whole);
+    assert_eq!(
+        app.get("/games/no-such-game/leaderboard").await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.get("/games/tictactoe/leaderboard?cursor=nonsense")
+            .await
+            .status(),
+        StatusCode::BAD_REQUEST
+    );
+}

@@ -319,3 +319,28 @@ async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
     ];
     assert_eq!(seated, expected.map(|s| s.to_vec()));
 }
+
+/// Each page of a leaderboard reads one range of its index, whatever the number of players:
+/// no scan, no sort.
+#[tokio::test]
+async fn a_leaderboard_page_is_one_index_range() {
+    use super::super::ratings::{LEADERBOARD_AFTER, LEADERBOARD_FIRST};
+    let (_dir, path) = store_dir();
+    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
+        .await
+        .unwrap()
+        .0;
+    for sql in [LEADERBOARD_FIRST, LEADERBOARD_AFTER] {
+        let steps = plan(&store, sql).await;
+        assert_no_scan(sql, &steps, false);
+        assert!(
+            steps[0].starts_with("SEARCH r USING INDEX ratings_leaderboard (game=?"),
+            "{sql}\nplans {steps:#?}"
+        );
+    }
+    let steps = plan(&store, LEADERBOARD_AFTER).await;
+    assert!(
+        steps[0].contains("(conservative,player_id)<(?,?)"),
+        "{steps:#?}"
+    );
+}
