@@ -167,9 +167,9 @@ async fn leaderboard(
             json!({
                 "rank": rank,
                 "player": place.player,
-                "rating": place.rating.rating.round() as i64,
-                "deviation": place.rating.deviation.round() as i64,
-                "games": place.rating.games,
+                "rating": place.rating.round() as i64,
+                "deviation": place.deviation.round() as i64,
+                "games": place.games,
             })
         })
         .collect();

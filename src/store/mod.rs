@@ -13,6 +13,24 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
+/// Runs a read on this store's read pool, whichever database it is: the one place reads tell
+/// the two apart (each read is written once, generic over the [`dialect::Dialect`]). Defined
+/// before the modules, so the ones that hold their part of the store's methods use it too.
+macro_rules! read {
+    ($store:expr, |$pool:ident| $read:expr) => {
+        match &$store.database {
+            $crate::store::Database::Sqlite(db) => {
+                let $pool = &db.read;
+                $read.await
+            }
+            $crate::store::Database::Postgres(db) => {
+                let $pool = &db.read;
+                $read.await
+            }
+        }
+    };
+}
+
 mod batch;
 mod dialect;
 mod health;
@@ -34,17 +52,13 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::domain::roles::Role;
 use crate::game::{BotLevel, Clock, PlayerRef};
 use crate::model::{
-    Account, AuditEntry, GameLogLine, GameVersionRecord, NewGameVersion, PlayerRecord, Room,
-    RoomEvent, Session,
+    Account, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent, Session,
 };
-use moderation::{ModerationOutcome, ModerationWrite};
 use postgres::PgStore;
 pub use ratings::{Rebuilt, Standing};
 pub use sessions::Ending;
-use sessions::{SessionOutcome, SessionWrite};
 use sqlite::SqliteStore;
 use writer::Writer;
 use writes::{Job, NewBot, RoomCopies, Seen, Write};
@@ -54,23 +68,6 @@ pub use types::{
     StoredFile,
 };
 pub use writes::GAME_LOG_LINES;
-
-/// Runs a read on this store's read pool, whichever database it is: the one place reads tell
-/// the two apart (each read is written once, generic over the [`dialect::Dialect`]).
-macro_rules! read {
-    ($store:expr, |$pool:ident| $read:expr) => {
-        match &$store.database {
-            Database::Sqlite(db) => {
-                let $pool = &db.read;
-                $read.await
-            }
-            Database::Postgres(db) => {
-                let $pool = &db.read;
-                $read.await
-            }
-        }
-    };
-}
 
 #[derive(Clone)]
 pub struct Store {
@@ -189,275 +186,6 @@ impl Store {
         let (job, reply) = Job::new((account.clone(), session.clone()));
         self.writer.write(Write::Account(job), reply).await?;
         Ok(())
-    }
-
-    async fn session_write(&self, write: SessionWrite) -> Result<SessionOutcome, StoreError> {
-        let (job, reply) = Job::new(write);
-        let (_, outcome) = self.writer.write(Write::Session(job), reply).await?;
-        Ok(outcome)
-    }
-
-    /// Opens another session of an existing player.
-    pub async fn open_session(&self, session: &Session) -> Result<(), StoreError> {
-        self.session_write(SessionWrite::Open(session.clone()))
-            .await
-            .map(|_| ())
-    }
-
-    /// Ends `which` of the player's working sessions; the ids ended.
-    pub async fn end_sessions(
-        &self,
-        player_id: &str,
-        which: Ending,
-    ) -> Result<Vec<String>, StoreError> {
-        let write = SessionWrite::End {
-            player_id: player_id.to_owned(),
-            which,
-            at: crate::model::now(),
-        };
-        match self.session_write(write).await? {
-            SessionOutcome::Ended(ids) => Ok(ids),
-            _ => Ok(Vec::new()),
-        }
-    }
-
-    /// Replaces a working session's secret: its old token is refused from the commit on.
-    /// Whether there was such a session.
-    pub async fn set_session_token(
-        &self,
-        session_id: &str,
-        player_id: &str,
-        token_hash: &str,
-    ) -> Result<bool, StoreError> {
-        let write = SessionWrite::Rotate {
-            session_id: session_id.to_owned(),
-            player_id: player_id.to_owned(),
-            token_hash: token_hash.to_owned(),
-        };
-        Ok(matches!(
-            self.session_write(write).await?,
-            SessionOutcome::Rotated(true)
-        ))
-    }
-
-    /// Keeps a sign-in code for `player_id`, by its hash, until `expires_at`;
-    /// [`StoreError::Conflict`] if a code with that hash is already kept.
-    pub async fn issue_code(
-        &self,
-        code_hash: &str,
-        player_id: &str,
-        created_at: &str,
-        expires_at: &str,
-    ) -> Result<(), StoreError> {
-        let write = SessionWrite::IssueCode {
-            code_hash: code_hash.to_owned(),
-            player_id: player_id.to_owned(),
-            created_at: created_at.to_owned(),
-            expires_at: expires_at.to_owned(),
-        };
-        self.session_write(write).await.map(|_| ())
-    }
-
-    /// Uses the code with this hash and opens `session` for its player, in one commit; the
-    /// player, or `None` if there is no such code, or it was used, or it expired.
-    pub async fn redeem_code(
-        &self,
-        code_hash: &str,
-        session: Session,
-    ) -> Result<Option<PlayerRef>, StoreError> {
-        let write = SessionWrite::Redeem {
-            code_hash: code_hash.to_owned(),
-            session,
-        };
-        match self.session_write(write).await? {
-            SessionOutcome::Redeemed(player) => Ok(player),
-            _ => Ok(None),
-        }
-    }
-
-    async fn moderation_write(
-        &self,
-        write: ModerationWrite,
-    ) -> Result<ModerationOutcome, StoreError> {
-        let (job, reply) = Job::new(write);
-        let (_, outcome) = self.writer.write(Write::Moderation(job), reply).await?;
-        Ok(outcome)
-    }
-
-    /// Grants `role` to the player named `username` (revokes it when `grant` is false), with
-    /// `audit`'s row; the player, or `None` if nobody has that name.
-    pub async fn set_role(
-        &self,
-        username: &str,
-        role: Role,
-        grant: bool,
-        audit: AuditEntry,
-    ) -> Result<Option<PlayerRef>, StoreError> {
-        let write = ModerationWrite::Role {
-            username: username.to_owned(),
-            role,
-            grant,
-            audit,
-        };
-        Ok(moderated_player(self.moderation_write(write).await?).map(|(player, _)| player))
-    }
-
-    /// Suspends the player (`audit.reason` says why) and ends all their sessions, in one
-    /// commit with the audit row: the player and the sessions ended, or `None` for no such
-    /// player.
-    pub async fn suspend(
-        &self,
-        player_id: &str,
-        audit: AuditEntry,
-    ) -> Result<Option<(PlayerRef, Vec<String>)>, StoreError> {
-        let write = ModerationWrite::Suspend {
-            player_id: player_id.to_owned(),
-            audit,
-        };
-        Ok(moderated_player(self.moderation_write(write).await?))
-    }
-
-    /// Lifts the player's suspension, ending any session a sign-in racing the suspension
-    /// left: the player and those sessions, or `None` for no such player.
-    pub async fn unsuspend(
-        &self,
-        player_id: &str,
-        audit: AuditEntry,
-    ) -> Result<Option<(PlayerRef, Vec<String>)>, StoreError> {
-        let write = ModerationWrite::Unsuspend {
-            player_id: player_id.to_owned(),
-            audit,
-        };
-        Ok(moderated_player(self.moderation_write(write).await?))
-    }
-
-    /// Renames the player: the player as named before, `None` for no such player, or
-    /// [`StoreError::UsernameTaken`].
-    pub async fn rename(
-        &self,
-        player_id: &str,
-        username: &str,
-        audit: AuditEntry,
-    ) -> Result<Option<PlayerRef>, StoreError> {
-        let write = ModerationWrite::Rename {
-            player_id: player_id.to_owned(),
-            username: username.to_owned(),
-            audit,
-        };
-        match self.moderation_write(write).await? {
-            ModerationOutcome::UsernameTaken => Err(StoreError::UsernameTaken),
-            outcome => Ok(moderated_player(outcome).map(|(player, _)| player)),
-        }
-    }
-
-    /// Unpublishes the uploaded game; whether there is one of that id.
-    pub async fn unpublish(&self, game_id: &str, audit: AuditEntry) -> Result<bool, StoreError> {
-        let write = ModerationWrite::Unpublish {
-            game_id: game_id.to_owned(),
-            audit,
-        };
-        Ok(matches!(
-            self.moderation_write(write).await?,
-            ModerationOutcome::Game
-        ))
-    }
-
-    /// The player's roles.
-    pub async fn roles_of(&self, player_id: &str) -> Result<Vec<Role>, StoreError> {
-        read!(self, |pool| moderation::roles_of(pool, player_id))
-    }
-
-    /// Up to `limit` places of `game`'s leaderboard after `after` (a place's conservative
-    /// rating and player id; the top when `None`).
-    pub async fn leaderboard(
-        &self,
-        game: &str,
-        after: Option<(f64, String)>,
-        limit: i64,
-    ) -> Result<Vec<Standing>, StoreError> {
-        read!(self, |pool| ratings::leaderboard(pool, game, after, limit))
-    }
-
-    /// Computes every rating again from the kept results, in one commit.
-    pub async fn rebuild_ratings(&self) -> Result<Rebuilt, StoreError> {
-        let (job, reply) = Job::new(());
-        let (_, rebuilt) = self.writer.write(Write::RebuildRatings(job), reply).await?;
-        Ok(rebuilt)
-    }
-
-    /// The player named `username` (never a bot), as an admin sees them.
-    pub async fn player_record(&self, username: &str) -> Result<Option<PlayerRecord>, StoreError> {
-        read!(self, |pool| moderation::player_record(pool, username))
-    }
-
-    /// Why the player is suspended, if they are.
-    pub async fn suspension(&self, player_id: &str) -> Result<Option<String>, StoreError> {
-        read!(self, |pool| moderation::suspension(pool, player_id))
-    }
-
-    /// Up to `limit` entries of the audit log before id `before`, newest first.
-    pub async fn audit_log(
-        &self,
-        before: Option<i64>,
-        limit: i64,
-    ) -> Result<Vec<AuditEntry>, StoreError> {
-        read!(self, |pool| moderation::audit_page(pool, before, limit))
-    }
-
-    /// The unfinished rooms the player holds a seat in, oldest first.
-    pub async fn seats_of(&self, player_id: &str) -> Result<Vec<String>, StoreError> {
-        read!(self, |pool| moderation::seats_of(pool, player_id))
-    }
-
-    /// The unfinished rooms of the game, oldest first, each with whether it waits for players.
-    pub async fn unfinished_rooms_of_game(
-        &self,
-        game_id: &str,
-    ) -> Result<Vec<(String, bool)>, StoreError> {
-        read!(self, |pool| moderation::unfinished_rooms_of_game(
-            pool, game_id
-        ))
-    }
-
-    /// Keeps `hash` as the player's password hash.
-    pub async fn set_password(&self, player_id: &str, hash: &str) -> Result<(), StoreError> {
-        let write = SessionWrite::SetPassword {
-            player_id: player_id.to_owned(),
-            hash: hash.to_owned(),
-        };
-        self.session_write(write).await.map(|_| ())
-    }
-
-    /// The player named `username` (never a bot) and their password hash, if any.
-    pub async fn password_by_name(
-        &self,
-        username: &str,
-    ) -> Result<Option<(PlayerRef, Option<String>)>, StoreError> {
-        read!(self, |pool| sessions::password(pool, username, true))
-    }
-
-    /// Player `player_id`'s password hash, if they have one.
-    pub async fn password_of(&self, player_id: &str) -> Result<Option<String>, StoreError> {
-        let found = read!(self, |pool| sessions::password(pool, player_id, false))?;
-        Ok(found.and_then(|(_, hash)| hash))
-    }
-
-    /// A working session, with its player.
-    pub async fn session(&self, id: &str) -> Result<Option<Session>, StoreError> {
-        read!(self, |pool| sessions::session(pool, id))
-    }
-
-    /// A player's working sessions, oldest first.
-    pub async fn sessions_of(&self, player_id: &str) -> Result<Vec<Session>, StoreError> {
-        read!(self, |pool| sessions::sessions_of(pool, player_id))
-    }
-
-    /// Sessions ended after `after` (time text), with when, in the order they ended.
-    pub async fn ended_sessions_since(
-        &self,
-        after: &str,
-    ) -> Result<Vec<(String, String)>, StoreError> {
-        read!(self, |pool| sessions::ended_since(pool, after))
     }
 
     /// The account of the bot of `level`, created with `id`, `username` and `created_at` if it
@@ -622,16 +350,5 @@ impl Store {
         gzip: bool,
     ) -> Result<Option<StoredFile>, StoreError> {
         read!(self, |pool| reads::frontend_file(pool, file, gzip))
-    }
-}
-
-/// The player a moderation write acted on, and the sessions it ended.
-fn moderated_player(outcome: ModerationOutcome) -> Option<(PlayerRef, Vec<String>)> {
-    match outcome {
-        ModerationOutcome::Player {
-            player,
-            ended_sessions,
-        } => Some((player, ended_sessions)),
-        _ => None,
     }
 }

@@ -7,6 +7,8 @@ use sqlx::Pool;
 use super::dialect::Dialect;
 use super::sql::Statement;
 use super::types::StoreError;
+use super::writes::{Job, Write};
+use super::Store;
 use crate::domain::roles::Role;
 use crate::game::PlayerRef;
 use crate::model::{AuditEntry, AuditTarget, PlayerRecord, Suspended};
@@ -305,16 +307,6 @@ pub(super) async fn player_record<D: Dialect>(
     }))
 }
 
-pub(super) async fn suspension<D: Dialect>(
-    pool: &Pool<D>,
-    player_id: &str,
-) -> Result<Option<String>, StoreError> {
-    let statement = Statement::new(SUSPENSION).bind(player_id);
-    let row = D::fetch_optional(&mut *pool.acquire().await?, statement).await?;
-    row.map(|row| Ok(D::maybe_text(&row, "reason")?.unwrap_or_default()))
-        .transpose()
-}
-
 pub(super) async fn audit_page<D: Dialect>(
     pool: &Pool<D>,
     before: Option<i64>,
@@ -367,4 +359,137 @@ pub(super) async fn unfinished_rooms_of_game<D: Dialect>(
     rows.iter()
         .map(|row| Ok((D::text(row, "id")?, D::flag(row, "joinable")?)))
         .collect()
+}
+
+/// The store's admin actions and the reads behind them.
+impl Store {
+    async fn moderation_write(
+        &self,
+        write: ModerationWrite,
+    ) -> Result<ModerationOutcome, StoreError> {
+        let (job, reply) = Job::new(write);
+        let (_, outcome) = self.writer.write(Write::Moderation(job), reply).await?;
+        Ok(outcome)
+    }
+
+    /// Grants `role` to the player named `username` (revokes it when `grant` is false), with
+    /// `audit`'s row; the player, or `None` if nobody has that name.
+    pub async fn set_role(
+        &self,
+        username: &str,
+        role: Role,
+        grant: bool,
+        audit: AuditEntry,
+    ) -> Result<Option<PlayerRef>, StoreError> {
+        let write = ModerationWrite::Role {
+            username: username.to_owned(),
+            role,
+            grant,
+            audit,
+        };
+        Ok(moderated_player(self.moderation_write(write).await?).map(|(player, _)| player))
+    }
+
+    /// Suspends the player (`audit.reason` says why) and ends all their sessions, in one
+    /// commit with the audit row: the player and the sessions ended, or `None` for no such
+    /// player.
+    pub async fn suspend(
+        &self,
+        player_id: &str,
+        audit: AuditEntry,
+    ) -> Result<Option<(PlayerRef, Vec<String>)>, StoreError> {
+        let write = ModerationWrite::Suspend {
+            player_id: player_id.to_owned(),
+            audit,
+        };
+        Ok(moderated_player(self.moderation_write(write).await?))
+    }
+
+    /// Lifts the player's suspension, ending any session a sign-in racing the suspension
+    /// left: the player and those sessions, or `None` for no such player.
+    pub async fn unsuspend(
+        &self,
+        player_id: &str,
+        audit: AuditEntry,
+    ) -> Result<Option<(PlayerRef, Vec<String>)>, StoreError> {
+        let write = ModerationWrite::Unsuspend {
+            player_id: player_id.to_owned(),
+            audit,
+        };
+        Ok(moderated_player(self.moderation_write(write).await?))
+    }
+
+    /// Renames the player: the player as named before, `None` for no such player, or
+    /// [`StoreError::UsernameTaken`].
+    pub async fn rename(
+        &self,
+        player_id: &str,
+        username: &str,
+        audit: AuditEntry,
+    ) -> Result<Option<PlayerRef>, StoreError> {
+        let write = ModerationWrite::Rename {
+            player_id: player_id.to_owned(),
+            username: username.to_owned(),
+            audit,
+        };
+        match self.moderation_write(write).await? {
+            ModerationOutcome::UsernameTaken => Err(StoreError::UsernameTaken),
+            outcome => Ok(moderated_player(outcome).map(|(player, _)| player)),
+        }
+    }
+
+    /// Unpublishes the uploaded game; whether there is one of that id.
+    pub async fn unpublish(&self, game_id: &str, audit: AuditEntry) -> Result<bool, StoreError> {
+        let write = ModerationWrite::Unpublish {
+            game_id: game_id.to_owned(),
+            audit,
+        };
+        Ok(matches!(
+            self.moderation_write(write).await?,
+            ModerationOutcome::Game
+        ))
+    }
+
+    /// The player's roles.
+    pub async fn roles_of(&self, player_id: &str) -> Result<Vec<Role>, StoreError> {
+        read!(self, |pool| roles_of(pool, player_id))
+    }
+
+    /// The player named `username` (never a bot), as an admin sees them.
+    pub async fn player_record(&self, username: &str) -> Result<Option<PlayerRecord>, StoreError> {
+        read!(self, |pool| player_record(pool, username))
+    }
+
+    /// Up to `limit` entries of the audit log before id `before`, newest first.
+    pub async fn audit_log(
+        &self,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        read!(self, |pool| audit_page(pool, before, limit))
+    }
+
+    /// The unfinished rooms the player holds a seat in, oldest first.
+    pub async fn seats_of(&self, player_id: &str) -> Result<Vec<String>, StoreError> {
+        read!(self, |pool| seats_of(pool, player_id))
+    }
+
+    /// The unfinished rooms of the game, oldest first, each with whether it waits for players.
+    pub async fn unfinished_rooms_of_game(
+        &self,
+        game_id: &str,
+    ) -> Result<Vec<(String, bool)>, StoreError> {
+        read!(self, |pool| unfinished_rooms_of_game(pool, game_id))
+    }
+}
+
+/// The player a moderation write acted on, and the sessions it ended.
+fn moderated_player(outcome: ModerationOutcome) -> Option<(PlayerRef, Vec<String>)> {
+    match outcome {
+        ModerationOutcome::Player {
+            player,
+            ended_sessions,
+        } => Some((player, ended_sessions)),
+        _ => None,
+    }
 }

@@ -8,6 +8,8 @@ use super::batch::{execute_set, set_statements};
 use super::dialect::{Dialect, SetSql};
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
+use super::writes::{Job, Write};
+use super::Store;
 use crate::domain::ratings::{after_game, Rating};
 use crate::game::PlayerRef;
 use crate::model::RatingChange;
@@ -357,7 +359,10 @@ pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebu
 #[derive(Debug, Clone, PartialEq)]
 pub struct Standing {
     pub player: PlayerRef,
-    pub rating: Rating,
+    pub rating: f64,
+    pub deviation: f64,
+    /// Rated games counted.
+    pub games: i64,
     pub conservative: f64,
 }
 
@@ -385,14 +390,32 @@ pub(super) async fn leaderboard<D: Dialect>(
                     id: D::text(row, "player_id")?,
                     username: D::text(row, "username")?,
                 },
-                rating: Rating {
-                    rating: D::real(row, "rating")?,
-                    deviation: D::real(row, "deviation")?,
-                    volatility: 0.0,
-                    games: D::int(row, "games")?,
-                },
+                rating: D::real(row, "rating")?,
+                deviation: D::real(row, "deviation")?,
+                games: D::int(row, "games")?,
                 conservative: D::real(row, "conservative")?,
             })
         })
         .collect()
+}
+
+/// The store's ratings.
+impl Store {
+    /// Up to `limit` places of `game`'s leaderboard after `after` (a place's conservative
+    /// rating and player id; the top when `None`).
+    pub async fn leaderboard(
+        &self,
+        game: &str,
+        after: Option<(f64, String)>,
+        limit: i64,
+    ) -> Result<Vec<Standing>, StoreError> {
+        read!(self, |pool| leaderboard(pool, game, after, limit))
+    }
+
+    /// Computes every rating again from the kept results, in one commit.
+    pub async fn rebuild_ratings(&self) -> Result<Rebuilt, StoreError> {
+        let (job, reply) = Job::new(());
+        let (_, rebuilt) = self.writer.write(Write::RebuildRatings(job), reply).await?;
+        Ok(rebuilt)
+    }
 }

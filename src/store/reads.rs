@@ -196,12 +196,7 @@ pub(super) async fn events<D: Dialect>(
     // in one range of the changes' key.
     if let (Some(first), Some(last)) = (events.first(), events.last()) {
         let (first, last) = (first.version, last.version);
-        let finishing: Vec<i64> = events
-            .iter()
-            .filter(|e| e.finished)
-            .map(|e| e.version)
-            .collect();
-        if !finishing.is_empty() {
+        if events.iter().any(|e| e.finished) {
             let changes = super::ratings::changes_in::<D>(&mut conn, room_id, first, last).await?;
             for (version, change) in changes {
                 if let Some(event) = events.iter_mut().find(|e| e.version == version) {

@@ -7,6 +7,8 @@ use sqlx::Pool;
 use super::dialect::Dialect;
 use super::sql::Statement;
 use super::types::StoreError;
+use super::writes::{Job, Write};
+use super::Store;
 use crate::game::PlayerRef;
 use crate::model::Session;
 
@@ -296,4 +298,132 @@ pub(super) async fn ended_since<D: Dialect>(
     rows.iter()
         .map(|row| Ok((D::text(row, "id")?, D::text(row, "ended_at")?)))
         .collect()
+}
+
+/// The store's sessions, codes and passwords.
+impl Store {
+    async fn session_write(&self, write: SessionWrite) -> Result<SessionOutcome, StoreError> {
+        let (job, reply) = Job::new(write);
+        let (_, outcome) = self.writer.write(Write::Session(job), reply).await?;
+        Ok(outcome)
+    }
+
+    /// Opens another session of an existing player.
+    pub async fn open_session(&self, session: &Session) -> Result<(), StoreError> {
+        self.session_write(SessionWrite::Open(session.clone()))
+            .await
+            .map(|_| ())
+    }
+
+    /// Ends `which` of the player's working sessions; the ids ended.
+    pub async fn end_sessions(
+        &self,
+        player_id: &str,
+        which: Ending,
+    ) -> Result<Vec<String>, StoreError> {
+        let write = SessionWrite::End {
+            player_id: player_id.to_owned(),
+            which,
+            at: crate::model::now(),
+        };
+        match self.session_write(write).await? {
+            SessionOutcome::Ended(ids) => Ok(ids),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Replaces a working session's secret: its old token is refused from the commit on.
+    /// Whether there was such a session.
+    pub async fn set_session_token(
+        &self,
+        session_id: &str,
+        player_id: &str,
+        token_hash: &str,
+    ) -> Result<bool, StoreError> {
+        let write = SessionWrite::Rotate {
+            session_id: session_id.to_owned(),
+            player_id: player_id.to_owned(),
+            token_hash: token_hash.to_owned(),
+        };
+        Ok(matches!(
+            self.session_write(write).await?,
+            SessionOutcome::Rotated(true)
+        ))
+    }
+
+    /// Keeps a sign-in code for `player_id`, by its hash, until `expires_at`;
+    /// [`StoreError::Conflict`] if a code with that hash is already kept.
+    pub async fn issue_code(
+        &self,
+        code_hash: &str,
+        player_id: &str,
+        created_at: &str,
+        expires_at: &str,
+    ) -> Result<(), StoreError> {
+        let write = SessionWrite::IssueCode {
+            code_hash: code_hash.to_owned(),
+            player_id: player_id.to_owned(),
+            created_at: created_at.to_owned(),
+            expires_at: expires_at.to_owned(),
+        };
+        self.session_write(write).await.map(|_| ())
+    }
+
+    /// Uses the code with this hash and opens `session` for its player, in one commit; the
+    /// player, or `None` if there is no such code, or it was used, or it expired.
+    pub async fn redeem_code(
+        &self,
+        code_hash: &str,
+        session: Session,
+    ) -> Result<Option<PlayerRef>, StoreError> {
+        let write = SessionWrite::Redeem {
+            code_hash: code_hash.to_owned(),
+            session,
+        };
+        match self.session_write(write).await? {
+            SessionOutcome::Redeemed(player) => Ok(player),
+            _ => Ok(None),
+        }
+    }
+
+    /// Keeps `hash` as the player's password hash.
+    pub async fn set_password(&self, player_id: &str, hash: &str) -> Result<(), StoreError> {
+        let write = SessionWrite::SetPassword {
+            player_id: player_id.to_owned(),
+            hash: hash.to_owned(),
+        };
+        self.session_write(write).await.map(|_| ())
+    }
+
+    /// The player named `username` (never a bot) and their password hash, if any.
+    pub async fn password_by_name(
+        &self,
+        username: &str,
+    ) -> Result<Option<(PlayerRef, Option<String>)>, StoreError> {
+        read!(self, |pool| password(pool, username, true))
+    }
+
+    /// Player `player_id`'s password hash, if they have one.
+    pub async fn password_of(&self, player_id: &str) -> Result<Option<String>, StoreError> {
+        let found = read!(self, |pool| password(pool, player_id, false))?;
+        Ok(found.and_then(|(_, hash)| hash))
+    }
+
+    /// A working session, with its player.
+    pub async fn session(&self, id: &str) -> Result<Option<Session>, StoreError> {
+        read!(self, |pool| session(pool, id))
+    }
+
+    /// A player's working sessions, oldest first.
+    pub async fn sessions_of(&self, player_id: &str) -> Result<Vec<Session>, StoreError> {
+        read!(self, |pool| sessions_of(pool, player_id))
+    }
+
+    /// Sessions ended after `after` (time text), with when, in the order they ended.
+    pub async fn ended_sessions_since(
+        &self,
+        after: &str,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        read!(self, |pool| ended_since(pool, after))
+    }
 }
