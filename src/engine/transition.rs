@@ -12,7 +12,9 @@ use serde_json::Value;
 use super::EngineError;
 use chrono::{DateTime, Utc};
 
-use crate::game::{deadline_text, winners_of, Game, Hook, HookError, PatchError, PlayerRef};
+use crate::game::{
+    deadline_text, winners_of, BoardGame, Game, Hook, HookError, PatchError, PlayerRef,
+};
 use crate::model::{AuditEntry, EventKind, LobbyChange, RatedResult, Rematch, Room, RoomEvent};
 use crate::store::RoomCommit;
 
@@ -33,6 +35,20 @@ pub struct Transition {
     pub audit: Option<AuditEntry>,
     /// The rated game this step finishes, if it finishes one.
     rated_result: Option<RatedResult>,
+    /// Who won, as the game said when its hook finished the room (for the version recorded
+    /// next).
+    verdict: Verdict,
+}
+
+/// Who won the game a hook just finished, as far as the game could say.
+enum Verdict {
+    /// No hook finished it: the platform reads the final state.
+    Unasked,
+    /// The game named these winners (none: a draw).
+    Named(Vec<String>),
+    /// The game failed to say (its `winners` export threw): the game is neither scored nor
+    /// rated, and its author finds why in its logs.
+    Unknown,
 }
 
 /// The soonest a timeout may set the next one after itself: a game that re-arms at "now" on
@@ -72,6 +88,7 @@ impl Transition {
             now_text: String::new(),
             audit: None,
             rated_result: None,
+            verdict: Verdict::Unasked,
         }
         .with_now_text()
     }
@@ -212,14 +229,7 @@ impl Transition {
         let patch = match result {
             Ok(patch) => patch,
             Err(HookError::Refused(refusal)) => return Err(EngineError::GameRefused(refusal)),
-            Err(fault) => {
-                tracing::error!(game = %self.room.game, room = %self.room.id, hook = hook.name(), error = %fault, "a game hook failed");
-                let error = EngineError::from_hook_fault(hook, fault);
-                if error.is_game_fault() {
-                    game.log_fault(hook, &board, &error.to_string());
-                }
-                return Err(error);
-            }
+            Err(fault) => return Err(self.hook_failed(hook, &board, fault)),
         };
         let invalid = |error: PatchError| {
             let error = EngineError::InvalidPatch { hook, error };
@@ -247,8 +257,42 @@ impl Transition {
                 other => other,
             };
         }
+        if self.room.finished && !self.finished_before {
+            self.verdict = self.ask_winners();
+        }
         self.record(kind, player, mv);
         Ok(())
+    }
+
+    /// Who won the room the last hook finished, as the game says (its `winners` export, or
+    /// its state). A game failing to say is a fault of the game, kept in its logs; it does not
+    /// hold the room (nor a player wanting to leave it) unfinished.
+    fn ask_winners(&self) -> Verdict {
+        let mut finished = self.room.board_game(self.now);
+        finished.version += 1;
+        let game = self.game.as_ref();
+        match guarded(|| game.winners(&finished)) {
+            Ok(winners) => Verdict::Named(winners),
+            Err(fault) => {
+                let fault = match fault {
+                    HookError::Refused(thrown) => HookError::Crashed(thrown.message),
+                    other => other,
+                };
+                self.hook_failed(Hook::Winners, &finished, fault);
+                Verdict::Unknown
+            }
+        }
+    }
+
+    /// `hook` failed on `board` through no refusal: the error, in the server's log and, when
+    /// the game's code is at fault, the game's.
+    fn hook_failed(&self, hook: Hook, board: &BoardGame, fault: HookError) -> EngineError {
+        tracing::error!(game = %self.room.game, room = %self.room.id, hook = hook.name(), error = %fault, "a game hook failed");
+        let error = EngineError::from_hook_fault(hook, fault);
+        if error.is_game_fault() {
+            self.game.log_fault(hook, board, &error.to_string());
+        }
+        error
     }
 
     /// Adds a version for a change the platform made without a hook. A finished room is
@@ -260,8 +304,14 @@ impl Transition {
             self.room.rematch = None;
             // A game that ends is counted once, and rated once; a room closed (unplayed, or by
             // an admin) is no game.
-            if !self.finished_before && kind != EventKind::Closed {
-                let winners = winners_of(&self.room.state);
+            let winners = match std::mem::replace(&mut self.verdict, Verdict::Unasked) {
+                Verdict::Unasked => Some(winners_of(&self.room.state)),
+                Verdict::Named(winners) => Some(winners),
+                Verdict::Unknown => None,
+            };
+            if let (false, true, Some(winners)) =
+                (self.finished_before, kind != EventKind::Closed, winners)
+            {
                 self.room.score.count(&winners);
                 if self.room.rated {
                     let mut players = self.room.players.clone();

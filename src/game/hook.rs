@@ -22,6 +22,9 @@ pub enum Hook {
     /// Optional: the legal moves of a player, for bots.
     #[serde(rename = "enumerateMoves")]
     EnumerateMoves,
+    /// Optional: who won a finished room, for its ratings and score.
+    #[serde(rename = "winners")]
+    Winners,
     /// Not an export: the search that ships with the server, run over the game's own hooks
     /// to choose a bot's move.
     #[serde(rename = "bot search")]
@@ -47,7 +50,7 @@ impl Hook {
     pub fn makes_a_version(self) -> bool {
         !matches!(
             self,
-            Hook::PlayerView | Hook::EnumerateMoves | Hook::BotSearch
+            Hook::PlayerView | Hook::EnumerateMoves | Hook::Winners | Hook::BotSearch
         )
     }
 
@@ -61,6 +64,7 @@ impl Hook {
             Hook::Timeout => "onTimeout",
             Hook::PlayerView => "onPlayerView",
             Hook::EnumerateMoves => "enumerateMoves",
+            Hook::Winners => "winners",
             Hook::BotSearch => "bot search",
         }
     }

@@ -10,8 +10,8 @@ mod patch;
 mod registry;
 
 pub use hook::{Hook, LogLevel};
-pub use outcome::winners_of;
-pub use patch::{deadline_text, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
+pub use outcome::{player_ids, winners_of};
+pub use patch::{deadline_text, json_type, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
 pub use registry::GameRegistry;
 
 use std::borrow::Cow;
@@ -95,6 +95,9 @@ pub struct Capabilities {
     /// Computer opponents can be seated (an uploaded game: it exports `enumerateMoves`, and
     /// the platform searches its own hooks).
     pub bots: bool,
+    /// `winners`: the game says who won a finished room (otherwise its state's `winner` or
+    /// `winners` does, see [`winners_of`]).
+    pub winners: bool,
 }
 
 /// How well a computer opponent plays.
@@ -212,6 +215,13 @@ pub trait Game: Send + Sync {
     ) -> Result<Value, HookError> {
         let _ = viewer;
         Ok(game.state.clone())
+    }
+
+    /// Who won `game`, a room that has just finished (the record of its finishing version):
+    /// the ids of the winners, none for a draw. Read once, for the room's score and, when it
+    /// is rated, its players' ratings. By default what the state names ([`winners_of`]).
+    fn winners(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
+        Ok(winners_of(&game.state))
     }
 
     /// A move as the game expects it, for generic clients to suggest (a move box's

@@ -6,16 +6,22 @@ use serde_json::Value;
 
 /// The ids of the players `state` names as winners; empty for a draw.
 pub fn winners_of(state: &Value) -> Vec<String> {
+    match (state.get("winners"), state.get("winner")) {
+        (Some(Value::Array(winners)), _) => player_ids(winners),
+        (_, Some(winner)) => player_ids(std::slice::from_ref(winner)),
+        _ => Vec::new(),
+    }
+}
+
+/// The players in `list`, each a player (`{id, ...}`) or a player's id; anything else is
+/// skipped.
+pub fn player_ids(list: &[Value]) -> Vec<String> {
     let id = |value: &Value| match value {
         Value::String(id) => Some(id.clone()),
         Value::Object(player) => player.get("id").and_then(Value::as_str).map(str::to_owned),
         _ => None,
     };
-    match (state.get("winners"), state.get("winner")) {
-        (Some(Value::Array(winners)), _) => winners.iter().filter_map(id).collect(),
-        (_, Some(winner)) => id(winner).into_iter().collect(),
-        _ => Vec::new(),
-    }
+    list.iter().filter_map(id).collect()
 }
 
 #[cfg(test)]

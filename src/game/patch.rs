@@ -119,7 +119,8 @@ fn json_len(value: &Value) -> usize {
     count.0
 }
 
-fn json_type(value: &Value) -> &'static str {
+/// What kind of JSON value `value` is, for a message.
+pub fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -255,7 +255,7 @@ impl<G: Geometry> Game for LineGame<G> {
         Capabilities {
             timeouts: true,
             bots: true,
-            player_view: false,
+            ..Capabilities::default()
         }
     }
 

@@ -13,8 +13,8 @@ use super::game_log::GameLogSink;
 use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLevel, LogLine, Outcome, SearchOptions};
 use crate::game::{
-    BoardGame, BotLevel, Capabilities, Game, GameError, GameInfo, Hook, HookError, HookResult,
-    Patch, PlayerRef,
+    json_type, player_ids, winners_of, BoardGame, BotLevel, Capabilities, Game, GameError,
+    GameInfo, Hook, HookError, HookResult, Patch, PlayerRef,
 };
 use crate::model::{now, GameLogLine};
 
@@ -202,6 +202,26 @@ impl Game for HostedGame {
         game: &BoardGame,
     ) -> Result<Value, HookError> {
         self.call_raw(Hook::PlayerView, arguments(&(viewer, game)), game)
+    }
+
+    /// What its `winners(roomState)` export answers, when it has one: a list of players or
+    /// their ids. Throwing is a fault here, not a refusal: there is no action to refuse.
+    fn winners(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
+        if !self.hooks.winners {
+            return Ok(winners_of(&game.state));
+        }
+        match self.call_raw(Hook::Winners, arguments(&(game,)), game) {
+            Ok(Value::Array(list)) => Ok(player_ids(&list)),
+            Ok(other) => Err(HookError::InvalidResult(format!(
+                "winners must return an array of player ids, not {}",
+                json_type(&other)
+            ))),
+            Err(HookError::Refused(thrown)) => Err(HookError::Crashed(format!(
+                "winners threw {}",
+                thrown.message
+            ))),
+            Err(fault) => Err(fault),
+        }
     }
 
     /// The move a search over the game's own hooks chooses, in the sandbox: one call per

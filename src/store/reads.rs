@@ -54,7 +54,7 @@ pub(super) const ACCOUNT_BY_NAME: &str =
 /// is null.
 pub(super) const VERSIONS: &str = "SELECT v.game_id, v.version, v.name, v.description, \
      v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, \
-     v.on_player_view, v.enumerate_moves, \
+     v.on_player_view, v.enumerate_moves, v.winners, \
      (SELECT count(*) FROM game_frontend_files f \
       WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, \
      v.frontend_background, v.frontend_height, v.created_at, g.owner_id, \

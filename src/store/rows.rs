@@ -108,6 +108,7 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
             timeouts: D::flag(row, "on_timeout")?,
             player_view: D::flag(row, "on_player_view")?,
             bots: D::flag(row, "enumerate_moves")?,
+            winners: D::flag(row, "winners")?,
         },
         // Checked as JSON when it was published.
         move_example: D::maybe_text(row, "move_example")?

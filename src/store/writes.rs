@@ -218,9 +218,9 @@ pub(super) const INSERT_GAME: &str =
 pub(super) const INSERT_GAME_VERSION: &str =
     "INSERT INTO game_versions (game_id, version, name, description, min_players, \
      max_players, format, source, sha256, created_at, move_example, on_timeout, \
-     on_player_view, enumerate_moves, frontend_background, frontend_height) \
+     on_player_view, enumerate_moves, frontend_background, frontend_height, winners) \
      SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-     $12, $13, $14, $15 \
+     $12, $13, $14, $15, $16 \
      FROM game_versions WHERE game_id = $1 RETURNING version";
 
 /// Version `$3`'s frontend files, as version `$2`'s.
@@ -354,7 +354,8 @@ pub(super) async fn publish<D: Dialect>(
         .bind(upload.hooks.player_view)
         .bind(upload.hooks.bots)
         .bind(upload.frontend_background.clone())
-        .bind(upload.frontend_height.map(i64::from));
+        .bind(upload.frontend_height.map(i64::from))
+        .bind(upload.hooks.winners);
     let version = match D::fetch_optional(conn, insert).await? {
         Some(row) => D::int(&row, "version")?,
         None => {

@@ -58,6 +58,8 @@ export interface Game {
   onTimeout: boolean;
   /** Whether the game exports `onPlayerView`: each viewer sees their own view of a room. */
   onPlayerView: boolean;
+  /** Whether the game exports `winners(roomState)`, naming who won its finished rooms. */
+  winners: boolean;
 }
 
 export interface GameUpload {

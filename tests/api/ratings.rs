@@ -1,7 +1,7 @@
 //! Ratings: a finished rated game changes its players' ratings once, in the commit of the
 //! version that finishes it, which carries the change; unrated rooms change nothing.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::databases::database_rows;
@@ -398,5 +398,74 @@ async fn the_leaderboard_ranks_players_with_five_games_by_conservative_rating_a_
             .await
             .status(),
         StatusCode::BAD_REQUEST
+    );
+}
+
+/// A game whose state names no winner: it says who won through its `winners` export. Whoever
+/// ends the game loses it; ending it "badly" makes `winners` throw.
+const WHOEVER_ENDS_LOSES: &str = r#"
+function onRoomStart() { return { state: {} }; }
+function onPlayerJoin(player, room) { return { joinable: room.players.length < 2 }; }
+function onPlayerQuit() { return {}; }
+function onPlayerMove(player, move) {
+  return { state: { endedBy: player.id, badly: !!move.badly }, finished: true };
+}
+function winners(room) {
+  if (room.state.badly) throw new Error('no idea who won');
+  return room.players.filter((p) => p.id !== room.state.endedBy);
+}
+module.exports = { onRoomStart, onPlayerJoin, onPlayerQuit, onPlayerMove, winners };
+"#;
+
+#[tokio::test]
+async fn a_hosted_game_names_its_winners_through_its_winners_export() {
+    let app = TestApp::spawn().await;
+    let author = app.publish("whoever-ends-loses", WHOEVER_ENDS_LOSES).await;
+    let listing = app.get_json("/games/whoever-ends-loses").await;
+    assert_eq!(listing["winners"], true, "{listing}");
+    let (a, b) = (app.new_player().await, app.new_player().await);
+    let room = app
+        .create_room(&a, json!({"game": "whoever-ends-loses"}))
+        .await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.join(&b, &room).await.status(), StatusCode::OK);
+
+    // `winners` throwing is the game's fault, kept in its logs: the room still finishes (no
+    // one is held in it), neither scored nor rated.
+    let ended = app.play_ok(&a, &room, json!({"badly": true})).await;
+    assert_eq!(ended["finished"], true, "{ended}");
+    assert!(ended.get("score").is_none(), "{ended}");
+    let unrated = last_event(&app, &room).await;
+    assert!(unrated.get("ratingChanges").is_none(), "{unrated}");
+    let logs = app
+        .request(
+            Method::GET,
+            "/games/whoever-ends-loses/logs",
+            Some(&author.token),
+            None,
+        )
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
+    let fault = logs["lines"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(fault["hook"], "winners", "{logs}");
+    assert!(fault["text"].as_str().unwrap().contains("no idea who won"));
+
+    let room = app
+        .create_room(&a, json!({"game": "whoever-ends-loses"}))
+        .await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.join(&b, &room).await.status(), StatusCode::OK);
+    // The state names nobody; the export names b, who did not end it.
+    app.play_ok(&a, &room, json!({})).await;
+    let last = last_event(&app, &room).await;
+    assert!(
+        change_of(&last, &b)["after"].as_i64().unwrap() > 1500,
+        "{last}"
+    );
+    assert!(
+        change_of(&last, &a)["after"].as_i64().unwrap() < 1500,
+        "{last}"
     );
 }

@@ -232,6 +232,7 @@ impl QuickJs {
                     timeouts: exports(Hook::Timeout),
                     player_view: exports(Hook::PlayerView),
                     bots: exports(Hook::EnumerateMoves),
+                    winners: exports(Hook::Winners),
                 })
             } else {
                 Err(CodeError::new(format!(
