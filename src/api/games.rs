@@ -1,4 +1,5 @@
-//! Games: the lobby's list, and publishing, showing and reading the source of uploaded games.
+//! Games: the lobby's list, publishing, showing and reading the source of uploaded games, and
+//! their standings.
 
 use actix_web::http::{header, Method};
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -9,6 +10,7 @@ use super::extract::{etag, parse_query, Caller};
 use super::upload::Upload;
 use super::{frontends, route, ApiError, AppContext, RouteDef};
 use crate::domain::game_id::GameId;
+use crate::domain::ids::is_well_formed;
 use crate::engine::Publication;
 
 pub fn routes() -> Vec<RouteDef> {
@@ -18,6 +20,7 @@ pub fn routes() -> Vec<RouteDef> {
         route(Method::PUT, "/games/{id}", publish),
         route(Method::GET, "/games/{id}/source", source),
         route(Method::GET, "/games/{id}/leaderboard", leaderboard),
+        route(Method::GET, "/games/{id}/ratings", ratings),
         route(Method::GET, "/games/{id}/frontend", frontends::page),
         route(
             Method::GET,
@@ -124,7 +127,7 @@ fn parse_leaderboard_cursor(cursor: &str) -> Option<(i64, f64, String)> {
     let conservative = f64::from_bits(u64::from_str_radix(bits, 16).ok()?);
     let player = parts
         .next()
-        .filter(|p| crate::domain::ids::is_well_formed(p))?;
+        .filter(|p| is_well_formed(p))?;
     parts
         .next()
         .is_none()
@@ -175,6 +178,47 @@ async fn leaderboard(
         .collect();
     Ok(HttpResponse::Ok()
         .json(json!({"game": game, "entries": entries, "nextCursor": next_cursor})))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RatingsParams {
+    players: String,
+}
+
+/// The most players one `GET /games/{id}/ratings` asks about.
+const MAX_RATINGS_ASKED: usize = 100;
+
+/// The ratings in a game of the players named (`?players=id,id,…`), for a page showing them by
+/// their names: `{game, ratings: {id: {rating, deviation, games}}}`, those never rated in it
+/// left out.
+async fn ratings(
+    req: HttpRequest,
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let game = path.into_inner();
+    let params: RatingsParams = parse_query(&req)?;
+    let mut players: Vec<String> = params.players.split(',').map(str::to_owned).collect();
+    players.sort();
+    players.dedup();
+    if players.len() > MAX_RATINGS_ASKED || !players.iter().all(|p| is_well_formed(p)) {
+        return Err(ApiError::InvalidQuery(format!(
+            "players must be up to {MAX_RATINGS_ASKED} player ids, separated by commas"
+        )));
+    }
+    let ratings = context.engine.ratings_in_game(&game, &players).await?;
+    let ratings: serde_json::Map<String, serde_json::Value> = (ratings.into_iter())
+        .map(|(player, rating)| {
+            let shown = json!({
+                "rating": rating.rating.round() as i64,
+                "deviation": rating.deviation.round() as i64,
+                "games": rating.games,
+            });
+            (player, shown)
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({"game": game, "ratings": ratings})))
 }
 
 #[cfg(test)]

@@ -197,7 +197,10 @@ pub fn configure(cfg: &mut ServiceConfig, dev: bool) {
             },
         }
     }
-    // After every literal path, so `/rooms/quickplay` is never read as a room id.
+    // After every literal path, so `/rooms/quickplay` is never read as a room id; and a scope
+    // matches every path it begins, so the one with more literal segments goes first
+    // (`/players/me/sessions/{id}` before `/players/{id}`, which would take `me`).
+    scoped.sort_by_key(|(prefix, _)| std::cmp::Reverse(prefix.matches('/').count()));
     for (prefix, resources) in scoped {
         let scope = resources
             .into_iter()

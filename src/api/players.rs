@@ -1,16 +1,20 @@
-use actix_web::http::Method;
+use actix_web::http::{header, Method};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
+use serde_json::{json, Value};
 
-use super::extract::{OptionalJson, Signed};
+use super::extract::{MaybeCaller, OptionalJson, Signed};
 use super::sessions::{device_label, Opened};
 use super::{route, ApiError, AppContext, RouteDef};
+use crate::domain::ids::is_well_formed;
 use crate::domain::username::Username;
+use crate::engine::EngineError;
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
         route(Method::POST, "/players", create),
         route(Method::POST, "/players/me/token", rotate_token),
+        route(Method::GET, "/players/{id}", profile),
     ]
 }
 
@@ -55,4 +59,53 @@ async fn rotate_token(
     context.limits.actions.admit(&me.player.id, "actions")?;
     let token = context.engine.rotate_token(&me).await?;
     Ok(HttpResponse::Ok().json(Opened::new(&me.player, &me.session, token)))
+}
+
+/// A player's profile (`me`: the caller's): their rating, rank and games in each game they
+/// were rated in, and their latest finished rooms (private ones only to themselves), each
+/// with what it did to their rating and a link to its replay on the page.
+async fn profile(
+    context: web::Data<AppContext>,
+    path: web::Path<String>,
+    MaybeCaller(caller): MaybeCaller,
+) -> Result<HttpResponse, ApiError> {
+    let id = match (path.into_inner(), &caller) {
+        (me, Some(caller)) if me == "me" => caller.id.clone(),
+        (me, None) if me == "me" => return Err(ApiError::MissingToken),
+        (id, _) if is_well_formed(&id) => id,
+        _ => return Err(EngineError::PlayerNotFound.into()),
+    };
+    let profile = context.engine.profile(&id, caller.as_ref()).await?;
+    let ratings: Vec<Value> = (profile.ratings.iter())
+        .map(|standing| {
+            json!({
+                "game": standing.game,
+                "rating": standing.rating.round() as i64,
+                "deviation": standing.deviation.round() as i64,
+                "games": standing.games,
+                "rank": standing.rank,
+            })
+        })
+        .collect();
+    let mut rooms = Vec::with_capacity(profile.rooms.len());
+    for room in &profile.rooms {
+        let view = context.engine.view_room(room, caller.as_ref()).await?;
+        let mut entry = json!({"room": view, "replay": format!("/#/room/{}/v/1", room.id)});
+        if let Some(change) = profile.changes.get(&room.id) {
+            entry["ratingChange"] = json!({
+                "before": change.before.round() as i64,
+                "after": change.after.round() as i64,
+                "won": change.won,
+            });
+        }
+        rooms.push(entry);
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header((header::VARY, "Authorization"))
+        .json(json!({
+            "player": profile.account.player_ref(),
+            "createdAt": profile.account.created_at,
+            "ratings": ratings,
+            "recentRooms": rooms,
+        })))
 }

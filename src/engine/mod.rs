@@ -49,6 +49,7 @@ use room_cache::RoomCache;
 use room_locks::RoomLocks;
 use sessions::{EndedSessions, SessionCache};
 pub use sessions::{SignedIn, CODE_LIFETIME};
+pub use standing::Profile;
 
 use crate::game::{Clock, GameRegistry, PlayerRef};
 use crate::live::{Hub, LobbyFeed, RoomFeed};

@@ -1,7 +1,26 @@
-//! Standing: a game's leaderboard.
+//! Standing: a game's leaderboard, players' ratings and a player's profile.
+
+use std::collections::HashMap;
 
 use super::{Engine, EngineError};
-use crate::store::Standing;
+use crate::domain::ratings::Rating;
+use crate::game::PlayerRef;
+use crate::model::{Account, Room};
+use crate::store::{GameStanding, RoomQuery, RoomRating, Standing};
+
+/// How many of a player's finished rooms their profile shows.
+pub const RECENT_ROOMS: i64 = 10;
+
+/// What a player's profile shows.
+pub struct Profile {
+    pub account: Account,
+    /// Their rating in each game they were rated in, most played first.
+    pub ratings: Vec<GameStanding>,
+    /// Their latest finished rooms, newest first (private ones only to themselves).
+    pub rooms: Vec<Room>,
+    /// What the last rated game of each of those rooms did to their rating, by room.
+    pub changes: HashMap<String, RoomRating>,
+}
 
 impl Engine {
     /// Up to `limit` places of `game`'s leaderboard after `after` (a place's conservative
@@ -14,5 +33,52 @@ impl Engine {
     ) -> Result<Vec<Standing>, EngineError> {
         self.require_game(game).await?;
         Ok(self.store.leaderboard(game, after, limit).await?)
+    }
+
+    /// The profile of player `id`, as `viewer` may see it; [`EngineError::PlayerNotFound`]
+    /// for no such player.
+    pub async fn profile(
+        &self,
+        id: &str,
+        viewer: Option<&PlayerRef>,
+    ) -> Result<Profile, EngineError> {
+        let account = (self.store.account(id).await?).ok_or(EngineError::PlayerNotFound)?;
+        let ratings = self.store.player_ratings(id).await?;
+        let query = RoomQuery {
+            game: None,
+            joinable: None,
+            finished: Some(true),
+            player: Some(id.to_owned()),
+            include_private: viewer.is_some_and(|v| v.id == id),
+            before_seq: None,
+            limit: RECENT_ROOMS,
+        };
+        let rooms: Vec<Room> = (self.store.rooms(&query).await?)
+            .into_iter()
+            .map(|(_, room)| room)
+            .collect();
+        let rated: Vec<String> = (rooms.iter().filter(|r| r.rated))
+            .map(|r| r.id.clone())
+            .collect();
+        let changes = match rated.is_empty() {
+            true => HashMap::new(),
+            false => self.store.room_ratings(id, &rated).await?,
+        };
+        Ok(Profile {
+            account,
+            ratings,
+            rooms,
+            changes,
+        })
+    }
+
+    /// The ratings in `game` of those of `players` who have one, by player id.
+    pub async fn ratings_in_game(
+        &self,
+        game: &str,
+        players: &[String],
+    ) -> Result<HashMap<String, Rating>, EngineError> {
+        self.require_game(game).await?;
+        Ok(self.store.ratings_in_game(game, players).await?)
     }
 }

@@ -36,6 +36,7 @@ mod dialect;
 mod health;
 mod moderation;
 mod postgres;
+mod profiles;
 mod ratings;
 mod reads;
 mod rows;
@@ -57,6 +58,7 @@ use crate::model::{
     Account, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent, Session,
 };
 use postgres::PgStore;
+pub use profiles::{GameStanding, RoomRating};
 pub use ratings::{Rebuilt, Standing};
 pub use sessions::Ending;
 use sqlite::SqliteStore;

@@ -75,6 +75,33 @@ pub(super) const CHANGES_IN: &str = "SELECT c.version, c.player_id, p.username, 
      c.rating_before, c.rating_after FROM rating_changes c JOIN players p ON p.id = c.player_id \
      WHERE c.room_id = $1 AND c.version >= $2 AND c.version <= $3 ORDER BY c.version, c.seq";
 
+/// The ratings kept for `keys`, (game, player) pairs; a pair with none is left out.
+pub(super) async fn ratings_of<D: Dialect>(
+    conn: &mut D::Connection,
+    keys: &[(&str, &str)],
+) -> Result<HashMap<(String, String), Rating>, StoreError> {
+    let mut kept = HashMap::new();
+    let statements = set_statements::<D, _>(RATINGS_OF, keys, |row, (game, player)| {
+        row.put("game", *game);
+        row.put("player_id", *player);
+    });
+    for statement in statements {
+        for row in D::fetch_all(conn, statement).await? {
+            let rating = Rating {
+                rating: D::real(&row, "rating")?,
+                deviation: D::real(&row, "deviation")?,
+                volatility: D::real(&row, "volatility")?,
+                games: D::int(&row, "games")?,
+            };
+            kept.insert(
+                (D::text(&row, "game")?, D::text(&row, "player_id")?),
+                rating,
+            );
+        }
+    }
+    Ok(kept)
+}
+
 /// Changes the ratings of the games `commits` finish (each carries its result), in the
 /// order given, in three statements per wave of games with no player in common: the ratings
 /// read, then written, then the changes kept. A game that shares a player with an earlier
@@ -121,25 +148,7 @@ async fn rate_wave<D: Dialect>(
             players.map(move |p| (game, p.id.as_str()))
         })
         .collect();
-    let mut kept: HashMap<(String, String), Rating> = HashMap::new();
-    let statements = set_statements::<D, _>(RATINGS_OF, &keys, |row, (game, player)| {
-        row.put("game", *game);
-        row.put("player_id", *player);
-    });
-    for statement in statements {
-        for row in D::fetch_all(conn, statement).await? {
-            let rating = Rating {
-                rating: D::real(&row, "rating")?,
-                deviation: D::real(&row, "deviation")?,
-                volatility: D::real(&row, "volatility")?,
-                games: D::int(&row, "games")?,
-            };
-            kept.insert(
-                (D::text(&row, "game")?, D::text(&row, "player_id")?),
-                rating,
-            );
-        }
-    }
+    let kept = ratings_of::<D>(conn, &keys).await?;
     let mut ratings = Vec::new();
     let mut changes = Vec::new();
     for commit in commits {

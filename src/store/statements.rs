@@ -4,7 +4,9 @@
 
 use super::dialect::{Dialect, SetSql};
 use super::types::RoomQuery;
-use super::{batch, moderation, postgres, ratings, reads, sessions, sqlite, writer, writes};
+use super::{
+    batch, moderation, postgres, profiles, ratings, reads, sessions, sqlite, writer, writes,
+};
 
 /// How many rows a set statement is shown with.
 const SHOWN_ROWS: usize = 2;
@@ -80,6 +82,11 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("LEADERBOARD_AFTER", ratings::LEADERBOARD_AFTER.into()),
         ("SET_CHANGE", ratings::SET_CHANGE.into()),
         ("SET_RATING", ratings::SET_RATING.into()),
+        ("PLAYER_RATINGS", profiles::PLAYER_RATINGS.into()),
+        (
+            "CHANGES_OF_PLAYERS_IN",
+            set_text::<D>(profiles::CHANGES_OF_PLAYERS_IN),
+        ),
         ("RENAME", moderation::RENAME.into()),
         ("UNPUBLISH", moderation::UNPUBLISH.into()),
         ("INSERT_AUDIT", moderation::INSERT_AUDIT.into()),

@@ -218,6 +218,15 @@ UPDATE rating_changes SET rating_before = $1, deviation_before = $2, volatility_
 -- SQLite and PostgreSQL: SET_RATING
 UPDATE ratings SET rating = $3, deviation = $4, volatility = $5, games = $6, conservative = $7 WHERE game = $1 AND player_id = $2;
 
+-- SQLite and PostgreSQL: PLAYER_RATINGS
+SELECT r.game, r.rating, r.deviation, r.games, CASE WHEN r.games >= 5 THEN 1 + (SELECT count(*) FROM ratings o WHERE o.game = r.game AND o.games >= 5 AND (o.conservative, o.player_id) > (r.conservative, r.player_id)) END AS rank FROM ratings r WHERE r.player_id = $1 ORDER BY r.games DESC, r.game;
+
+-- SQLite: CHANGES_OF_PLAYERS_IN
+WITH v (room_id, player_id) AS (VALUES (?, ?), (?, ?)) SELECT c.room_id, c.rating_before, c.rating_after, c.won FROM v JOIN rating_changes c ON c.room_id = v.room_id AND c.player_id = v.player_id ORDER BY c.seq;
+
+-- PostgreSQL: CHANGES_OF_PLAYERS_IN
+WITH v (room_id, player_id) AS (VALUES ($1, $2), ($3, $4)) SELECT c.room_id, c.rating_before, c.rating_after, c.won FROM v JOIN rating_changes c ON c.room_id = v.room_id AND c.player_id = v.player_id ORDER BY c.seq;
+
 -- SQLite and PostgreSQL: RENAME
 UPDATE players SET username = $1 WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o WHERE o.username = $1 AND o.id <> $2) RETURNING id;
 

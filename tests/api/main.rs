@@ -32,6 +32,7 @@ mod metrics;
 mod moderation;
 mod openapi;
 mod players;
+mod profiles;
 mod ratings;
 mod readme;
 mod real_server;

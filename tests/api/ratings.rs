@@ -8,7 +8,7 @@ use crate::databases::database_rows;
 use crate::helpers::{TestApp, TestPlayer};
 
 /// X takes the top row while O plays the middle one: X wins.
-async fn x_wins(app: &TestApp, room: &str, x: &TestPlayer, o: &TestPlayer) -> Value {
+pub(crate) async fn x_wins(app: &TestApp, room: &str, x: &TestPlayer, o: &TestPlayer) -> Value {
     for (player, (cx, cy)) in [(x, (0, 0)), (o, (1, 1)), (x, (1, 0)), (o, (2, 2))] {
         app.play_ok(player, room, json!({"x": cx, "y": cy})).await;
     }
@@ -317,7 +317,7 @@ async fn two_games_of_one_player_finishing_together_chain_their_changes() {
 }
 
 /// `x` beats `o` in a new public room.
-async fn beats(app: &TestApp, x: &TestPlayer, o: &TestPlayer) {
+pub(crate) async fn beats(app: &TestApp, x: &TestPlayer, o: &TestPlayer) {
     let room = app.create_room(x, json!({"game": "tictactoe"})).await;
     let room = room["id"].as_str().unwrap().to_owned();
     assert_eq!(app.join(o, &room).await.status(), StatusCode::OK);

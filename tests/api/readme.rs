@@ -110,6 +110,9 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         "access-control-allow-methods: POST, OPTIONS",
         // The README's game, rated.
         r#"[{"player":"alice","before":1500,"after":1662},{"player":"bob","before":1500,"after":1338}]"#,
+        // Alice's profile, and the two players' ratings in the README's game.
+        r#"{"player":"alice","ratings":[{"game":"connect-four","rating":1662,"games":1,"rank":null},{"game":"tictactoe","rating":1662,"games":1,"rank":null}],"last":{"game":"connect-four","ratingChange":{"after":1662,"before":1500,"won":true},"replay":true}}"#,
+        "[1338,1662]\n",
         // Moderation: refused to a player, a suspension, a closed room, all on the record.
         r#"{"status":403,"code":"not_admin"}"#,
         r#"{"suspended":true,"sessionsEnded":1}"#,
