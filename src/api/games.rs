@@ -125,9 +125,7 @@ fn parse_leaderboard_cursor(cursor: &str) -> Option<(i64, f64, String)> {
     let rank = parts.next()?.parse::<i64>().ok().filter(|r| *r > 0)?;
     let bits = parts.next().filter(|b| b.len() == 16)?;
     let conservative = f64::from_bits(u64::from_str_radix(bits, 16).ok()?);
-    let player = parts
-        .next()
-        .filter(|p| is_well_formed(p))?;
+    let player = parts.next().filter(|p| is_well_formed(p))?;
     parts
         .next()
         .is_none()

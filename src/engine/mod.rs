@@ -272,7 +272,7 @@ impl Engine {
         game_id: &str,
         options: RoomOptions,
     ) -> Result<Room, EngineError> {
-        let room = self.insert_room(creator, game_id, options, false).await?;
+        let room = self.insert_room(creator, game_id, options, None).await?;
         self.let_bots_play(room).await
     }
 

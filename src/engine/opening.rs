@@ -1,5 +1,8 @@
 //! Opening rooms: a new room (`onRoomStart`, then its first players join, in one commit), and
-//! quick play, which joins the oldest open room that fits or opens one.
+//! quick play, which joins the oldest open room that fits or opens one. A room quick play
+//! opens keeps its creator's rating, and is joined by quick play only from within a window of
+//! it that widens as the room waits (see [`QuickPlayGuard`]): close ratings are paired first,
+//! and nobody waits more than a minute for want of one.
 
 use super::action::Action;
 use super::hook_runner::run_hooks;
@@ -50,10 +53,23 @@ impl Engine {
             clock,
             ..RoomOptions::default()
         };
+        let rating = (self
+            .store
+            .ratings_in_game(game_id, std::slice::from_ref(&player.id)))
+        .await?
+        .remove(&player.id)
+        .unwrap_or_default()
+        .rating;
         for _ in 0..MAX_ATTEMPTS {
+            let seeker = QuickPlayGuard {
+                player_id: player.id.clone(),
+                seen_since: self.seen_since(),
+                rating,
+                at_ms: chrono::Utc::now().timestamp_millis(),
+            };
             match self
                 .store
-                .oldest_open_room(game_id, &player.id, clock, &now(), &self.seen_since())
+                .oldest_open_room(game_id, clock, &now(), &seeker)
                 .await?
             {
                 Some(room_id) => match self
@@ -70,7 +86,10 @@ impl Engine {
                     ) => continue,
                     Err(other) => return Err(other),
                 },
-                None => match self.insert_room(player, game_id, options, true).await {
+                None => match self
+                    .insert_room(player, game_id, options, Some(seeker))
+                    .await
+                {
                     Ok(room) => return Ok((room, Placement::Created)),
                     // Someone opened a room meanwhile: join it instead.
                     Err(EngineError::Store(StoreError::Conflict)) => continue,
@@ -86,7 +105,7 @@ impl Engine {
         creator: &PlayerRef,
         game_id: &str,
         options: RoomOptions,
-        only_if_none_open: bool,
+        quick_play: Option<QuickPlayGuard>,
     ) -> Result<Room, EngineError> {
         let (game, game_version) = self.game_for_new_room(game_id).await?;
         if options.clock.is_some() && !game.capabilities().timeouts {
@@ -130,10 +149,6 @@ impl Engine {
             Ok(step)
         })
         .await?;
-        let quick_play = only_if_none_open.then(|| QuickPlayGuard {
-            player_id: creator.id.clone(),
-            seen_since: self.seen_since(),
-        });
         Ok(self.commit(step, quick_play).await?)
     }
 }

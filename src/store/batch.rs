@@ -141,6 +141,8 @@ async fn insert_rooms<D: Dialect>(
         let guard = commit.quick_play.as_ref();
         row.put("quick_play_for", guard.map(|g| g.player_id.clone()));
         row.put("seen_since", guard.map(|g| g.seen_since.clone()));
+        row.put("quick_play_rating", guard.map(|g| g.rating));
+        row.put("quick_play_since", guard.map(|g| g.at_ms));
     });
     returned_ids::<D>(conn, statements).await
 }
@@ -333,6 +335,8 @@ mod tests {
             quick_play: quick_play.then(|| QuickPlayGuard {
                 player_id: "p".to_owned(),
                 seen_since: String::new(),
+                rating: 1500.0,
+                at_ms: 0,
             }),
             lobby_change: None,
             audit: None,

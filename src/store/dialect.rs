@@ -101,7 +101,8 @@ impl<'a> SetRow<'a> {
 pub(super) const NEW_ROOM_ROW: &str = "id, game, private, rated, \
      version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
      rematch, seats_held_until, score, \
-     created_at, updated_at, game_version, clock_move_seconds, quick_play_for, seen_since";
+     created_at, updated_at, game_version, clock_move_seconds, quick_play_for, seen_since, \
+     quick_play_rating, quick_play_since";
 
 /// The row of a room change: what it writes, and the version it replaces.
 pub(super) const ROOM_CHANGE_ROW: &str = "id, \
@@ -122,7 +123,8 @@ pub(super) trait Dialect: Sql {
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;
     /// Quick play's search: the oldest room of game `$1` with clock `$3` open to player `$2`
-    /// at `$4` (no seats held), with someone in it seen since `$5` (see
+    /// at `$4` (no seats held), with someone in it seen since `$5`, and opened by quick play
+    /// for a rating whose window holds `$6` at `$7` ms (see
     /// [`super::types::QuickPlayGuard`]).
     const OLDEST_OPEN_ROOM: &'static str;
     /// Rooms waiting for players (joinable, unfinished) with no version since `$1`, least

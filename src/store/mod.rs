@@ -246,18 +246,17 @@ impl Store {
         read!(self, |pool| reads::room(pool, id))
     }
 
-    /// The oldest room with clock `clock` quick play can put `player_id` in.
+    /// The oldest room with clock `clock` quick play can put `seeker` in.
     pub async fn oldest_open_room(
         &self,
         game: &str,
-        player_id: &str,
         clock: Option<Clock>,
         now: &str,
-        seen_since: &str,
+        seeker: &QuickPlayGuard,
     ) -> Result<Option<String>, StoreError> {
         let seconds = clock.map(|clock| i64::from(clock.move_seconds));
         read!(self, |pool| reads::oldest_open_room(
-            pool, game, player_id, seconds, now, seen_since
+            pool, game, seconds, now, seeker
         ))
     }
 

@@ -10,7 +10,7 @@ use sqlx::Pool;
 use super::dialect::Dialect;
 use super::rows;
 use super::sql::Statement;
-use super::types::{Deadline, FileKey, RoomQuery, StoreError, StoredFile};
+use super::types::{Deadline, FileKey, QuickPlayGuard, RoomQuery, StoreError, StoredFile};
 use crate::model::{Account, GameLogLine, GameVersionRecord, Room, RoomEvent};
 
 /// Every room column of the room aliased `r`, named as [`rows::room`] reads them (listings
@@ -92,21 +92,22 @@ pub(super) async fn room<D: Dialect>(pool: &Pool<D>, id: &str) -> Result<Option<
     }
 }
 
-/// The oldest room with the clock `move_seconds` quick play can put `player_id` in.
+/// The oldest room with the clock `move_seconds` quick play can put `seeker` in.
 pub(super) async fn oldest_open_room<D: Dialect>(
     pool: &Pool<D>,
     game: &str,
-    player_id: &str,
     move_seconds: Option<i64>,
     now: &str,
-    seen_since: &str,
+    seeker: &QuickPlayGuard,
 ) -> Result<Option<String>, StoreError> {
     let statement = Statement::new(D::OLDEST_OPEN_ROOM)
         .bind(game)
-        .bind(player_id)
+        .bind(seeker.player_id.as_str())
         .bind(move_seconds)
         .bind(now)
-        .bind(seen_since);
+        .bind(seeker.seen_since.as_str())
+        .bind(seeker.rating)
+        .bind(seeker.at_ms);
     match D::fetch_optional(&mut *pool.acquire().await?, statement).await? {
         Some(row) => Ok(Some(D::text(&row, "id")?)),
         None => Ok(None),

@@ -26,6 +26,7 @@ pub(super) enum Arg {
     MaybeInt(Option<i64>),
     Flag(bool),
     Real(f64),
+    MaybeReal(Option<f64>),
     Bytes(Vec<u8>),
     MaybeBytes(Option<Vec<u8>>),
 }
@@ -81,6 +82,12 @@ impl From<bool> for Arg {
 impl From<f64> for Arg {
     fn from(value: f64) -> Self {
         Arg::Real(value)
+    }
+}
+
+impl From<Option<f64>> for Arg {
+    fn from(value: Option<f64>) -> Self {
+        Arg::MaybeReal(value)
     }
 }
 
@@ -167,6 +174,7 @@ where
     for<'q> Option<String>: Encode<'q, D> + Type<D>,
     for<'q> i64: Encode<'q, D> + Type<D>,
     for<'q> Option<i64>: Encode<'q, D> + Type<D>,
+    for<'q> Option<f64>: Encode<'q, D> + Type<D>,
     for<'q> bool: Encode<'q, D> + Type<D>,
     for<'q> f64: Encode<'q, D> + Type<D>,
     for<'q> Vec<u8>: Encode<'q, D> + Type<D>,
@@ -236,6 +244,7 @@ where
     for<'a> Option<i64>: Encode<'a, D> + Type<D>,
     for<'a> bool: Encode<'a, D> + Type<D>,
     for<'a> f64: Encode<'a, D> + Type<D>,
+    for<'a> Option<f64>: Encode<'a, D> + Type<D>,
     for<'a> Vec<u8>: Encode<'a, D> + Type<D>,
     for<'a> Option<Vec<u8>>: Encode<'a, D> + Type<D>,
 {
@@ -252,6 +261,7 @@ where
             Arg::MaybeInt(value) => query.bind(value),
             Arg::Flag(value) => query.bind(value),
             Arg::Real(value) => query.bind(value),
+            Arg::MaybeReal(value) => query.bind(value),
             Arg::Bytes(value) => query.bind(value),
             Arg::MaybeBytes(value) => query.bind(value),
         };

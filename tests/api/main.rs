@@ -33,6 +33,7 @@ mod moderation;
 mod openapi;
 mod players;
 mod profiles;
+mod rated_quick_play;
 mod ratings;
 mod readme;
 mod real_server;

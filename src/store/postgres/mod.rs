@@ -72,6 +72,8 @@ impl Dialect for Postgres {
          AND (o.updated_at >= $5 OR EXISTS (SELECT 1 FROM room_players s \
          JOIN players p ON p.id = s.player_id \
          WHERE s.room_id = o.id AND s.active = true AND p.last_seen_at >= $5)) \
+         AND (o.quick_play_rating IS NULL OR $7 - o.quick_play_since >= 60000 \
+         OR abs(o.quick_play_rating - $6) <= 100 + 50 * (($7 - o.quick_play_since) / 5000)) \
          ORDER BY o.seq LIMIT 1";
     const IDLE_WAITING_ROOMS: &'static str = "SELECT id, version FROM rooms \
          WHERE joinable = true AND finished = false AND updated_at < $1 \
@@ -81,12 +83,13 @@ impl Dialect for Postgres {
         statement:
             "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, \
              players, inactive_players, trigger_timeout_at, rematch, seats_held_until, score, \
-             created_at, updated_at, game_version, clock_move_seconds) \
+             created_at, updated_at, game_version, clock_move_seconds, quick_play_rating, \
+             quick_play_since) \
              SELECT v.id, v.game, v.private, v.rated, v.version, v.joinable, v.finished, \
              CAST(v.state AS json), CAST(v.players AS jsonb), \
              CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, \
              CAST(v.rematch AS jsonb), v.seats_held_until, CAST(v.score AS jsonb), \
-             v.created_at, v.updated_at, v.game_version, v.clock_move_seconds FROM v \
+             v.created_at, v.updated_at, v.game_version, v.clock_move_seconds, v.quick_play_rating, v.quick_play_since FROM v \
              WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o \
              WHERE o.game = v.game \
              AND o.clock_move_seconds IS NOT DISTINCT FROM v.clock_move_seconds \
@@ -96,7 +99,11 @@ impl Dialect for Postgres {
              WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = true) \
              AND (o.updated_at >= v.seen_since OR EXISTS (SELECT 1 FROM room_players s \
              JOIN players p ON p.id = s.player_id \
-             WHERE s.room_id = o.id AND s.active = true AND p.last_seen_at >= v.seen_since))) \
+             WHERE s.room_id = o.id AND s.active = true AND p.last_seen_at >= v.seen_since)) \
+             AND (o.quick_play_rating IS NULL \
+             OR v.quick_play_since - o.quick_play_since >= 60000 \
+             OR abs(o.quick_play_rating - v.quick_play_rating) <= 100 + 50 * \
+             ((v.quick_play_since - o.quick_play_since) / 5000))) \
              ON CONFLICT DO NOTHING RETURNING id",
     };
     const UPDATE_ROOMS: SetSql = SetSql {
