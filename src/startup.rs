@@ -115,6 +115,7 @@ impl Application {
                 .app_data(http_metrics.clone())
                 .configure(|cfg| api::configure(cfg, dev_routes))
         })
+        .on_connect(|connection, _| give_up_on_silent_peers(connection))
         .shutdown_timeout(10)
         // A connection that has not sent a whole request head by then is closed (slowloris).
         .client_request_timeout(Duration::from_secs(5))
@@ -187,4 +188,29 @@ pub fn raise_open_files_limit() -> std::io::Result<u64> {
         }
     }
     Ok(limit.rlim_cur)
+}
+
+/// How long what was sent may go unacknowledged before the connection is given up: a client
+/// whose network went away without a word (no close) shows as gone once its stream's next
+/// keep-alive has gone this long unanswered, not after the system's quarter of an hour.
+const UNACKNOWLEDGED_FOR: Duration = Duration::from_secs(20);
+
+fn give_up_on_silent_peers(connection: &dyn std::any::Any) {
+    use std::os::fd::AsRawFd;
+    if let Some(tcp) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() {
+        let millis = UNACKNOWLEDGED_FOR.as_millis() as libc::c_uint;
+        // SAFETY: a valid socket, an option of the size it expects.
+        let set = unsafe {
+            libc::setsockopt(
+                tcp.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_USER_TIMEOUT,
+                (&millis as *const libc::c_uint).cast(),
+                std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
+            )
+        };
+        if set != 0 {
+            tracing::debug!(error = %std::io::Error::last_os_error(), "could not set TCP_USER_TIMEOUT");
+        }
+    }
 }

@@ -87,5 +87,5 @@ async fn stream(
         .engine
         .game_log_feed(&caller.player, &path.into_inner(), after)
         .await?;
-    Ok(event_stream_response(feed, &context, Some(caller)))
+    Ok(event_stream_response(feed, &context, Some(caller), None))
 }

@@ -19,7 +19,7 @@ use super::rooms::room_id;
 use super::{ApiError, AppContext};
 use crate::engine::{Engine, SignedIn};
 
-use crate::live::Feed;
+use crate::live::{Feed, Here, LOBBY};
 use crate::metrics::Held;
 use crate::views::{comment_frame, retry_frame};
 
@@ -27,6 +27,11 @@ use crate::views::{comment_frame, retry_frame};
 /// restarted server is not hit by every client in the same instant.
 const RETRY_BASE_MS: u64 = 1_000;
 const RETRY_SPREAD_MS: u64 = 2_000;
+
+/// The longest a stream whose viewer shows as online goes without writing: a closed
+/// connection is noticed at the second write after it closed, so a player who leaves shows as
+/// gone within about two of these.
+const PRESENCE_PULSE: Duration = Duration::from_secs(1);
 
 /// What ends every open stream when the server stops.
 pub type StreamsShutdown = watch::Receiver<bool>;
@@ -52,11 +57,13 @@ pub async fn room(
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
     let after = resume_after(&req, params.after, "a version the client has seen")?;
     let player = viewer.as_ref().map(|v| v.player.clone());
-    let feed = context
-        .engine
-        .room_feed(&room_id(path)?, after, player)
-        .await?;
-    Ok(event_stream_response(feed, &context, viewer))
+    let room = room_id(path)?;
+    // Here before the feed reads who is: the stream's first word on it counts its viewer.
+    let here = viewer
+        .as_ref()
+        .map(|v| context.engine.arrive(&room, &v.player.id));
+    let feed = context.engine.room_feed(&room, after, player).await?;
+    Ok(event_stream_response(feed, &context, viewer, here))
 }
 
 /// Who opened a stream: the caller of the `Authorization` header, or else of `?access_token=`
@@ -117,27 +124,38 @@ fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
 #[serde(deny_unknown_fields)]
 struct LobbyStreamParams {
     game: Option<String>,
+    access_token: Option<String>,
 }
 
-/// `GET /rooms/stream`: every public room (of `?game=`) created, opened, filled, emptied or
-/// finished from now on.
+/// `GET /rooms/stream`: how many players are online, then every public room (of `?game=`)
+/// created, opened, filled, emptied or finished from now on, and each change of how many are
+/// online. A signed-in viewer counts as online while it is open.
 pub async fn lobby(
     req: HttpRequest,
     context: web::Data<AppContext>,
+    MaybeSigned(caller): MaybeSigned,
 ) -> Result<HttpResponse, ApiError> {
     let params: LobbyStreamParams = parse_query(&req)?;
+    let viewer = stream_viewer(&context, caller, params.access_token).await?;
     let feed = context.engine.lobby_feed(params.game).await?;
-    Ok(event_stream_response(feed, &context, None))
+    let here = (viewer.as_ref()).map(|v| context.engine.arrive(LOBBY, &v.player.id));
+    Ok(event_stream_response(feed, &context, viewer, here))
 }
 
 /// `feed` as a stream; `viewer`, who opened it, is seen for as long as it is open, and the
-/// stream ends as soon as their session does.
+/// stream ends as soon as their session does. With `here`, the viewer shows as online while
+/// the stream is open: it then sends a keep-alive every [`PRESENCE_PULSE`] at least, since a
+/// closed connection is only noticed when a write fails.
 pub(super) fn event_stream_response(
     feed: impl Feed + 'static,
     context: &AppContext,
     viewer: Option<SignedIn>,
+    here: Option<Here>,
 ) -> HttpResponse {
-    let keepalive = context.stream_keepalive;
+    let keepalive = match here {
+        Some(_) => context.stream_keepalive.min(PRESENCE_PULSE),
+        None => context.stream_keepalive,
+    };
     let every = context.engine.idle_rules().seen_every();
     let presence = viewer.map(|viewer| Presence {
         every: interval_at(Instant::now() + every, every),
@@ -156,7 +174,7 @@ pub(super) fn event_stream_response(
             feed,
             context.streams_shutdown.clone(),
             keepalive,
-            context.open_streams.hold(),
+            (context.open_streams.hold(), here),
             presence,
         ))
 }
@@ -176,8 +194,8 @@ struct Streaming<F> {
     shutdown: StreamsShutdown,
     opening: Option<Bytes>,
     presence: Option<Presence>,
-    /// Counts the stream as open until it is dropped.
-    _open: Held,
+    /// Counts the stream as open, and its viewer as here, until it is dropped.
+    _open: (Held, Option<Here>),
 }
 
 /// The feed's frames, a comment whenever it has been quiet for `keepalive`, and the end as
@@ -186,7 +204,7 @@ fn frames<F: Feed + 'static>(
     feed: F,
     shutdown: StreamsShutdown,
     keepalive: Duration,
-    open: Held,
+    open: (Held, Option<Here>),
     presence: Option<Presence>,
 ) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
     let retry = RETRY_BASE_MS + rand::rng().random_range(0..RETRY_SPREAD_MS);

@@ -36,6 +36,7 @@ pub(super) async fn follow(mut changes: mpsc::Receiver<Change>, engine: Engine) 
                     });
                 }
             }
+            Change::Presence { server, rooms } => engine.presence.heard(&server, rooms),
             Change::Resync => {
                 rooms.clear();
                 hub.resync();

@@ -20,6 +20,7 @@ mod moderation;
 mod opening;
 mod passwords;
 mod precondition;
+mod presence;
 mod room_cache;
 mod room_locks;
 mod sessions;
@@ -52,12 +53,12 @@ pub use sessions::{SignedIn, CODE_LIFETIME};
 pub use standing::Profile;
 
 use crate::game::{Clock, GameRegistry, PlayerRef};
-use crate::live::{Hub, LobbyFeed, RoomFeed};
+use crate::live::{Hub, LobbyFeed, PresenceBook, RoomFeed};
 use crate::metrics::Exposition;
 use crate::model::{Room, RoomEvent};
 use crate::sandbox::{GameLogSink, SandboxPool};
 use crate::store::{RoomQuery, Store};
-use crate::views::RoomHeader;
+use crate::views::{online_count_frame, RoomHeader};
 
 /// No room holds more players than this, whatever its game says.
 pub const MAX_PLAYERS: usize = 50;
@@ -80,6 +81,8 @@ pub struct Engine {
     locks: RoomLocks,
     bots: Arc<BotRoster>,
     hub: Arc<Hub>,
+    /// Who has a stream open, here and on the other servers.
+    presence: Arc<PresenceBook>,
     rooms: Arc<RoomCache>,
     sessions: Arc<SessionCache>,
     /// Turns at hashing passwords.
@@ -115,6 +118,8 @@ impl Engine {
         let (logs, lines) = GameLogSink::new();
         let log_stored = Arc::new(watch::Sender::new(0));
         tokio::spawn(game_logs::keep(store.clone(), lines, (*log_stored).clone()));
+        let hub: Arc<Hub> = Arc::default();
+        let (presence, presence_changed) = PresenceBook::new(hub.clone());
         let engine = Self {
             store,
             games: Arc::new(games),
@@ -122,7 +127,8 @@ impl Engine {
             hosted: Arc::new(HostedCache::new(CACHED_VERSIONS)),
             locks: RoomLocks::default(),
             bots: Arc::new(bots),
-            hub: Arc::default(),
+            hub,
+            presence,
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
             sessions: Arc::new(SessionCache::new(CACHED_SESSIONS)),
             hashing: Arc::default(),
@@ -138,6 +144,7 @@ impl Engine {
         tokio::spawn(deadlines::run(engine.clone()));
         tokio::spawn(idle::close_idle_rooms(engine.clone()));
         tokio::spawn(sessions::follow_ended_sessions(engine.clone()));
+        tokio::spawn(presence::tell_others(engine.clone(), presence_changed));
         if let Some(changes) = engine.store.changes().await? {
             tokio::spawn(follow::follow(changes, engine.clone()));
         }
@@ -246,12 +253,14 @@ impl Engine {
             Some(after) => after,
         };
         let framer = self.framer(&room, viewer).await?;
+        let players = room.players.iter().map(|p| p.id.clone()).collect();
         Ok(RoomFeed::new(
             self.store.clone(),
             RoomHeader::from(&room),
             subscription,
             after,
             framer,
+            (players, self.online(room_id)),
         ))
     }
 
@@ -260,7 +269,8 @@ impl Engine {
         if let Some(game) = &game {
             self.require_game(game).await?;
         }
-        Ok(LobbyFeed::new(self.hub.subscribe_lobby(), game))
+        let online = online_count_frame(self.online_count());
+        Ok(LobbyFeed::new(self.hub.subscribe_lobby(), game, online))
     }
 
     /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before

@@ -51,8 +51,12 @@ impl Engine {
         } else {
             Cow::Borrowed(&room.state)
         };
+        let online = (self.presence.online(&room.id).into_iter())
+            .filter(|id| room.is_player(id))
+            .collect();
         Ok(RoomView::new(room, state)
-            .with_idle_times(self.idle.closes_at(room), self.idle.claimable_at(room)))
+            .with_idle_times(self.idle.closes_at(room), self.idle.claimable_at(room))
+            .with_online(online))
     }
 
     /// `events` of `room` as `viewer` may see them, each at its own version. In a game with a

@@ -13,7 +13,7 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use super::hub::{LobbyUpdate, RoomSubscription};
 use crate::model::RoomEvent;
 use crate::store::{Store, StoreError};
-use crate::views::{resync_frame, version_frame, EventView, RoomHeader};
+use crate::views::{presence_frame, resync_frame, version_frame, EventView, RoomHeader};
 
 /// Versions read from the history at a time while catching up.
 const REPLAY_PAGE: i64 = 256;
@@ -46,17 +46,25 @@ pub struct RoomFeed {
     pending: VecDeque<Bytes>,
     /// The history may hold versions after `sent` that the channel will not deliver.
     catching_up: bool,
+    /// Who has a stream of the room open, on any server; of them, the stream shows those who
+    /// play in the room at the last version sent.
+    online: Arc<Vec<String>>,
+    players: Vec<String>,
+    /// The players online the stream last said, if it said.
+    shown_online: Option<Vec<String>>,
 }
 
 impl RoomFeed {
     /// `subscription` must be taken before the room was read, so that a version committed in
     /// between is in the channel or in the history, and usually both.
+    /// `players` are the room's players as it was read, `online` who had a stream of it open.
     pub(crate) fn new(
         store: Store,
         header: RoomHeader,
         subscription: RoomSubscription,
         after: i64,
         framer: Option<Arc<dyn Framer>>,
+        (players, online): (Vec<String>, Arc<Vec<String>>),
     ) -> Self {
         Self {
             store,
@@ -66,7 +74,41 @@ impl RoomFeed {
             sent: after,
             pending: VecDeque::new(),
             catching_up: true,
+            online,
+            players,
+            shown_online: None,
         }
+    }
+
+    /// A `presence` frame when the players online differ from what the stream last said.
+    fn presence_changed(&mut self) -> Option<Bytes> {
+        let online: Vec<&str> = (self.online.iter())
+            .filter(|id| self.players.contains(id))
+            .map(String::as_str)
+            .collect();
+        if self
+            .shown_online
+            .as_ref()
+            .is_some_and(|shown| *shown == online)
+        {
+            return None;
+        }
+        let frame = presence_frame(&online);
+        self.shown_online = Some(online.into_iter().map(str::to_owned).collect());
+        Some(frame)
+    }
+
+    fn queue_presence(&mut self) {
+        if let Some(frame) = self.presence_changed() {
+            self.pending.push_back(frame);
+        }
+    }
+
+    /// The stream moved on to `event`: its players are those online it shows.
+    fn seated(&mut self, event: &RoomEvent) {
+        self.players.clear();
+        self.players
+            .extend(event.players.iter().map(|p| p.id.clone()));
     }
 }
 
@@ -88,25 +130,39 @@ impl Feed for RoomFeed {
                         return Ok(None);
                     };
                     self.sent = event.version;
+                    self.seated(event);
                     self.pending.push_back(frame);
+                }
+                if !self.catching_up {
+                    self.queue_presence();
                 }
                 continue;
             }
             match self.subscription.recv().await {
+                Ok(update) if update.online.is_some() => {
+                    self.online = update.online.clone().expect("checked");
+                    if let Some(frame) = self.presence_changed() {
+                        return Ok(Some(frame));
+                    }
+                }
                 Ok(update) if update.version <= self.sent => {}
                 Ok(update) if update.version == self.sent + 1 && self.framer.is_none() => {
-                    match &update.frame {
-                        Some(frame) => {
+                    match (&update.frame, &update.event) {
+                        (Some(frame), Some(event)) => {
                             self.sent = update.version;
+                            self.seated(event);
+                            self.queue_presence();
                             return Ok(Some(frame.clone()));
                         }
-                        None => self.catching_up = true,
+                        _ => self.catching_up = true,
                     }
                 }
                 Ok(update) if update.version == self.sent + 1 && update.event.is_some() => {
-                    let event = update.event.as_ref().expect("checked");
-                    let frame = self.frame(event).await;
+                    let event = update.event.clone().expect("checked");
+                    let frame = self.frame(&event).await;
                     self.sent = update.version;
+                    self.seated(&event);
+                    self.queue_presence();
                     return Ok(frame);
                 }
                 // Versions were skipped (this reader lagged and the channel dropped some, or
@@ -136,14 +192,21 @@ impl RoomFeed {
 pub struct LobbyFeed {
     receiver: broadcast::Receiver<Arc<LobbyUpdate>>,
     game: Option<String>,
+    /// What the stream says first (how many players are online).
+    first: Option<Bytes>,
 }
 
 impl LobbyFeed {
     pub(crate) fn new(
         receiver: broadcast::Receiver<Arc<LobbyUpdate>>,
         game: Option<String>,
+        first: Bytes,
     ) -> Self {
-        Self { receiver, game }
+        Self {
+            receiver,
+            game,
+            first: Some(first),
+        }
     }
 }
 
@@ -151,9 +214,12 @@ impl Feed for LobbyFeed {
     /// The next change to a public room of the feed's game; after a lag, a `resync` event
     /// instead of the changes missed.
     async fn next(&mut self) -> Result<Option<Bytes>, StoreError> {
+        if let Some(first) = self.first.take() {
+            return Ok(Some(first));
+        }
         loop {
             match self.receiver.recv().await {
-                // A resync (no game) concerns every lobby stream.
+                // A resync or a count of players online (no game) concerns every lobby stream.
                 Ok(update)
                     if update.game.is_empty()
                         || self.game.as_ref().is_none_or(|game| *game == update.game) =>

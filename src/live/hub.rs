@@ -9,7 +9,9 @@ use bytes::Bytes;
 use tokio::sync::broadcast;
 
 use crate::model::{LobbyChange, Room, RoomEvent};
-use crate::views::{lobby_frame, resync_frame, version_frame, EventView, RoomHeader, RoomView};
+use crate::views::{
+    lobby_frame, online_count_frame, resync_frame, version_frame, EventView, RoomHeader, RoomView,
+};
 
 /// How many versions a room's channel holds for a reader that has not caught up; one further
 /// behind is told it lagged and re-reads the history instead.
@@ -26,6 +28,9 @@ pub struct RoomUpdate {
     pub frame: Option<Bytes>,
     /// The version itself, for streams that show each viewer their own view of it.
     pub event: Option<Arc<RoomEvent>>,
+    /// Not a version: who has a stream of the room open now, on any server (each stream shows
+    /// those of them who play in it).
+    pub online: Option<Arc<Vec<String>>>,
 }
 
 /// Who a room's versions are shown to as they are: everyone alike, or each viewer as the game's
@@ -77,6 +82,7 @@ impl Hub {
                     version: event.version,
                     frame,
                     event: Some(Arc::new(event.clone())),
+                    online: None,
                 };
                 // An error only means every reader left meanwhile.
                 let _ = sender.send(Arc::new(update));
@@ -96,6 +102,29 @@ impl Hub {
         }
     }
 
+    /// Tells the watchers of `room_id` who has a stream of it open now.
+    pub fn publish_presence(&self, room_id: &str, online: Arc<Vec<String>>) {
+        let sender = self.rooms.lock().expect("hub lock").get(room_id).cloned();
+        if let Some(sender) = sender {
+            let _ = sender.send(Arc::new(RoomUpdate {
+                version: 0,
+                frame: None,
+                event: None,
+                online: Some(online),
+            }));
+        }
+    }
+
+    /// Tells the lobby how many players are online now.
+    pub fn publish_online_count(&self, players: usize) {
+        if self.lobby_watched() {
+            let _ = self.lobby.send(Arc::new(LobbyUpdate {
+                game: String::new(),
+                frame: online_count_frame(players),
+            }));
+        }
+    }
+
     pub fn lobby_watched(&self) -> bool {
         self.lobby.receiver_count() > 0
     }
@@ -109,6 +138,7 @@ impl Hub {
                 version,
                 frame: None,
                 event: None,
+                online: None,
             }));
         }
     }
@@ -128,6 +158,7 @@ impl Hub {
                 version: i64::MAX,
                 frame: None,
                 event: None,
+                online: None,
             }));
         }
         if self.lobby_watched() {

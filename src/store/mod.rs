@@ -145,6 +145,18 @@ impl Store {
         }
     }
 
+    /// Tells the other servers on the database who this one's streams show in `rooms`
+    /// (PostgreSQL; nobody else can hear on SQLite). A notification, not a write.
+    pub async fn announce_presence(
+        &self,
+        rooms: &[crate::live::RoomPresence],
+    ) -> Result<(), StoreError> {
+        match &self.database {
+            Database::Sqlite(_) => Ok(()),
+            Database::Postgres(db) => db.announce_presence(rooms).await,
+        }
+    }
+
     /// The writer's figures, in the Prometheus text format.
     pub fn render_metrics(&self, out: &mut crate::metrics::Exposition) {
         self.writer.stats.render(out);

@@ -170,6 +170,10 @@ fn snapshot() -> String {
         "\n-- PostgreSQL: NOTIFY\n{};\n",
         set_text::<sqlx::Postgres>(postgres::NOTIFY)
     ));
+    out.push_str(&format!(
+        "\n-- PostgreSQL: NOTIFY_PRESENCE\n{};\n",
+        postgres::presence::NOTIFY_PRESENCE
+    ));
     out
 }
 

@@ -313,3 +313,6 @@ SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0))
 
 -- PostgreSQL: NOTIFY
 WITH v (room_id, version, lobby) AS (VALUES ($1, $2, $3), ($4, $5, $6)) SELECT pg_notify('turnhouse', v.room_id || ' ' || v.version || ' ' || current_setting('turnhouse.instance') || ' ' || v.lobby) FROM v;
+
+-- PostgreSQL: NOTIFY_PRESENCE
+SELECT pg_notify('turnhouse_presence', $1);

@@ -246,4 +246,9 @@ pub enum Change {
     },
     /// The listener (re)connected: changes made before may not have been heard.
     Resync,
+    /// Another server, `server`, says who its streams show in these rooms.
+    Presence {
+        server: String,
+        rooms: Vec<crate::live::RoomPresence>,
+    },
 }

@@ -54,6 +54,19 @@ pub fn log_frame(line: &GameLogLine) -> Bytes {
     format!("id: {}\nevent: log\ndata: {json}\n\n", line.id).into()
 }
 
+/// `event: presence`, `{"online": [player ids]}`: who of a room's players has it open now.
+/// Not a version, so no `id`: a client resuming goes on from the last version it saw.
+pub fn presence_frame(online: &[&str]) -> Bytes {
+    let json = serde_json::to_string(&serde_json::json!({ "online": online }))
+        .expect("ids always serialise");
+    format!("event: presence\ndata: {json}\n\n").into()
+}
+
+/// `event: online`, `{"players": N}`: how many players have a stream open, on any server.
+pub fn online_count_frame(players: usize) -> Bytes {
+    format!("event: online\ndata: {{\"players\":{players}}}\n\n").into()
+}
+
 /// Tells a lobby client that it missed events and should list the rooms again.
 pub fn resync_frame() -> Bytes {
     Bytes::from_static(b"event: resync\ndata: {}\n\n")

@@ -55,6 +55,8 @@ pub struct RoomView<'a> {
     claimable_at: Option<String>,
     created_at: &'a str,
     updated_at: &'a str,
+    /// Its players with a stream of it open now, on any server.
+    online: Vec<String>,
 }
 
 impl<'a> RoomView<'a> {
@@ -80,7 +82,14 @@ impl<'a> RoomView<'a> {
             claimable_at: None,
             created_at: &room.created_at,
             updated_at: &room.updated_at,
+            online: Vec::new(),
         }
+    }
+
+    /// With which of its players have a stream of it open.
+    pub fn with_online(mut self, online: Vec<String>) -> Self {
+        self.online = online;
+        self
     }
 
     /// With when the room closes if nobody joins, and when it can be claimed if nobody
@@ -163,4 +172,7 @@ impl From<&Room> for RoomHeader {
 }
 
 mod frames;
-pub use frames::{comment_frame, lobby_frame, log_frame, resync_frame, retry_frame, version_frame};
+pub use frames::{
+    comment_frame, lobby_frame, log_frame, online_count_frame, presence_frame, resync_frame,
+    retry_frame, version_frame,
+};

@@ -79,6 +79,20 @@ impl TestApp {
         Self::spawn_on(self.database.clone(), games, adjust).await
     }
 
+    /// A server listening on `ip` (a test's own private link) instead of the loopback.
+    pub async fn spawn_at(ip: &str) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let database = crate::databases::fresh_database(dir.path(), "test.db").await;
+        let bind = format!("{ip}:0");
+        let mut app = Self::spawn_on(database, turnhouse::games::builtin(), |config| {
+            config.bind = bind;
+        })
+        .await;
+        app.api = Api::new(app.address.replace("127.0.0.1", ip));
+        app._dir = Some(dir);
+        app
+    }
+
     async fn spawn_on(
         database: String,
         games: GameRegistry,

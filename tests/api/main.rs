@@ -32,6 +32,7 @@ mod metrics;
 mod moderation;
 mod openapi;
 mod players;
+mod presence;
 mod profiles;
 mod rated_quick_play;
 mod ratings;

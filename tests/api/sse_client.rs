@@ -67,8 +67,19 @@ impl EventStream {
         }
     }
 
-    /// The next event, skipping comments and `retry:`.
+    /// The next event, skipping comments and `retry:`, and who is online (`presence` in a
+    /// room, `online` in the lobby), which comes and goes with every viewer.
     pub async fn event(&mut self) -> Frame {
+        loop {
+            let frame = self.any_event().await;
+            if !matches!(frame.event.as_deref(), Some("presence" | "online")) {
+                return frame;
+            }
+        }
+    }
+
+    /// The next event of any kind, skipping comments and `retry:`.
+    pub async fn any_event(&mut self) -> Frame {
         loop {
             let frame = self.frame().await.expect("the stream is still open");
             if frame.event.is_some() || frame.data.is_some() {

@@ -257,6 +257,8 @@ async fn idle_streams_get_a_comment_to_keep_proxies_from_closing_them() {
     let url = format!("{}/rooms/{room}/stream", app.address);
     let mut stream = EventStream::open(&app.client, &url, None).await;
     stream.event().await;
+    let presence = stream.frame().await.unwrap();
+    assert_eq!(presence.event.as_deref(), Some("presence"), "{presence:?}");
     let next = stream.frame().await.unwrap();
     assert!(next.comment && next.data.is_none(), "{next:?}");
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use tokio::sync::mpsc;
 
+use super::presence::{self, PRESENCE_CHANNEL};
 use super::{PgStore, CHANNEL};
 use crate::model::LobbyChange;
 use crate::store::types::Change;
@@ -76,7 +77,12 @@ async fn hear(listener: &mut PgListener, instance: &str, changes: &mpsc::Sender<
     loop {
         match listener.try_recv().await {
             Ok(Some(notification)) => {
-                let Some(change) = parse(notification.payload(), instance) else {
+                let change = match notification.channel() {
+                    PRESENCE_CHANNEL => presence::parse(notification.payload(), instance)
+                        .map(|(server, rooms)| Change::Presence { server, rooms }),
+                    _ => parse(notification.payload(), instance),
+                };
+                let Some(change) = change else {
                     continue;
                 };
                 if changes.send(change).await.is_err() {
@@ -99,7 +105,7 @@ async fn connect(pool: &sqlx::PgPool) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect_with(pool).await?;
     // Reconnecting is done here, so that every reconnection is followed by a resync.
     listener.eager_reconnect(false);
-    listener.listen(CHANNEL).await?;
+    listener.listen_all([CHANNEL, PRESENCE_CHANNEL]).await?;
     Ok(listener)
 }
 

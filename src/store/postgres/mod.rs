@@ -9,6 +9,7 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 mod listener;
+pub(super) mod presence;
 
 use std::str::FromStr;
 use std::time::Duration;
