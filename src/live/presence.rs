@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::hub::Hub;
+use crate::store::RoomPresence;
 
 /// How often each server says again what its streams show.
 pub const REFRESH: Duration = Duration::from_secs(10);
@@ -25,8 +26,6 @@ pub const FORGET_AFTER: Duration = Duration::from_secs(30);
 /// What stands for the lobby among rooms: its streams count players online, in no room.
 pub const LOBBY: &str = "";
 
-/// The players one server shows in one room.
-pub type RoomPresence = (String, Vec<String>);
 
 #[derive(Default)]
 struct State {

@@ -66,7 +66,8 @@ use writer::Writer;
 use writes::{Job, NewBot, RoomCopies, Seen, Write};
 
 pub use types::{
-    Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomQuery, StorageFault, StoreError,
+    Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomPresence, RoomQuery, StorageFault,
+    StoreError,
     StoredFile,
 };
 pub use writes::GAME_LOG_LINES;
@@ -149,7 +150,7 @@ impl Store {
     /// (PostgreSQL; nobody else can hear on SQLite). A notification, not a write.
     pub async fn announce_presence(
         &self,
-        rooms: &[crate::live::RoomPresence],
+        rooms: &[RoomPresence],
     ) -> Result<(), StoreError> {
         match &self.database {
             Database::Sqlite(_) => Ok(()),

@@ -131,6 +131,9 @@ pub struct RoomQuery {
     pub limit: i64,
 }
 
+/// A room, and the players one server's streams show in it (who is here).
+pub type RoomPresence = (String, Vec<String>);
+
 /// Why the database cannot do what was asked at the moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StorageFault {
@@ -249,6 +252,6 @@ pub enum Change {
     /// Another server, `server`, says who its streams show in these rooms.
     Presence {
         server: String,
-        rooms: Vec<crate::live::RoomPresence>,
+        rooms: Vec<RoomPresence>,
     },
 }

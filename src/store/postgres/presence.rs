@@ -5,9 +5,8 @@
 use sqlx::Postgres;
 
 use super::PgStore;
-use crate::live::RoomPresence;
 use crate::store::sql::{Sql, Statement};
-use crate::store::StoreError;
+use crate::store::{RoomPresence, StoreError};
 
 /// The channel of presence messages.
 pub(super) const PRESENCE_CHANNEL: &str = "turnhouse_presence";
