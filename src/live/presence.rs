@@ -26,7 +26,6 @@ pub const FORGET_AFTER: Duration = Duration::from_secs(30);
 /// What stands for the lobby among rooms: its streams count players online, in no room.
 pub const LOBBY: &str = "";
 
-
 #[derive(Default)]
 struct State {
     /// This server's streams: room, player, how many streams.

@@ -67,8 +67,7 @@ use writes::{Job, NewBot, RoomCopies, Seen, Write};
 
 pub use types::{
     Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomPresence, RoomQuery, StorageFault,
-    StoreError,
-    StoredFile,
+    StoreError, StoredFile,
 };
 pub use writes::GAME_LOG_LINES;
 
@@ -148,10 +147,7 @@ impl Store {
 
     /// Tells the other servers on the database who this one's streams show in `rooms`
     /// (PostgreSQL; nobody else can hear on SQLite). A notification, not a write.
-    pub async fn announce_presence(
-        &self,
-        rooms: &[RoomPresence],
-    ) -> Result<(), StoreError> {
+    pub async fn announce_presence(&self, rooms: &[RoomPresence]) -> Result<(), StoreError> {
         match &self.database {
             Database::Sqlite(_) => Ok(()),
             Database::Postgres(db) => db.announce_presence(rooms).await,

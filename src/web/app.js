@@ -114,7 +114,7 @@ function renderAccount() {
       el('button', { class: 'secondary', id: 'sign-out-confirm', onclick: signOut }, 'Sign out anyway'),
       el('button', { id: 'sign-out-cancel', onclick: renderAccount }, 'Stay signed in'));
     bar.replaceChildren(
-      el('span', { id: 'me', text: `Signed in as ${me.username}` }),
+      el('span', { id: 'me' }, 'Signed in as ', el('a', { href: `#/player/${me.id}`, id: 'my-profile', text: me.username })),
       el('a', { class: 'button secondary', id: 'devices', href: '#/account' }, 'Devices'),
       el('button', { class: 'secondary', id: 'sign-out', onclick: confirmSignOut }, 'Sign out'),
     );
@@ -324,6 +324,7 @@ async function showLobby() {
     el('h2', { id: 'mine-title' }, 'Your rooms'), el('ul', { id: 'my-rooms', class: 'list' })) : null;
   main().replaceChildren(
     el('h1', {}, 'Lobby'),
+    el('p', { id: 'online-count', class: 'muted', 'aria-live': 'polite' }),
     message,
     el('div', { class: 'grid' },
       store.player ? null : signUpCard(() => route()),
@@ -333,7 +334,11 @@ async function showLobby() {
 
   const refresh = debounce(() => refreshLobby(message), 150);
   // Subscribe first, then list: a room that changes in between is in the list or an event.
-  stopWatching = api.watchLobby(null, refresh);
+  const onOnline = (players) => {
+    const line = document.getElementById('online-count');
+    if (line) line.textContent = `${players} ${players === 1 ? 'player' : 'players'} online`;
+  };
+  stopWatching = api.watchLobby(null, refresh, { onOnline });
   await refreshLobby(message);
 }
 
@@ -368,6 +373,7 @@ async function refreshLobby(message) {
   fillRooms('live-rooms', live, 'Nobody is playing right now.');
   fillRooms('finished-rooms', done, 'No game has finished yet.');
   if (mine) fillRooms('my-rooms', mine, 'You have no rooms yet.');
+  await fillRatings(main());
 }
 
 function fillRooms(id, result, empty) {
@@ -382,14 +388,16 @@ function fillRooms(id, result, empty) {
 function roomEntry(room) {
   const me = store.player;
   const game = gamesById.get(room.game);
-  const names = room.players.map((p) => p.username).join(' vs ') || 'nobody yet';
+  const names = room.players.length
+    ? room.players.flatMap((p, i) => [i ? ' vs ' : null, playerName(p, room.game, room.online)])
+    : ['nobody yet'];
   const mine = me && room.players.some((p) => p.id === me.id);
   const canJoin = me && room.joinable && !room.finished && !mine && !heldFromMe(room);
   const state = room.finished ? 'finished' : room.joinable ? 'waiting' : 'playing';
   return el('li', { dataset: { room: room.id, game: room.game } },
     el('span', {},
       el('strong', { text: game ? game.name : room.game }), ' · ',
-      el('span', { class: 'players-names', text: names }), ' ',
+      el('span', { class: 'players-names' }, ...names), ' ',
       el('span', { class: 'badge', text: room.private ? `private, ${state}` : state }), ' ',
       room.clock ? el('span', { class: 'badge clock-badge', text: `${clockText(room.clock.moveSeconds)} a move` }) : null, ' ',
       el('span', { class: 'muted room-when', text: [resultOf(room), when(room.updatedAt)].filter(Boolean).join(', ') })),
@@ -511,7 +519,7 @@ function gameEntry(game, message) {
   return el('div', { class: 'game', dataset: { game: game.id } },
     el('div', {}, el('strong', { text: game.name }), ' ', el('span', { class: 'badge', text: about, title: about })),
     el('div', { class: 'muted', text: game.description }),
-    actions, clockRow, bots, mine ? logsPanel(game) : null);
+    actions, clockRow, bots, leaderboardOf(game), mine ? logsPanel(game) : null);
 }
 
 /**
@@ -711,6 +719,7 @@ async function showRoom(id, replayAt) {
           : null,
         el('p', { id: 'countdown', class: 'countdown', hidden: !current.clock }),
         el('ul', { id: 'players', class: 'players', 'aria-label': 'Players' }),
+        el('p', { id: 'presence-note', class: 'muted', 'aria-live': 'polite', hidden: true }),
         el('p', { id: 'score', class: 'muted score', hidden: true }),
         el('div', { id: 'board' }),
         el('p', { id: 'room-message', class: 'message', role: 'alert' }),
@@ -739,7 +748,7 @@ async function showRoom(id, replayAt) {
   // Every version after the one drawn, in order, across reconnections; each is also a step
   // of the replay.
   stopWatching = api.watch(id, (version) => { replayHistory.entries.set(version.version, version); apply(version); },
-    { after: current.version });
+    { after: current.version, onPresence: (online) => sawPresence(id, online) });
   if (replayAt) await replayTo(replayAt);
 }
 
@@ -812,6 +821,7 @@ function apply(version) {
   if (version.kind) {
     current.lastMove = lastMoveOf(version);
     current.lastEvent = { kind: version.kind, player: version.player, move: version.move, ratingChanges: version.ratingChanges };
+    ratingsChanged(current.game, version.ratingChanges);
   }
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
@@ -1090,10 +1100,12 @@ function drawRoom() {
   const statusLine = document.getElementById('status');
   statusLine.textContent = status;
   statusLine.hidden = !status;
-  document.getElementById('players').replaceChildren(...room.players.map((p, i) =>
+  const players = document.getElementById('players');
+  players.replaceChildren(...room.players.map((p, i) =>
     el('li', { class: toMove && toMove.id === p.id ? 'turn' : '' },
-      marks[i] ? `${marks[i]}: ` : '', el('span', { text: p.username }),
-      mine && p.id === mine.id ? ' (you)' : '')));
+      isBot(p) ? null : presenceDot(p, room.online), marks[i] ? `${marks[i]}: ` : '',
+      playerName(p, room.game), mine && p.id === mine.id ? ' (you)' : '')));
+  fillRatings(players);
   drawScore(room);
   const canMove = !replaying && seat >= 0 && !room.finished && (!toMove || toMove.id === mine.id);
   const view = views[room.game];
@@ -1740,6 +1752,181 @@ function jsonTree(key, value, open, depth = 0) {
 // `#/room/<id>/v/<n>` its version n, replayed.
 
 /** Shows what the address names; `redraw` rebuilds it even when it is the room on screen. */
+// ---------------------------------------------------------------------------------------------
+// Standing: ratings by names, leaderboards, profiles, and who is here.
+
+/** Ratings read lately, by `${game} ${player}`: {at, standing} (null when never rated). */
+const ratingCache = new Map();
+const RATING_FRESH_MS = 60_000;
+
+/** The ratings in `game` of `players` (ids), from memory when read in the last minute. */
+async function ratingsOf(game, players) {
+  const now = Date.now();
+  const key = (id) => `${game} ${id}`;
+  const stale = [...new Set(players)].filter((id) => {
+    const known = ratingCache.get(key(id));
+    return !known || now - known.at > RATING_FRESH_MS;
+  });
+  for (let start = 0; start < stale.length; start += 100) {
+    const asked = stale.slice(start, start + 100);
+    const result = await attempt(() => api.ratings(game, asked));
+    if (!result.ok) continue;
+    for (const id of asked) ratingCache.set(key(id), { at: now, standing: result.data[id] || null });
+  }
+  return new Map(players.map((id) => [id, (ratingCache.get(key(id)) || {}).standing || null]));
+}
+
+/** Forgets the ratings a finished game changed, so the names show the new ones. */
+function ratingsChanged(game, changes) {
+  for (const change of changes || []) ratingCache.delete(`${game} ${change.player.id}`);
+}
+
+/** A rating as it shows by a name: "1662", or "1500?" while provisional (under five games). */
+function ratingText(standing) {
+  return `${standing.rating}${standing.games < 5 ? '?' : ''}`;
+}
+
+/**
+ * A player's name, linking to their profile, with a place for their rating in `game` (filled
+ * by `fillRatings`) and, given who is `online`, a dot saying whether they are here.
+ */
+function playerName(player, game, online) {
+  if (isBot(player)) return el('span', { class: 'player-name', text: player.username });
+  return el('span', { class: 'player-name' },
+    online ? presenceDot(player, online) : null,
+    el('a', { class: 'profile-link', href: `#/player/${player.id}`, text: player.username }),
+    el('span', { class: 'rating muted', dataset: { game, player: player.id } }));
+}
+
+/** A dot by a name: filled while the player has the room open somewhere. */
+function presenceDot(player, online) {
+  const here = (online || []).includes(player.id);
+  return el('span', {
+    class: here ? 'dot here' : 'dot away',
+    role: 'img',
+    'aria-label': here ? `${player.username} is here` : `${player.username} is away`,
+    title: here ? 'here' : 'away',
+  });
+}
+
+/** Fills every rating place under `root` ([data-game][data-player]), a request per game. */
+async function fillRatings(root) {
+  const places = [...root.querySelectorAll('.rating[data-game][data-player]')];
+  const byGame = new Map();
+  for (const place of places) {
+    const list = byGame.get(place.dataset.game) || [];
+    list.push(place.dataset.player);
+    byGame.set(place.dataset.game, list);
+  }
+  for (const [game, players] of byGame) {
+    const ratings = await ratingsOf(game, players);
+    for (const place of places.filter((p) => p.dataset.game === game)) {
+      // Never rated in the game: where everyone starts, provisional.
+      const standing = ratings.get(place.dataset.player) || { rating: 1500, games: 0 };
+      place.textContent = ` (${ratingText(standing)})`;
+      place.title = `rating in ${game}, ${standing.games} rated ${standing.games === 1 ? 'game' : 'games'}`;
+    }
+  }
+}
+
+/** Who was online in the room on screen when its stream last said, and who was seen to go. */
+let presence = { room: null, online: null, gone: new Set() };
+
+/** The room's stream says who of its players is online: dots, and "bob left the room". */
+function sawPresence(roomId, online) {
+  if (!current || current.id !== roomId) return;
+  const before = presence.room === roomId ? presence.online : null;
+  if (presence.room !== roomId) presence = { room: roomId, online: null, gone: new Set() };
+  presence.online = online;
+  current.online = online;
+  const mine = me();
+  const news = [];
+  if (before) {
+    for (const player of current.players) {
+      if (mine && player.id === mine.id) continue;
+      const was = before.includes(player.id);
+      const is = online.includes(player.id);
+      if (was && !is) {
+        presence.gone.add(player.id);
+        news.push(`${player.username} left the room`);
+      } else if (!was && is && presence.gone.has(player.id)) {
+        presence.gone.delete(player.id);
+        news.push(`${player.username} is back`);
+      }
+    }
+  }
+  if (news.length) {
+    const note = document.getElementById('presence-note');
+    if (note) {
+      note.textContent = `${news.join('; ')}.`;
+      note.hidden = false;
+    }
+  }
+  drawRoom();
+}
+
+/** A game's leaderboard, for its card: the top five, filled when it arrives. */
+function leaderboardOf(game) {
+  const list = el('ol', { class: 'leaderboard-list' });
+  const box = el('div', { class: 'leaderboard', dataset: { game: game.id } },
+    el('span', { class: 'muted' }, 'Leaderboard: '), list);
+  (async () => {
+    const result = await attempt(() => api.leaderboard(game.id, { limit: 5 }));
+    if (!result.ok) return list.replaceChildren(el('li', { class: 'message error', text: problemText(result) }));
+    const entries = result.data.entries;
+    if (!entries.length) {
+      list.replaceChildren(el('li', { class: 'muted', text: 'nobody yet (five rated games put a player on it)' }));
+      return;
+    }
+    list.replaceChildren(...entries.map((entry) => el('li', {},
+      el('a', { class: 'profile-link', href: `#/player/${entry.player.id}`, text: entry.player.username }),
+      el('span', { class: 'muted', text: ` ${entry.rating}` }))));
+  })();
+  return box;
+}
+
+/** `#/player/<id>`: a player's ratings and ranks, and their latest finished rooms. */
+async function showProfile(id) {
+  const result = await attempt(() => api.profile(id));
+  if (!result.ok) {
+    main().replaceChildren(el('h1', {}, 'Player'),
+      el('p', { class: 'message error', role: 'alert', text: problemText(result) }),
+      el('a', { class: 'button', href: '#/' }, 'Back to the lobby'));
+    return;
+  }
+  if (!gamesById.size) await loadGames();
+  const profile = result.data;
+  const gameName = (game) => (gamesById.get(game) || { name: game }).name;
+  const ratings = profile.ratings.length
+    ? el('table', { class: 'ratings' },
+      el('thead', {}, el('tr', {}, ...['Game', 'Rating', 'Rank', 'Rated games'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, ...profile.ratings.map((r) => el('tr', { dataset: { game: r.game } },
+        el('td', { text: gameName(r.game) }),
+        el('td', { class: 'rating-value', text: ratingText(r) }),
+        el('td', { text: r.rank ? `#${r.rank}` : '—' }),
+        el('td', { text: String(r.games) })))))
+    : el('p', { class: 'muted', text: 'No rated games yet.' });
+  const rooms = profile.recentRooms.length
+    ? el('ul', { class: 'list' }, ...profile.recentRooms.map(({ room, ratingChange, replay }) => {
+      const change = ratingChange
+        ? `${ratingChange.won ? 'won' : 'did not win'}, ${ratingChange.after} (${ratingChange.after >= ratingChange.before ? '+' : '−'}${Math.abs(ratingChange.after - ratingChange.before)})`
+        : room.rated ? '' : 'unrated';
+      const others = room.players.filter((p) => p.id !== profile.player.id).map((p) => p.username).join(', ');
+      return el('li', { dataset: { room: room.id } },
+        el('span', {}, el('strong', { text: gameName(room.game) }), others ? ` vs ${others}` : '', ' ',
+          el('span', { class: 'muted', text: [change, when(room.updatedAt)].filter(Boolean).join(', ') })),
+        el('a', { class: 'button secondary replay-link', href: replay.replace(/^\//, '') }, 'Replay'));
+    }))
+    : el('p', { class: 'muted', text: 'No finished games yet.' });
+  main().replaceChildren(
+    el('h1', { id: 'profile-name', text: profile.player.username }),
+    el('p', { class: 'muted', text: `Playing here since ${when(profile.createdAt)}.` }),
+    el('div', { class: 'grid' },
+      el('section', { class: 'card', 'aria-labelledby': 'ratings-title' }, el('h2', { id: 'ratings-title' }, 'Ratings'), ratings),
+      el('section', { class: 'card', 'aria-labelledby': 'recent-title' }, el('h2', { id: 'recent-title' }, 'Recent games'), rooms)),
+    el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')));
+}
+
 function route(redraw) {
   const match = location.hash.match(/^#\/room\/([0-9a-f]{32})(?:\/v\/([0-9]{1,18}))?$/);
   // Another version of the room on screen: a step of its replay, not a new page.
@@ -1757,8 +1944,10 @@ function route(redraw) {
   renderAccount();
   window.scrollTo(0, 0);
   const signIn = location.hash.match(/^#\/signin\/([A-Za-z0-9-]{1,16})$/);
+  const player = location.hash.match(/^#\/player\/([0-9a-f]{32})$/);
   if (match) showRoom(match[1], match[2] ? Number(match[2]) : null);
   else if (signIn) showSignIn(signIn[1]);
+  else if (player) showProfile(player[1]);
   else if (location.hash === '#/account') showAccount();
   else if (location.hash.startsWith('#/room/')) {
     main().replaceChildren(el('h1', {}, 'Room'),

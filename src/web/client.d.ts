@@ -107,6 +107,8 @@ export interface Room {
   claimableAt?: string;
   createdAt: string;
   updatedAt: string;
+  /** The ids of its players with a stream of it open now, on any server. */
+  online: string[];
 }
 
 export interface Rematch {
@@ -230,6 +232,32 @@ export declare class TurnhouseError extends Error {
   readonly problem: { [key: string]: Json };
 }
 
+/** A player's rating in a game. */
+export interface Standing {
+  rating: number;
+  deviation: number;
+  /** Rated games counted (fewer than five: provisional, not on the leaderboard). */
+  games: number;
+}
+
+export interface Leaderboard {
+  game: string;
+  entries: Array<Standing & { rank: number; player: Player }>;
+  nextCursor: string | null;
+}
+
+export interface Profile {
+  player: Player;
+  createdAt: string;
+  ratings: Array<Standing & { game: string; rank: number | null }>;
+  recentRooms: Array<{
+    room: Room;
+    /** The path of its replay on the page. */
+    replay: string;
+    ratingChange?: { before: number; after: number; won: boolean };
+  }>;
+}
+
 /** Stops a watch. */
 export type Stop = () => void;
 
@@ -272,8 +300,23 @@ export declare class Turnhouse {
   /** Claims a game that stood still from the player it waits on. */
   claim(id: string): Promise<Room>;
 
-  watch(id: string, onVersion: (version: RoomVersion) => void, options?: { after?: number }): Stop;
-  watchLobby(game: string | null, onChange: (change: LobbyChange) => void): Stop;
+  watch(
+    id: string,
+    onVersion: (version: RoomVersion) => void,
+    options?: { after?: number; onPresence?: (online: string[]) => void },
+  ): Stop;
+  watchLobby(
+    game: string | null,
+    onChange: (change: LobbyChange) => void,
+    options?: { onOnline?: (players: number) => void },
+  ): Stop;
+
+  /** A page of a game's leaderboard. */
+  leaderboard(game: string, options?: { limit?: number; cursor?: string }): Promise<Leaderboard>;
+  /** The ratings in `game` of up to 100 players, by id; those never rated in it are left out. */
+  ratings(game: string, players: string[]): Promise<{ [player: string]: Standing }>;
+  /** A player's profile (`me`: yours). */
+  profile(id: string): Promise<Profile>;
 
   /** The newest lines of your game's log (or those after `after`), oldest first. */
   gameLogs(id: string, options?: { after?: number; limit?: number }): Promise<GameLogPage>;

@@ -152,6 +152,26 @@ export class Turnhouse {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Standing.
+
+  /** A page of a game's leaderboard: {game, entries: [{rank, player, rating, deviation, games}], nextCursor}. */
+  async leaderboard(game, { limit, cursor } = {}) {
+    return this.#call('GET', `/games/${encodeURIComponent(game)}/leaderboard${query({ limit, cursor })}`);
+  }
+
+  /** The ratings in `game` of up to 100 players (ids), by id; those never rated are left out. */
+  async ratings(game, players) {
+    if (!players.length) return {};
+    const path = `/games/${encodeURIComponent(game)}/ratings${query({ players: players.join(',') })}`;
+    return (await this.#call('GET', path)).ratings;
+  }
+
+  /** A player's profile (`me`: yours): {player, createdAt, ratings, recentRooms}. */
+  async profile(id) {
+    return this.#call('GET', `/players/${encodeURIComponent(id)}`);
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Rooms: reads.
 
   /** A page of rooms: {rooms, nextCursor}. Filters: game, joinable, finished, player, limit, cursor. */
@@ -216,9 +236,10 @@ export class Turnhouse {
   /**
    * Calls `onVersion` with every version of the room, in order, none skipped or repeated:
    * from the current one (or every one after `after`), then each as it is committed, across
-   * reconnections. Returns a function that stops watching.
+   * reconnections; and `onPresence` with the ids of the room's players online whenever that
+   * changes. Signed in, you count as online while watching. Returns a function that stops.
    */
-  watch(id, onVersion, { after } = {}) {
+  watch(id, onVersion, { after, onPresence } = {}) {
     let last = after === undefined || after === null ? null : Number(after);
     // EventSource cannot send headers: a signed-in client signs the stream with its token in
     // the query (RFC 6750 §2.3), so a game with hidden information shows it its own view.
@@ -235,17 +256,21 @@ export class Turnhouse {
         last = version.version;
         onVersion(version);
       });
+      if (onPresence) source.addEventListener('presence', (event) => onPresence(JSON.parse(event.data).online));
     });
   }
 
   /**
    * Calls `onChange` with each lobby event of `game` (every game when null):
    * {change: "created" | "updated", room}, or {change: "resync"} when events may have been
-   * missed (on every (re)connection): list the rooms again then. Returns a function that stops.
+   * missed (on every (re)connection): list the rooms again then; and `onOnline` with how many
+   * players are online whenever that changes (signed in, you count). Returns a function that
+   * stops.
    */
-  watchLobby(game, onChange) {
-    const path = () => `/rooms/stream${query({ game })}`;
+  watchLobby(game, onChange, { onOnline } = {}) {
+    const path = () => `/rooms/stream${query({ game, access_token: this.token })}`;
     return this.#stream(path, (source) => {
+      if (onOnline) source.addEventListener('online', (event) => onOnline(JSON.parse(event.data).players));
       source.addEventListener('room', (event) => onChange(JSON.parse(event.data)));
       source.addEventListener('resync', () => onChange({ change: 'resync' }));
       source.addEventListener('open', () => onChange({ change: 'resync' }));

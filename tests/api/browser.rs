@@ -138,6 +138,9 @@ async fn two_people_play_tictactoe_in_their_browsers_while_a_third_watches() {
     bob.wait_for_text("#status", "Your rating: 1338 (−162).")
         .await;
     assert!(!carol.text("#status").await.contains("rating"));
+    // Ratings stand by the names, provisional ("?") until five games.
+    carol.wait_for_text("#players", "(1662?)").await;
+    carol.wait_for_text("#players", "(1338?)").await;
     for browser in [&alice, &bob, &carol] {
         assert_eq!(
             count(browser, ".cell.win").await,

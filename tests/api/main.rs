@@ -44,6 +44,7 @@ mod sandbox;
 mod scale_out;
 mod sessions;
 mod sse_client;
+mod standing_browser;
 mod streams;
 mod test_games;
 mod tictactoe;
