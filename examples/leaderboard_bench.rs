@@ -63,7 +63,14 @@ async fn measure_size(players: i64, samples: usize) -> Value {
     let filled = Instant::now();
     let middle = fill(&path, players).await;
     let fill_s = filled.elapsed().as_secs_f64();
-    let bottom = middle.1.clone();
+    let (middle, middle_rank) = ((middle.0, middle.1), middle.2);
+    let profiled = middle.1.clone();
+    let shown = store.player_ratings(&profiled).await.expect("a profile");
+    assert_eq!(
+        shown[0].rank,
+        Some(middle_rank),
+        "the profile's rank is the place's"
+    );
 
     let (mut ping, mut top, mut deep, mut profile) = (vec![], vec![], vec![], vec![]);
     let mut listed = 0;
@@ -74,7 +81,7 @@ async fn measure_size(players: i64, samples: usize) -> Value {
         top.push(took);
         let after = Some((middle.0, middle.1.clone()));
         deep.push(time(store.leaderboard(GAME, after, PAGE)).await.0);
-        profile.push(time(store.player_ratings(&bottom)).await.0);
+        profile.push(time(store.player_ratings(&profiled)).await.0);
     }
     assert_eq!(listed as i64, PAGE.min(players), "a whole page");
     let row = |samples: &mut Vec<Duration>, base: &[Duration]| {
@@ -100,9 +107,9 @@ async fn measure_size(players: i64, samples: usize) -> Value {
 }
 
 /// Stores `players` rated players of [`GAME`]; the leaderboard's middle place (its conservative
-/// rating and player), the cursor of the middle page, and also the player the profile timing
-/// reads (ranked there, so half the ranked players are counted above).
-async fn fill(path: &std::path::Path, players: i64) -> (f64, String) {
+/// rating, player and rank): the cursor of the middle page, and the player whose profile is
+/// read.
+async fn fill(path: &std::path::Path, players: i64) -> (f64, String, i64) {
     let mut conn = SqliteConnectOptions::new()
         .filename(path)
         .connect()
@@ -130,6 +137,15 @@ async fn fill(path: &std::path::Path, players: i64) -> (f64, String) {
     .execute(&mut *tx)
     .await
     .expect("ratings stored");
+    // The bands ranks are counted in (every conservative rating here is positive, so the cast
+    // is the floor).
+    sqlx::query(
+        "INSERT INTO rating_bands (game, band, players) SELECT game, \
+         CAST(conservative / 5 AS INTEGER), count(*) FROM ratings WHERE games >= 5 GROUP BY 1, 2",
+    )
+    .execute(&mut *tx)
+    .await
+    .expect("bands counted");
     tx.commit().await.expect("committed");
     sqlx::query("ANALYZE")
         .execute(&mut conn)
@@ -150,7 +166,7 @@ async fn fill(path: &std::path::Path, players: i64) -> (f64, String) {
     .fetch_one(&mut conn)
     .await
     .expect("the middle place");
-    (middle.get(0), middle.get(1))
+    (middle.get(0), middle.get(1), ranked / 2 + 1)
 }
 
 async fn time<T>(work: impl std::future::Future<Output = T>) -> (Duration, T) {

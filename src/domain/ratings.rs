@@ -37,11 +37,28 @@ impl Default for Rating {
     }
 }
 
+/// Rated games a player needs to be placed on a game's leaderboard.
+pub const RANKED_AFTER_GAMES: i64 = 5;
+
+/// The width, in points of conservative rating, of the bands a leaderboard's places are
+/// counted in (so a rank is found by summing bands, not by counting every place above).
+pub const BAND_POINTS: f64 = 5.0;
+
+/// The band a conservative rating falls in: `[band * BAND_POINTS, (band + 1) * BAND_POINTS)`.
+pub fn band_of(conservative: f64) -> i64 {
+    (conservative / BAND_POINTS).floor() as i64
+}
+
 impl Rating {
     /// The rating less twice its deviation: what leaderboards rank by, so that a player with
     /// few games is not placed above one whose rating is known.
     pub fn conservative(&self) -> f64 {
         self.rating - 2.0 * self.deviation
+    }
+
+    /// Whether it counts games enough to be placed on the leaderboard.
+    pub fn ranked(&self) -> bool {
+        self.games >= RANKED_AFTER_GAMES
     }
 
     fn glicko2(&self) -> Glicko2Rating {

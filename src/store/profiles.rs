@@ -10,16 +10,21 @@ use super::ratings::ratings_of;
 use super::sql::Statement;
 use super::types::StoreError;
 use super::Store;
-use crate::domain::ratings::Rating;
+use crate::domain::ratings::{band_of, Rating, BAND_POINTS, RANKED_AFTER_GAMES};
 
-/// Player `$1`'s rating in every game they were rated in, most played first, each with its
-/// rank on the game's leaderboard (one more than the places above it, counted in one range of
-/// the leaderboard's index) once it has five games.
+/// Player `$1`'s rating in every game they were rated in, most played first.
 pub(super) const PLAYER_RATINGS: &str = "SELECT r.game, r.rating, r.deviation, r.games, \
-     CASE WHEN r.games >= 5 THEN 1 + (SELECT count(*) FROM ratings o \
-     WHERE o.game = r.game AND o.games >= 5 \
-     AND (o.conservative, o.player_id) > (r.conservative, r.player_id)) END AS rank \
-     FROM ratings r WHERE r.player_id = $1 ORDER BY r.games DESC, r.game";
+     r.conservative FROM ratings r WHERE r.player_id = $1 ORDER BY r.games DESC, r.game";
+
+/// How many places of game `$1`'s leaderboard are above the place (`$4` conservative rating,
+/// `$5` player) in band `$2` (from `$3` up to `$6`): the players of the bands above, and those
+/// above it in its own band (one short range of the leaderboard's index), whatever the number
+/// of players.
+pub(super) const PLACES_ABOVE: &str = "SELECT CAST(\
+     (SELECT coalesce(sum(b.players), 0) FROM rating_bands b WHERE b.game = $1 AND b.band > $2) \
+     + (SELECT count(*) FROM ratings o WHERE o.game = $1 AND o.games >= 5 \
+     AND o.conservative >= $3 AND o.conservative < $6 \
+     AND (o.conservative, o.player_id) > ($4, $5)) AS BIGINT) AS above";
 
 /// The rating changes of a set of (room, player) pairs, in the order made.
 pub(super) const CHANGES_OF_PLAYERS_IN: SetSql = SetSql {
@@ -53,19 +58,38 @@ async fn player_ratings<D: Dialect>(
     pool: &sqlx::Pool<D>,
     player: &str,
 ) -> Result<Vec<GameStanding>, StoreError> {
+    let mut conn = pool.acquire().await?;
     let statement = Statement::new(PLAYER_RATINGS).bind(player);
-    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(GameStanding {
-                game: D::text(row, "game")?,
-                rating: D::real(row, "rating")?,
-                deviation: D::real(row, "deviation")?,
-                games: D::int(row, "games")?,
-                rank: D::maybe_int(row, "rank")?,
-            })
-        })
-        .collect()
+    let rows = D::fetch_all(&mut conn, statement).await?;
+    let mut standings = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let (game, games) = (D::text(row, "game")?, D::int(row, "games")?);
+        let conservative = D::real(row, "conservative")?;
+        let rank = match games >= RANKED_AFTER_GAMES {
+            true => {
+                let band = band_of(conservative);
+                let statement = Statement::new(PLACES_ABOVE)
+                    .bind(game.as_str())
+                    .bind(band)
+                    .bind(band as f64 * BAND_POINTS)
+                    .bind(conservative)
+                    .bind(player)
+                    .bind((band + 1) as f64 * BAND_POINTS);
+                let above = D::fetch_optional(&mut conn, statement).await?;
+                let above = above.map(|row| D::int(&row, "above")).transpose()?;
+                Some(1 + above.unwrap_or(0))
+            }
+            false => None,
+        };
+        standings.push(GameStanding {
+            game,
+            rating: D::real(row, "rating")?,
+            deviation: D::real(row, "deviation")?,
+            games,
+            rank,
+        });
+    }
+    Ok(standings)
 }
 
 async fn ratings_in_game<D: Dialect>(

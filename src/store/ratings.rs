@@ -10,7 +10,7 @@ use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
 use super::writes::{Job, Write};
 use super::Store;
-use crate::domain::ratings::{after_game, Rating};
+use crate::domain::ratings::{after_game, band_of, Rating};
 use crate::game::PlayerRef;
 use crate::model::RatingChange;
 
@@ -43,6 +43,17 @@ pub(super) const INSERT_RATING_CHANGES: SetSql = SetSql {
          v.deviation_before, v.volatility_before, v.rating_after, v.deviation_after, \
          v.volatility_after, v.won FROM v ORDER BY v.ord",
 };
+
+/// Players joining (or leaving, a negative count) bands of a game's leaderboard.
+pub(super) const ADD_TO_BANDS: SetSql = SetSql {
+    columns: "game, band, players",
+    statement: "INSERT INTO rating_bands (game, band, players) \
+         SELECT v.game, v.band, v.players FROM v WHERE true \
+         ON CONFLICT (game, band) DO UPDATE SET players = rating_bands.players + excluded.players",
+};
+
+/// Every band, before they are counted again.
+pub(super) const CLEAR_BANDS: &str = "DELETE FROM rating_bands";
 
 /// The first page of game `$1`'s leaderboard, `$2` long: players with five rated games or
 /// more, by conservative rating, best first.
@@ -202,6 +213,21 @@ async fn rate_wave<D: Dialect>(
         },
     )
     .await?;
+    let mut bands: HashMap<(&str, i64), i64> = HashMap::new();
+    for (commit, _, was, now, _) in &changes {
+        let game = commit.room.game.as_str();
+        if was.ranked() {
+            *bands
+                .entry((game, band_of(was.conservative())))
+                .or_default() -= 1;
+        }
+        if now.ranked() {
+            *bands
+                .entry((game, band_of(now.conservative())))
+                .or_default() += 1;
+        }
+    }
+    add_to_bands::<D>(conn, bands).await?;
     let ordered: Vec<(i64, _)> = changes
         .into_iter()
         .enumerate()
@@ -227,6 +253,22 @@ async fn rate_wave<D: Dialect>(
             row.put("won", *won);
         },
     )
+    .await
+}
+
+/// Adds `players` (by game and band) to the leaderboards' bands; a count of zero changes nothing.
+async fn add_to_bands<D: Dialect>(
+    conn: &mut D::Connection,
+    players: HashMap<(&str, i64), i64>,
+) -> Result<(), StoreError> {
+    let mut moved: Vec<((&str, i64), i64)> = players.into_iter().filter(|(_, n)| *n != 0).collect();
+    // In one order, so that concurrent writers (PostgreSQL) lock the rows in the same order.
+    moved.sort();
+    execute_set::<D, _>(conn, ADD_TO_BANDS, &moved, |row, ((game, band), n)| {
+        row.put("game", *game);
+        row.put("band", *band);
+        row.put("players", *n);
+    })
     .await
 }
 
@@ -346,6 +388,14 @@ pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebu
             ratings.insert((member.game.clone(), member.player.clone()), *now);
         }
     }
+    D::execute(conn, Statement::new(CLEAR_BANDS)).await?;
+    let mut bands: HashMap<(&str, i64), i64> = HashMap::new();
+    for ((game, _), rating) in ratings.iter().filter(|(_, r)| r.ranked()) {
+        *bands
+            .entry((game.as_str(), band_of(rating.conservative())))
+            .or_default() += 1;
+    }
+    add_to_bands::<D>(conn, bands).await?;
     for ((game, player), rating) in &ratings {
         let statement = Statement::new(SET_RATING)
             .bind(game.as_str())

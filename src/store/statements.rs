@@ -83,6 +83,9 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("SET_CHANGE", ratings::SET_CHANGE.into()),
         ("SET_RATING", ratings::SET_RATING.into()),
         ("PLAYER_RATINGS", profiles::PLAYER_RATINGS.into()),
+        ("PLACES_ABOVE", profiles::PLACES_ABOVE.into()),
+        ("ADD_TO_BANDS", set_text::<D>(ratings::ADD_TO_BANDS)),
+        ("CLEAR_BANDS", ratings::CLEAR_BANDS.into()),
         (
             "CHANGES_OF_PLAYERS_IN",
             set_text::<D>(profiles::CHANGES_OF_PLAYERS_IN),

@@ -219,7 +219,19 @@ UPDATE rating_changes SET rating_before = $1, deviation_before = $2, volatility_
 UPDATE ratings SET rating = $3, deviation = $4, volatility = $5, games = $6, conservative = $7 WHERE game = $1 AND player_id = $2;
 
 -- SQLite and PostgreSQL: PLAYER_RATINGS
-SELECT r.game, r.rating, r.deviation, r.games, CASE WHEN r.games >= 5 THEN 1 + (SELECT count(*) FROM ratings o WHERE o.game = r.game AND o.games >= 5 AND (o.conservative, o.player_id) > (r.conservative, r.player_id)) END AS rank FROM ratings r WHERE r.player_id = $1 ORDER BY r.games DESC, r.game;
+SELECT r.game, r.rating, r.deviation, r.games, r.conservative FROM ratings r WHERE r.player_id = $1 ORDER BY r.games DESC, r.game;
+
+-- SQLite and PostgreSQL: PLACES_ABOVE
+SELECT CAST((SELECT coalesce(sum(b.players), 0) FROM rating_bands b WHERE b.game = $1 AND b.band > $2) + (SELECT count(*) FROM ratings o WHERE o.game = $1 AND o.games >= 5 AND o.conservative >= $3 AND o.conservative < $6 AND (o.conservative, o.player_id) > ($4, $5)) AS BIGINT) AS above;
+
+-- SQLite: ADD_TO_BANDS
+WITH v (game, band, players) AS (VALUES (?, ?, ?), (?, ?, ?)) INSERT INTO rating_bands (game, band, players) SELECT v.game, v.band, v.players FROM v WHERE true ON CONFLICT (game, band) DO UPDATE SET players = rating_bands.players + excluded.players;
+
+-- PostgreSQL: ADD_TO_BANDS
+WITH v (game, band, players) AS (VALUES ($1, $2, $3), ($4, $5, $6)) INSERT INTO rating_bands (game, band, players) SELECT v.game, v.band, v.players FROM v WHERE true ON CONFLICT (game, band) DO UPDATE SET players = rating_bands.players + excluded.players;
+
+-- SQLite and PostgreSQL: CLEAR_BANDS
+DELETE FROM rating_bands;
 
 -- SQLite: CHANGES_OF_PLAYERS_IN
 WITH v (room_id, player_id) AS (VALUES (?, ?), (?, ?)) SELECT c.room_id, c.rating_before, c.rating_after, c.won FROM v JOIN rating_changes c ON c.room_id = v.room_id AND c.player_id = v.player_id ORDER BY c.seq;

@@ -364,6 +364,29 @@ async fn the_leaderboard_ranks_players_with_five_games_by_conservative_rating_a_
         .map(|e| e["rank"].as_i64().unwrap())
         .collect();
     assert_eq!(ranks, [1, 2, 3, 4]);
+    // Each player's profile gives the same rank (counted by bands, not place by place), and
+    // so it does once the bands are counted again by a rebuild, after being spoiled by hand.
+    let bands = "SELECT game, band, players FROM rating_bands ORDER BY game, band";
+    let counted: Vec<(String, i64, i64)> = database_rows(&app.database, bands).await;
+    crate::databases::database_execute(&app.database, "UPDATE rating_bands SET players = 9").await;
+    let rebuild = std::process::Command::new(env!("CARGO_BIN_EXE_turnhouse"))
+        .args(["ratings", "rebuild", "--database", &app.database])
+        .output()
+        .expect("turnhouse runs");
+    assert!(rebuild.status.success());
+    assert_eq!(
+        database_rows::<(String, i64, i64)>(&app.database, bands).await,
+        counted
+    );
+    for entry in entries {
+        let profile = app
+            .get_json(&format!(
+                "/players/{}",
+                entry["player"]["id"].as_str().unwrap()
+            ))
+            .await;
+        assert_eq!(profile["ratings"][0]["rank"], entry["rank"], "{profile}");
+    }
     assert_eq!(entries[0]["games"], 5);
     assert!(entries[0]["rating"].as_i64() > entries[3]["rating"].as_i64());
     assert_eq!(board["nextCursor"], Value::Null);
