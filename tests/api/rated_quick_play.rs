@@ -8,7 +8,7 @@ use futures::future::join_all;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::databases::database_execute;
+use crate::databases::{database_execute, on_postgres};
 use crate::helpers::{TestApp, TestPlayer};
 use crate::ratings::beats;
 
@@ -88,13 +88,19 @@ async fn close_ratings_are_paired_first_and_the_window_widens_as_a_room_waits() 
 }
 
 /// Players within each other's window who quick-play at the same moment always meet; players
-/// outside it never do, racing or not.
+/// outside it never do, racing or not. On PostgreSQL each of a pair asks a server of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn simultaneous_rated_quick_players_share_a_room_only_within_the_window() {
     let app = TestApp::spawn().await;
+    let beside = match on_postgres() {
+        true => Some(app.spawn_beside(turnhouse::games::builtin()).await),
+        false => None,
+    };
+    let other = beside.as_ref().unwrap_or(&app);
     for round in 0..5 {
         let ((first, _), (second, loser)) = (a_winner(&app).await, a_winner(&app).await);
-        let close = join_all([&first, &second].map(|p| quickplay(&app, p))).await;
+        let close =
+            join_all([(&app, &first), (other, &second)].map(|(a, p)| quickplay(a, p))).await;
         let statuses: HashSet<StatusCode> = close.iter().map(|(s, _)| *s).collect();
         assert_eq!(
             statuses,
@@ -103,7 +109,7 @@ async fn simultaneous_rated_quick_players_share_a_room_only_within_the_window() 
         );
         assert_eq!(close[0].1, close[1].1);
 
-        let apart = join_all([&first, &loser].map(|p| quickplay(&app, p))).await;
+        let apart = join_all([(&app, &first), (other, &loser)].map(|(a, p)| quickplay(a, p))).await;
         assert_eq!(
             [apart[0].0, apart[1].0],
             [StatusCode::CREATED, StatusCode::CREATED],
