@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::Engine;
-use crate::live::{Here, REFRESH};
+use crate::live::{Here, LOBBY_EVERY, REFRESH};
 
 impl Engine {
     /// `player` has a stream of `room` ([`crate::live::LOBBY`]: the lobby's) open until the
@@ -28,11 +28,17 @@ impl Engine {
     }
 }
 
-/// Tells the other servers what changed here as it changes, and everything every [`REFRESH`].
+/// Tells the other servers what changed here as it changes, and everything every [`REFRESH`];
+/// and the lobby how many are online, every [`LOBBY_EVERY`] that it changed.
 pub(super) async fn tell_others(engine: Engine, mut changed: mpsc::UnboundedReceiver<String>) {
     let mut refresh = tokio::time::interval(REFRESH);
+    let mut lobby = tokio::time::interval(LOBBY_EVERY);
     loop {
         let rooms = tokio::select! {
+            _ = lobby.tick() => {
+                engine.presence.tell_lobby();
+                continue;
+            }
             room = changed.recv() => {
                 let Some(room) = room else { return };
                 // Everything that changed meanwhile goes in the same messages.

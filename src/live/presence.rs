@@ -6,10 +6,12 @@
 //! died takes its players with it.
 //!
 //! A change of a room's players online goes to the room's watchers through the hub, as an
-//! update of its own (not a version: presence is not history); a change of how many players
-//! are online goes to the lobby.
+//! update of its own (not a version: presence is not history); how many players are online
+//! goes to the lobby at most once a [`LOBBY_EVERY`], when it changed, since every arrival
+//! anywhere would otherwise be a frame to every lobby stream.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +25,9 @@ pub const REFRESH: Duration = Duration::from_secs(10);
 /// How long what another server said holds without being said again.
 pub const FORGET_AFTER: Duration = Duration::from_secs(30);
 
+/// How often, at most, the lobby is told how many players are online.
+pub const LOBBY_EVERY: Duration = Duration::from_secs(1);
+
 /// What stands for the lobby among rooms: its streams count players online, in no room.
 pub const LOBBY: &str = "";
 
@@ -32,6 +37,9 @@ struct State {
     local: HashMap<String, HashMap<String, usize>>,
     /// What other servers said: room, server, its players there and when it said so.
     remote: HashMap<String, HashMap<String, (Vec<String>, Instant)>>,
+    /// Every player online, with how many of the entries above name them: how many players
+    /// are online is its length, whatever the number of streams.
+    everyone: HashMap<String, usize>,
 }
 
 impl State {
@@ -49,24 +57,27 @@ impl State {
         players
     }
 
-    /// How many players are online anywhere.
-    fn count(&self) -> usize {
-        let mut players: HashSet<&str> = HashSet::new();
-        for room in self.local.values() {
-            players.extend(room.keys().map(String::as_str));
-        }
-        for servers in self.remote.values() {
-            for (said, _) in servers.values() {
-                players.extend(said.iter().map(String::as_str));
+    /// `player` is named by one more entry.
+    fn enter(&mut self, player: &str) {
+        *self.everyone.entry(player.to_owned()).or_default() += 1;
+    }
+
+    /// `player` is named by one entry fewer.
+    fn exit(&mut self, player: &str) {
+        if let Some(entries) = self.everyone.get_mut(player) {
+            *entries -= 1;
+            if *entries == 0 {
+                self.everyone.remove(player);
             }
         }
-        players.len()
     }
 }
 
 pub struct PresenceBook {
     state: Mutex<State>,
     hub: Arc<Hub>,
+    /// How many players the lobby was last told are online.
+    told_lobby: AtomicUsize,
     /// Rooms whose players online here changed, for the other servers to hear.
     changed: mpsc::UnboundedSender<String>,
 }
@@ -92,6 +103,7 @@ impl PresenceBook {
         let book = Self {
             state: Mutex::default(),
             hub,
+            told_lobby: AtomicUsize::new(usize::MAX),
             changed,
         };
         (Arc::new(book), receiver)
@@ -104,7 +116,11 @@ impl PresenceBook {
             let streams = state.local.entry(room.to_owned()).or_default();
             let count = streams.entry(player.to_owned()).or_default();
             *count += 1;
-            *count == 1
+            let first = *count == 1;
+            if first {
+                state.enter(player);
+            }
+            first
         };
         if first {
             self.changed_here(room);
@@ -136,6 +152,9 @@ impl PresenceBook {
             if streams.is_empty() {
                 state.local.remove(room);
             }
+            if last {
+                state.exit(player);
+            }
             last
         };
         if last {
@@ -150,7 +169,15 @@ impl PresenceBook {
 
     /// How many players are online, on any server.
     pub fn count(&self) -> usize {
-        self.state.lock().expect("presence lock").count()
+        self.state.lock().expect("presence lock").everyone.len()
+    }
+
+    /// Tells the lobby how many players are online, if that changed since it was last told.
+    pub fn tell_lobby(&self) {
+        let count = self.count();
+        if self.told_lobby.swap(count, Ordering::Relaxed) != count {
+            self.hub.publish_online_count(count);
+        }
     }
 
     /// What this server's streams show in `rooms` (every room it shows anyone in when
@@ -181,16 +208,18 @@ impl PresenceBook {
             for (room, players) in rooms {
                 let before = state.online(&room);
                 let servers = state.remote.entry(room.clone()).or_default();
-                match players.is_empty() {
-                    true => {
-                        servers.remove(server);
-                    }
-                    false => {
-                        servers.insert(server.to_owned(), (players, now));
-                    }
-                }
+                let said = match players.is_empty() {
+                    true => servers.remove(server),
+                    false => servers.insert(server.to_owned(), (players.clone(), now)),
+                };
                 if servers.is_empty() {
                     state.remote.remove(&room);
+                }
+                for player in said.map(|(said, _)| said).unwrap_or_default() {
+                    state.exit(&player);
+                }
+                for player in &players {
+                    state.enter(player);
                 }
                 if state.online(&room) != before {
                     changed.push(room);
@@ -209,9 +238,19 @@ impl PresenceBook {
             for room in rooms {
                 let before = state.online(&room);
                 let servers = state.remote.get_mut(&room).expect("listed");
-                servers.retain(|_, (_, said)| said.elapsed() < FORGET_AFTER);
+                let mut forgotten = Vec::new();
+                servers.retain(|_, (said, at)| {
+                    let fresh = at.elapsed() < FORGET_AFTER;
+                    if !fresh {
+                        forgotten.append(said);
+                    }
+                    fresh
+                });
                 if servers.is_empty() {
                     state.remote.remove(&room);
+                }
+                for player in &forgotten {
+                    state.exit(player);
                 }
                 if state.online(&room) != before {
                     changed.push(room);
@@ -226,15 +265,11 @@ impl PresenceBook {
         self.tell_watchers(std::slice::from_ref(&room.to_owned()));
     }
 
-    /// Tells the watchers of `rooms` who is online there now, and the lobby how many are.
+    /// Tells the watchers of `rooms` who is online there now.
     fn tell_watchers(&self, rooms: &[String]) {
-        if rooms.is_empty() {
-            return;
-        }
         for room in rooms.iter().filter(|room| *room != LOBBY) {
             self.hub.publish_presence(room, Arc::new(self.online(room)));
         }
-        self.hub.publish_online_count(self.count());
     }
 }
 
@@ -261,8 +296,11 @@ mod tests {
         book.heard("other", vec![("r".into(), vec!["carol".into()])]);
         assert_eq!(book.online("r"), ["carol"]);
         assert_eq!(book.count(), 2);
+        book.heard("other", vec![("r".into(), vec!["carol".into(), "alice".into()])]);
+        assert_eq!(book.count(), 2, "alice is counted once");
         book.heard("other", vec![("r".into(), vec![])]);
         assert!(book.online("r").is_empty());
+        assert_eq!(book.count(), 1);
         assert_eq!(
             book.here(None),
             [(LOBBY.to_owned(), vec!["alice".to_owned()])]
