@@ -296,7 +296,10 @@ mod tests {
         book.heard("other", vec![("r".into(), vec!["carol".into()])]);
         assert_eq!(book.online("r"), ["carol"]);
         assert_eq!(book.count(), 2);
-        book.heard("other", vec![("r".into(), vec!["carol".into(), "alice".into()])]);
+        book.heard(
+            "other",
+            vec![("r".into(), vec!["carol".into(), "alice".into()])],
+        );
         assert_eq!(book.count(), 2, "alice is counted once");
         book.heard("other", vec![("r".into(), vec![])]);
         assert!(book.online("r").is_empty());
