@@ -280,8 +280,10 @@ async function showAccount() {
         el('div', { class: 'row' },
           el('button', { id: 'end-others', class: 'secondary', onclick: async () => {
             const ended = await attempt(() => api.endOtherSessions());
+            // The list first, then the message: what the message says is on screen when it does.
+            await drawSessions();
             if (ended.ok) setMessage(message, ended.data === 1 ? 'Signed out on 1 other device.' : `Signed out on ${ended.data} other devices.`);
-            drawSessions();
+            else setMessage(message, problemText(ended), 'error');
           } }, 'Sign out everywhere else')),
         message),
       el('p', {}, el('a', { href: '#/' }, '← Back to the lobby'))));
