@@ -743,7 +743,7 @@ async function showRoom(id, replayAt) {
   if (!current || current.id !== id) return;
   const entry = latest.ok ? latest.data.events[0] : null;
   if (entry && entry.version === current.version && !current.lastEvent) {
-    current.lastEvent = { kind: entry.kind, player: entry.player, move: entry.move, ratingChanges: entry.ratingChanges };
+    current.lastEvent = { version: entry.version, kind: entry.kind, player: entry.player, move: entry.move, ratingChanges: entry.ratingChanges };
     current.lastMove = current.lastMove || lastMoveOf(entry);
     drawRoom();
   }
@@ -803,7 +803,17 @@ function learnClaimSpan(room) {
 
 /** Takes a newer version of the room (from a stream event or an action's answer). */
 function apply(version) {
-  if (!current || version.version <= current.version) return;
+  if (!current || version.version < current.version) return;
+  if (version.version === current.version) {
+    // The room reached this version by an action's answer, which does not say what happened
+    // (a claim, a finishing move and its rating change): the stream's event does, whichever
+    // of the two arrives first.
+    if (version.kind && (!current.lastEvent || current.lastEvent.version !== version.version)) {
+      learnEvent(version);
+      drawRoom();
+    }
+    return;
+  }
   // A stream's version names who is seated, not who left: those who left are kept here.
   const left = current.inactivePlayers || [];
   const gone = current.players.filter((p) => !version.players.some((q) => q.id === p.id) && !left.some((q) => q.id === p.id));
@@ -820,16 +830,21 @@ function apply(version) {
       current.claimableAt = new Date(Date.parse(version.createdAt) + current.claimSpan).toISOString();
     }
   }
-  if (version.kind) {
-    current.lastMove = lastMoveOf(version);
-    current.lastEvent = { kind: version.kind, player: version.player, move: version.move, ratingChanges: version.ratingChanges };
-    ratingsChanged(current.game, version.ratingChanges);
-  }
+  if (version.kind) learnEvent(version);
   delete current.kind; delete current.player; delete current.move;
   drawRoom();
   // A stream's version says nothing of the rematch offer, the score or whether the room can
   // be claimed: the room itself does, read once the versions that change them settle.
   if (!whole && (FACTS_CHANGE_ON.has(version.kind) || version.finished !== wasFinished)) refreshRoomFacts();
+}
+
+/** What happened at `version` (a history entry or stream event): the last move, and the event. */
+function learnEvent(version) {
+  current.lastMove = lastMoveOf(version);
+  current.lastEvent = {
+    version: version.version, kind: version.kind, player: version.player, move: version.move, ratingChanges: version.ratingChanges,
+  };
+  ratingsChanged(current.game, version.ratingChanges);
 }
 
 const refreshRoomFacts = debounce(async () => {
