@@ -137,8 +137,9 @@ pub async fn lobby(
 ) -> Result<HttpResponse, ApiError> {
     let params: LobbyStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
-    let feed = context.engine.lobby_feed(params.game).await?;
+    // Here before the feed reads the count: the stream's first word on it counts its viewer.
     let here = (viewer.as_ref()).map(|v| context.engine.arrive(LOBBY, &v.player.id));
+    let feed = context.engine.lobby_feed(params.game).await?;
     Ok(event_stream_response(feed, &context, viewer, here))
 }
 
