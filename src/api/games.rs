@@ -4,7 +4,7 @@
 use actix_web::http::{header, Method};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::extract::{etag, parse_query, Caller};
 use super::upload::Upload;
@@ -165,17 +165,26 @@ async fn leaderboard(
         .iter()
         .zip(first_rank..)
         .map(|(place, rank)| {
-            json!({
-                "rank": rank,
-                "player": place.player,
-                "rating": place.rating.round() as i64,
-                "deviation": place.deviation.round() as i64,
-                "games": place.games,
-            })
+            let place_of = json!({"rank": rank, "player": place.player});
+            shown_rating(place.rating, place.deviation, place.games, place_of)
         })
         .collect();
     Ok(HttpResponse::Ok()
         .json(json!({"game": game, "entries": entries, "nextCursor": next_cursor})))
+}
+
+/// A rating as clients see it, `{rating, deviation, games}` in whole points, with the members
+/// of `beside` (a place's rank, a profile's game…).
+pub(super) fn shown_rating(rating: f64, deviation: f64, games: i64, beside: Value) -> Value {
+    let mut shown = json!({
+        "rating": rating.round() as i64,
+        "deviation": deviation.round() as i64,
+        "games": games,
+    });
+    if let (Value::Object(shown), Value::Object(beside)) = (&mut shown, beside) {
+        shown.extend(beside);
+    }
+    shown
 }
 
 #[derive(Debug, Deserialize)]
@@ -206,14 +215,12 @@ async fn ratings(
         )));
     }
     let ratings = context.engine.ratings_in_game(&game, &players).await?;
-    let ratings: serde_json::Map<String, serde_json::Value> = (ratings.into_iter())
-        .map(|(player, rating)| {
-            let shown = json!({
-                "rating": rating.rating.round() as i64,
-                "deviation": rating.deviation.round() as i64,
-                "games": rating.games,
-            });
-            (player, shown)
+    let ratings: serde_json::Map<String, Value> = (ratings.into_iter())
+        .map(|(player, r)| {
+            (
+                player,
+                shown_rating(r.rating, r.deviation, r.games, json!({})),
+            )
         })
         .collect();
     Ok(HttpResponse::Ok().json(json!({"game": game, "ratings": ratings})))

@@ -4,6 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::extract::{MaybeCaller, OptionalJson, Signed};
+use super::games::shown_rating;
 use super::sessions::{device_label, Opened};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
@@ -77,14 +78,9 @@ async fn profile(
     };
     let profile = context.engine.profile(&id, caller.as_ref()).await?;
     let ratings: Vec<Value> = (profile.ratings.iter())
-        .map(|standing| {
-            json!({
-                "game": standing.game,
-                "rating": standing.rating.round() as i64,
-                "deviation": standing.deviation.round() as i64,
-                "games": standing.games,
-                "rank": standing.rank,
-            })
+        .map(|s| {
+            let beside = json!({"game": s.game, "rank": s.rank});
+            shown_rating(s.rating, s.deviation, s.games, beside)
         })
         .collect();
     let mut rooms = Vec::with_capacity(profile.rooms.len());

@@ -205,7 +205,7 @@ impl Game for HostedGame {
     }
 
     /// What its `winners(roomState)` export answers, when it has one: a list of players or
-    /// their ids. Throwing is a fault here, not a refusal: there is no action to refuse.
+    /// their ids.
     fn winners(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
         if !self.hooks.winners {
             return Ok(winners_of(&game.state));
@@ -216,10 +216,7 @@ impl Game for HostedGame {
                 "winners must return an array of player ids, not {}",
                 json_type(&other)
             ))),
-            Err(HookError::Refused(thrown)) => Err(HookError::Crashed(format!(
-                "winners threw {}",
-                thrown.message
-            ))),
+            // Throwing is a refusal to the sandbox; the transition makes it the fault it is.
             Err(fault) => Err(fault),
         }
     }

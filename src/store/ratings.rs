@@ -160,7 +160,6 @@ async fn rate_wave<D: Dialect>(
         })
         .collect();
     let kept = ratings_of::<D>(conn, &keys).await?;
-    let mut ratings = Vec::new();
     let mut changes = Vec::new();
     for commit in commits {
         let Some(result) = &commit.rated_result else {
@@ -181,7 +180,6 @@ async fn rate_wave<D: Dialect>(
         let after = after_game(&before, &result.winners);
         let mut told = Vec::with_capacity(after.len());
         for ((player, (_, was)), now) in result.players.iter().zip(&before).zip(&after) {
-            ratings.push((commit, player, *now));
             changes.push((
                 commit,
                 player,
@@ -200,8 +198,8 @@ async fn rate_wave<D: Dialect>(
     execute_set::<D, _>(
         conn,
         UPSERT_RATINGS,
-        &ratings,
-        |row, (commit, player, now)| {
+        &changes,
+        |row, (commit, player, _, now, _)| {
             row.put("game", commit.room.game.as_str());
             row.put("player_id", player.id.as_str());
             row.put("rating", now.rating);
