@@ -1,7 +1,7 @@
 //! Who is here: this server's streams arrive in and leave the presence book, which tells the
-//! room's watchers and the lobby at once; this task tells the other servers (on PostgreSQL)
-//! what changed here, says everything again every [`REFRESH`] and forgets what another
-//! server stopped saying. None of it is written.
+//! room's watchers at once; this task tells the other servers (on PostgreSQL) what changed
+//! here, says everything again every [`REFRESH`], forgets what another server stopped saying,
+//! and tells the lobby how many are online when that changed. None of it is written.
 
 use std::sync::Arc;
 
