@@ -33,6 +33,7 @@ macro_rules! read {
 
 mod batch;
 mod dialect;
+mod durable;
 mod health;
 mod moderation;
 mod postgres;
@@ -100,10 +101,11 @@ impl Store {
     pub async fn open_with(url: &str, busy_timeout: Duration) -> Result<Self, StoreError> {
         let (database, writer) = if postgres::is_postgres_url(url) {
             let (store, write) = PgStore::open(url, busy_timeout).await?;
-            (Database::Postgres(store), Writer::start(write))
+            (Database::Postgres(store), Writer::start(write, None)?)
         } else {
             let (store, write) = SqliteStore::open(url, busy_timeout).await?;
-            (Database::Sqlite(store), Writer::start(write))
+            let writer = Writer::start(write, store.log().as_deref())?;
+            (Database::Sqlite(store), writer)
         };
         Ok(Self { writer, database })
     }

@@ -37,6 +37,10 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// The write was committed but the log holding it could not be synced to disk: it may
+    /// be lost if the machine stops before the log is synced again.
+    #[error("the write could not be made durable: {0}")]
+    Unsynced(Arc<std::io::Error>),
 }
 
 impl StoreError {
@@ -160,7 +164,9 @@ impl StoreError {
         match self {
             StoreError::Database(err) => sqlx_fault(err),
             StoreError::Batch(err) => err.fault(),
-            StoreError::WriterStopped | StoreError::Io(_) => Some(StorageFault::Unavailable),
+            StoreError::WriterStopped | StoreError::Io(_) | StoreError::Unsynced(_) => {
+                Some(StorageFault::Unavailable)
+            }
             _ => None,
         }
     }

@@ -1,5 +1,5 @@
 //! Group commit: one task owns the write connection and applies every write waiting for it in
-//! one transaction, with one fsync, before acknowledging any of them.
+//! one transaction, acknowledging none of them before it is durable ([`super::durable`]).
 //!
 //! The room changes of a batch are applied together, a few statements for the whole batch
 //! ([`super::batch`]); the rarer writes (sign-ups, uploads) one by one. Every write decides
@@ -30,6 +30,7 @@ use tokio::sync::mpsc;
 
 use super::batch;
 use super::dialect::Dialect;
+use super::durable::Durability;
 use super::health::WriteHealth;
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
@@ -51,9 +52,12 @@ const MAX_REPLAYS: u32 = 10;
 pub(super) struct WriterStats {
     batches: AtomicU64,
     writes: AtomicU64,
-    failed_batches: AtomicU64,
+    pub(super) failed_batches: AtomicU64,
     batch_size: Histogram,
     commit_seconds: Histogram,
+    /// Syncs of SQLite's log after the commits (see [`super::durable`]).
+    pub(super) syncs: AtomicU64,
+    pub(super) sync_seconds: Histogram,
 }
 
 impl WriterStats {
@@ -64,6 +68,8 @@ impl WriterStats {
             failed_batches: AtomicU64::new(0),
             batch_size: Histogram::new(histogram::COUNTS),
             commit_seconds: Histogram::new(histogram::SECONDS),
+            syncs: AtomicU64::new(0),
+            sync_seconds: Histogram::new(histogram::SECONDS),
         }
     }
 
@@ -97,10 +103,23 @@ impl WriterStats {
         out.family(
             "turnhouse_store_commit_seconds",
             "histogram",
-            "Time to COMMIT a transaction, which is mostly its fsync.",
+            "Time to COMMIT a transaction (with its fsync, except on a SQLite file).",
         );
         self.commit_seconds
             .render(out, "turnhouse_store_commit_seconds", "");
+        out.single(
+            "turnhouse_store_syncs_total",
+            "counter",
+            "Syncs of a SQLite file's log, each making the batches committed before it durable.",
+            count(&self.syncs),
+        );
+        out.family(
+            "turnhouse_store_sync_seconds",
+            "histogram",
+            "Time to sync a SQLite file's log (its fsync).",
+        );
+        self.sync_seconds
+            .render(out, "turnhouse_store_sync_seconds", "");
     }
 }
 
@@ -112,17 +131,31 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    /// Starts the task that writes through `pool` (of one connection).
-    pub(super) fn start<D: Dialect>(pool: Pool<D>) -> Self {
+    /// Starts the task that writes through `pool` (of one connection), its commits durable
+    /// as they are (`wal` none) or once the SQLite log at `wal` is synced (see
+    /// [`super::durable`]).
+    pub(super) fn start<D: Dialect>(
+        pool: Pool<D>,
+        wal: Option<&std::path::Path>,
+    ) -> Result<Self, StoreError> {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::new());
         let health = Arc::new(WriteHealth::default());
-        tokio::spawn(run(pool, queue, stats.clone(), health.clone()));
-        Self {
+        let durability = match wal {
+            Some(wal) => Durability::sync_log(wal, stats.clone(), health.clone())?,
+            None => Durability::AtCommit,
+        };
+        let writing = Writing {
+            stats: stats.clone(),
+            health: health.clone(),
+            durability,
+        };
+        tokio::spawn(run(pool, queue, writing));
+        Ok(Self {
             jobs,
             stats,
             health,
-        }
+        })
     }
 
     /// Queues `write` and waits until it is durable (or failed): the write handed back, and
@@ -140,12 +173,14 @@ impl Writer {
     }
 }
 
-async fn run<D: Dialect>(
-    pool: Pool<D>,
-    mut queue: mpsc::Receiver<Write>,
+/// What the writer's task keeps besides its connection.
+struct Writing {
     stats: Arc<WriterStats>,
     health: Arc<WriteHealth>,
-) {
+    durability: Durability,
+}
+
+async fn run<D: Dialect>(pool: Pool<D>, mut queue: mpsc::Receiver<Write>, writing: Writing) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Whatever arrived while the last batch was being written forms the next one.
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
@@ -155,7 +190,7 @@ async fn run<D: Dialect>(
         // deadlock over the same rooms (and are applied again if they do).
         writes.sort_by(|a, b| room_of(a).cmp(&room_of(b)));
         tracing::trace!(writes = writes.len(), "group commit");
-        apply_batch(&pool, writes, &stats, &health).await;
+        apply_batch(&pool, writes, &writing).await;
     }
 }
 
@@ -172,12 +207,12 @@ struct Failure {
     err: StoreError,
 }
 
-async fn apply_batch<D: Dialect>(
-    pool: &Pool<D>,
-    mut writes: Vec<Write>,
-    stats: &WriterStats,
-    health: &WriteHealth,
-) {
+async fn apply_batch<D: Dialect>(pool: &Pool<D>, mut writes: Vec<Write>, writing: &Writing) {
+    let Writing {
+        stats,
+        health,
+        durability,
+    } = writing;
     // Fails every write of the batch with one error; none of them happened.
     let fail_all = |writes: Vec<Write>, err: StoreError| {
         stats.failed_batches.fetch_add(1, Ordering::Relaxed);
@@ -203,7 +238,6 @@ async fn apply_batch<D: Dialect>(
                 let committing = Instant::now();
                 match D::execute(&mut conn, Statement::new(COMMIT)).await {
                     Ok(()) => {
-                        health.succeeded();
                         stats
                             .commit_seconds
                             .observe(committing.elapsed().as_secs_f64());
@@ -212,7 +246,7 @@ async fn apply_batch<D: Dialect>(
                             .writes
                             .fetch_add(writes.len() as u64, Ordering::Relaxed);
                         stats.batch_size.observe(writes.len() as f64);
-                        writes.into_iter().for_each(Write::answer);
+                        durability.committed(writes, health);
                         return;
                     }
                     // Nothing of the batch happened; no one write is to blame.
@@ -308,7 +342,7 @@ async fn pause_before_replay(replays: u32) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use futures_util::future::join_all;
 
     use super::super::Store;
@@ -316,7 +350,7 @@ mod tests {
     use crate::model::Account;
 
     /// A session for `account`'s creation, its id the account's.
-    fn first_session(account: &Account) -> crate::model::Session {
+    pub(in crate::store) fn first_session(account: &Account) -> crate::model::Session {
         crate::model::Session {
             id: account.id.clone(),
             player: account.player_ref(),

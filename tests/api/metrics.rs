@@ -92,6 +92,20 @@ async fn metrics_count_requests_commits_streams_and_cached_rooms() {
         sample(&text, r#"turnhouse_store_commit_seconds_bucket{le="+Inf"}"#),
         Some(commits)
     );
+    // On a SQLite file every commit is answered after a sync of the log, one sync for all the
+    // commits before it; PostgreSQL's commits are durable when they return.
+    let syncs = sample(&text, "turnhouse_store_syncs_total").unwrap();
+    match crate::databases::on_postgres() {
+        true => assert_eq!(syncs, 0.0),
+        false => assert!(
+            (1.0..=commits).contains(&syncs),
+            "{syncs} syncs, {commits} commits"
+        ),
+    }
+    assert_eq!(
+        sample(&text, r#"turnhouse_store_sync_seconds_bucket{le="+Inf"}"#),
+        Some(syncs)
+    );
     assert_eq!(sample(&text, "turnhouse_streams_open"), Some(1.0));
     assert_eq!(sample(&text, "turnhouse_rooms_watched"), Some(1.0));
     assert!(sample(&text, "turnhouse_rooms_cached").unwrap() >= 1.0);

@@ -1,8 +1,9 @@
 //! The embedded default: one SQLite file, in WAL mode, written by one connection.
 
+mod checkpoint;
 mod presence;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,12 +18,19 @@ use super::types::{RoomCommit, StoreError};
 use presence::Presence;
 
 const READ_CONNECTIONS: u32 = 8;
+/// Statements the writer's connection keeps prepared: each kind of batch statement in each
+/// size it has met (sqlx's default of 100 was prepared again and again under load).
+const WRITE_STATEMENTS: usize = 2_000;
 
 #[derive(Clone)]
 pub(super) struct SqliteStore {
     pub(super) read: SqlitePool,
     /// `None` for an in-memory database, which no one else can open.
     presence: Option<Arc<Presence>>,
+    /// The write-ahead log of a database in a file, which the writer syncs.
+    log: Option<PathBuf>,
+    /// Held by every clone of the store: the checkpointer stops once it is gone.
+    _alive: Arc<()>,
 }
 
 /// SQLite keeps JSON as text, flags as 0 and 1, and has one writer at a time, so quick play's
@@ -147,12 +155,21 @@ impl SqliteStore {
         }
         // One writing connection, kept for good: SQLite has one writer anyway, and queuing
         // in-process is cheaper than spinning on the file lock.
+        // Its statements' texts vary with the batch's size, so it keeps more of them prepared.
+        // It commits without syncing: the writer syncs the log after each commit, off its
+        // path, and answers only then (`store::durable`).
+        let (key, value) = checkpoint::NO_AUTOCHECKPOINT;
+        let writing = options
+            .clone()
+            .synchronous(SqliteSynchronous::Normal)
+            .pragma(key, value)
+            .statement_cache_capacity(WRITE_STATEMENTS);
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
-            .connect_with(options.clone())
+            .connect_with(writing)
             .await?;
         sqlx::migrate!("./migrations/sqlite").run(&write).await?;
         let file = Path::new(options.get_filename());
@@ -160,11 +177,31 @@ impl SqliteStore {
             true => Some(Arc::new(Presence::join(file)?)),
             false => None,
         };
+        let log = presence.is_some().then(|| {
+            let mut log = file.as_os_str().to_owned();
+            log.push("-wal");
+            PathBuf::from(log)
+        });
+        let alive = Arc::new(());
+        if presence.is_some() {
+            checkpoint::start(options.clone(), Arc::downgrade(&alive));
+        }
         let read = SqlitePoolOptions::new()
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
             .await?;
-        Ok((Self { read, presence }, write))
+        let store = Self {
+            read,
+            presence,
+            log,
+            _alive: alive,
+        };
+        Ok((store, write))
+    }
+
+    /// The write-ahead log the writer syncs: `None` for a database in memory.
+    pub(super) fn log(&self) -> Option<PathBuf> {
+        self.log.clone()
     }
 
     /// Whether this store is the only one open on its database file, in this process or any
