@@ -16,6 +16,8 @@
 //! disk; a power cut in that window loses it (and anything built on it, which came after it
 //! in the log), as it loses a write whose answer was still on its way. A process killed in
 //! that window loses nothing: the log's pages are already the kernel's.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::fs::File;
 use std::path::Path;
