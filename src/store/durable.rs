@@ -109,8 +109,6 @@ fn sync_batches(
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::super::writer::tests::first_session;
     use super::super::Store;
     use super::*;
@@ -147,41 +145,5 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(memory.writer.stats.syncs.load(Ordering::Relaxed), 0);
-    }
-
-    /// The writer does not checkpoint; the checkpointing task copies the log into the
-    /// database file by itself, soon after the writes.
-    #[tokio::test]
-    async fn the_log_is_copied_into_the_database_file_beside_the_writer() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("checkpointed.db");
-        let store = Store::open(path.to_str().unwrap()).await.unwrap();
-        let account = account(1);
-        store
-            .create_account(&account, &first_session(&account))
-            .await
-            .unwrap();
-        // The database file alone, without its log, holds the account once checkpointed.
-        let copy = dir.path().join("copy.db");
-        let mut found = 0;
-        for _ in 0..50 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            std::fs::copy(&path, &copy).unwrap();
-            let url = format!("sqlite://{}", copy.display());
-            let Ok(pool) = sqlx::SqlitePool::connect(&url).await else {
-                continue;
-            };
-            found = sqlx::query_scalar("SELECT count(*) FROM players WHERE id = ?")
-                .bind(account.id.as_str())
-                .fetch_one(&pool)
-                .await
-                .unwrap_or(0);
-            pool.close().await;
-            std::fs::remove_file(&copy).unwrap();
-            if found == 1 {
-                break;
-            }
-        }
-        assert_eq!(found, 1, "the account never reached the database file");
     }
 }

@@ -1,6 +1,5 @@
 //! The embedded default: one SQLite file, in WAL mode, written by one connection.
 
-mod checkpoint;
 mod presence;
 
 use std::path::{Path, PathBuf};
@@ -29,8 +28,6 @@ pub(super) struct SqliteStore {
     presence: Option<Arc<Presence>>,
     /// The write-ahead log of a database in a file, which the writer syncs.
     log: Option<PathBuf>,
-    /// Held by every clone of the store: the checkpointer stops once it is gone.
-    _alive: Arc<()>,
 }
 
 /// SQLite keeps JSON as text, flags as 0 and 1, and has one writer at a time, so quick play's
@@ -158,11 +155,9 @@ impl SqliteStore {
         // Its statements' texts vary with the batch's size, so it keeps more of them prepared.
         // It commits without syncing: the writer syncs the log after each commit, off its
         // path, and answers only then (`store::durable`).
-        let (key, value) = checkpoint::NO_AUTOCHECKPOINT;
         let writing = options
             .clone()
             .synchronous(SqliteSynchronous::Normal)
-            .pragma(key, value)
             .statement_cache_capacity(WRITE_STATEMENTS);
         let write = SqlitePoolOptions::new()
             .max_connections(1)
@@ -182,10 +177,6 @@ impl SqliteStore {
             log.push("-wal");
             PathBuf::from(log)
         });
-        let alive = Arc::new(());
-        if presence.is_some() {
-            checkpoint::start(options.clone(), Arc::downgrade(&alive));
-        }
         let read = SqlitePoolOptions::new()
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
@@ -194,7 +185,6 @@ impl SqliteStore {
             read,
             presence,
             log,
-            _alive: alive,
         };
         Ok((store, write))
     }
