@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 
 use super::protocol::{Format, LogLine, Outcome, Request, Response, SearchOptions};
 use super::quickjs::Limits;
-use super::watchdog::{cpu_time, Watchdog};
+use super::watchdog::{CpuClock, Watchdog};
 use crate::game::{Capabilities, Hook};
 
 /// The largest response read from a worker; a patch is at most about 1 MiB.
@@ -394,6 +394,7 @@ impl Drop for Lease {
 
 struct Worker {
     child: Child,
+    clock: CpuClock,
     stdin: ChildStdin,
     stdout: ChildStdout,
     buffer: Vec<u8>,
@@ -422,6 +423,7 @@ impl Worker {
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         Ok(Self {
+            clock: CpuClock::of(child.id()),
             child,
             stdin,
             stdout,
@@ -430,7 +432,7 @@ impl Worker {
     }
 
     fn exchange(&mut self, request: &Request, watchdog: Watchdog) -> Result<Response, PoolError> {
-        let cpu_before = cpu_time(self.child.id());
+        let cpu_before = self.clock.read();
         let mut line = serde_json::to_vec(request).expect("requests always serialise");
         line.push(b'\n');
         if let Err(err) = self
@@ -469,7 +471,7 @@ impl Worker {
                 return Err(PoolError::Timeout);
             }
             if !self.wait_readable(wait)? {
-                if watchdog.spent(self.child.id(), cpu_before) {
+                if watchdog.spent(self.clock, cpu_before) {
                     return Err(PoolError::Timeout);
                 }
                 continue;
