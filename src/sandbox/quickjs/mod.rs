@@ -24,6 +24,7 @@ use patch::read_patch;
 const COMPILE_TIME: Duration = Duration::from_secs(2);
 
 const PRELUDE: &str = include_str!("../prelude.js");
+const EXTRAS: &str = include_str!("../extras.js");
 const SEARCH: &str = include_str!("../search.js");
 
 /// What the search (`search.js`) answers: the move chosen (`null` when the bot has none), or a
@@ -75,6 +76,8 @@ pub struct QuickJs {
     interrupted: Rc<Cell<bool>>,
     logs: Rc<RefCell<LogBuffer>>,
     prelude: Vec<u8>,
+    /// `extras.js`, compiled once; a realm evaluates it only if its game asks for it.
+    extras: Rc<[u8]>,
     /// `search.js`, compiled once.
     search: Vec<u8>,
 }
@@ -101,9 +104,11 @@ impl QuickJs {
             interrupted,
             logs: Rc::new(RefCell::new(LogBuffer::default())),
             prelude: Vec::new(),
+            extras: Rc::from([]),
             search: Vec::new(),
         };
         js.prelude = js.compile_text(PRELUDE, false, "prelude.js")?;
+        js.extras = js.compile_text(EXTRAS, false, "extras.js")?.into();
         js.search = js.compile_text(SEARCH, false, "search.js")?;
         Ok(js)
     }
@@ -383,11 +388,16 @@ impl QuickJs {
             logs.borrow_mut().push(LogLevel::from_name(&level), text);
         })
         .map_err(|e| e.to_string())?;
+        let extras = self.extras.clone();
+        let load_extras = Function::new(ctx.clone(), move |ctx: Ctx<'js>| {
+            run_bytecode(&ctx, &extras)
+        })
+        .map_err(|e| e.to_string())?;
         let factory: Function = run_bytecode(ctx, &self.prelude)
             .and_then(|v| v.get())
             .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))?;
         factory
-            .call((emit,))
+            .call((emit, load_extras))
             .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))
     }
 

@@ -117,6 +117,55 @@ fn buffer_turns_text_into_bytes_and_back_as_node_does() {
 }
 
 #[test]
+fn structured_clone_and_buffer_appear_when_read_built_from_the_untouched_built_ins() {
+    let js = js();
+    let compiled = js
+        .compile(&game(
+            r#"{ extras: () => {
+              const listed = Object.keys(globalThis);
+              // Bent before either is first read: neither may lean on these.
+              Array.isArray = () => false;
+              Object.keys = () => [];
+              globalThis.Uint8Array = function Fake() {};
+              const copy = structuredClone({ list: [1, { two: 2 }] });
+              const bytes = Buffer.from('hi');
+              const kept = globalThis.Buffer === Buffer;
+              globalThis.Buffer = 5;
+              return { state: {
+                listed: listed.filter((k) => k === 'structuredClone' || k === 'Buffer'),
+                copy,
+                bytes: bytes.toString('hex'), realBytes: bytes.length === 2 && bytes[0] === 104,
+                kept, replaced: globalThis.Buffer,
+              } };
+            } }"#,
+        ))
+        .unwrap();
+    let Outcome::Patch { patch } = call(&js, &compiled, "extras") else {
+        panic!("the hook ran");
+    };
+    assert_eq!(
+        patch["state"],
+        serde_json::json!({
+            "listed": ["structuredClone"], "copy": {"list": [1, {"two": 2}]},
+            "bytes": "6869", "realBytes": true, "kept": true, "replaced": 5,
+        })
+    );
+    // The next realm has them afresh.
+    let compiled = js
+        .compile(&game(
+            "{ again: () => ({ state: { buffer: typeof Buffer, clone: typeof structuredClone } }) }",
+        ))
+        .unwrap();
+    let Outcome::Patch { patch } = call(&js, &compiled, "again") else {
+        panic!("the hook ran");
+    };
+    assert_eq!(
+        patch["state"],
+        serde_json::json!({"buffer": "function", "clone": "function"})
+    );
+}
+
+#[test]
 fn the_search_takes_a_win_blocks_a_loss_and_plays_only_legal_moves() {
     let js = js();
     // X to move can win along the top row.
