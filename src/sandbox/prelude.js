@@ -1,7 +1,7 @@
 // Runs first in every realm a hook call gets, before the game's module. It installs what the
 // platform promises authors (console; structuredClone and Buffer, see below) and returns the
-// helpers the sandbox itself uses. It keeps its own references to the built-ins it needs, so a game that replaces
-// JSON.stringify or Array.prototype.map cannot bend how its result is read.
+// helpers the sandbox itself uses. It keeps its own references to the built-ins it needs, so a
+// game that replaces JSON.stringify or Array.prototype.map cannot bend how its result is read.
 (function (emit, loadExtras) {
   'use strict';
   const stringify = JSON.stringify;
