@@ -10,6 +10,13 @@
 //! 2. a whole move over HTTP (hook, commit, response) in a hosted room against a built-in one;
 //! 3. built-in moves while runaway hooks spin back to back, against the same moves before;
 //!    and how long each runaway took to be stopped, against the time limit.
+//!
+//!     cargo run --release --example sandbox_bench -- --floor [--seconds 10]
+//!
+//! prints instead, as one JSON line, the floor under hosted games: whole games of
+//! `examples/tictactoe.js` as `examples/loadgen --hosted` plays them (`onRoomStart`, two
+//! `onPlayerJoin`, five `onPlayerMove`), through a sandbox pool alone with one caller and one
+//! worker per core: no HTTP, no storage. No server can host more games per second than this.
 
 #[path = "support/api.rs"]
 mod api;
@@ -24,7 +31,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use serde_json::{json, Value};
 use turnhouse::config::Config;
-use turnhouse::game::{BoardGame, Game, Hook, PlayerRef, RoomStartContext};
+use turnhouse::game::{BoardGame, Game, Hook, Patch, PlayerRef, RoomStartContext};
 use turnhouse::sandbox::SandboxPool;
 
 use api::Api;
@@ -38,6 +45,12 @@ struct Args {
     /// Direct sandbox calls measured.
     #[arg(long, default_value_t = 3000)]
     calls: usize,
+    /// Measure only the floor: whole games through the pool, one JSON line.
+    #[arg(long)]
+    floor: bool,
+    /// How long the floor is measured.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
 }
 
 fn main() -> ExitCode {
@@ -45,6 +58,10 @@ fn main() -> ExitCode {
         return code;
     }
     let args = Args::parse();
+    if args.floor {
+        floor(Duration::from_secs(args.seconds));
+        return ExitCode::SUCCESS;
+    }
     tokio::runtime::Runtime::new()
         .expect("a runtime")
         .block_on(bench(args));
@@ -197,6 +214,117 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
             Some(&sandboxed),
         )
     );
+}
+
+/// Whole games through a pool alone, from one caller per core for `duration`: one JSON line.
+fn floor(duration: Duration) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let config = Config::for_database("unused.db");
+    let pool = SandboxPool::new(
+        std::env::current_exe().expect("this program"),
+        config.hook_limits.limits(),
+        cores,
+    );
+    let source: &'static str = include_str!("tictactoe.js");
+    // Every worker compiles the game before the clock starts.
+    std::thread::scope(|scope| {
+        for _ in 0..cores {
+            scope.spawn(|| play_in_pool(&pool, source));
+        }
+    });
+    let started = Instant::now();
+    let games: Vec<usize> = std::thread::scope(|scope| {
+        let callers: Vec<_> = (0..cores)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut games = 0;
+                    while started.elapsed() < duration {
+                        play_in_pool(&pool, source);
+                        games += 1;
+                    }
+                    games
+                })
+            })
+            .collect();
+        callers
+            .into_iter()
+            .map(|c| c.join().expect("a caller"))
+            .collect()
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let games: usize = games.iter().sum();
+    println!(
+        "{}",
+        json!({
+            "kind": "sandbox_floor",
+            "game": "tictactoe.js",
+            "callers": cores,
+            "workers": cores,
+            "seconds": duration.as_secs(),
+            "games": games,
+            "hook_calls_per_game": HOOK_CALLS_PER_GAME,
+            "games_per_s": (games as f64 / elapsed * 10.0).round() / 10.0,
+            "hook_calls_per_s": (games as f64 * HOOK_CALLS_PER_GAME as f64 / elapsed).round(),
+        })
+    );
+}
+
+/// The hook calls of one game as `loadgen --hosted` plays it.
+const HOOK_CALLS_PER_GAME: usize = 8;
+
+/// One game of tic-tac-toe in which X wins along the top row, each hook called through
+/// `pool` with the room as the engine would hand it over, each patch applied.
+fn play_in_pool(pool: &SandboxPool, source: &str) {
+    let (x, o) = (player("x"), player("o"));
+    let mut room = BoardGame {
+        room_id: "floor".into(),
+        players: Vec::new(),
+        version: 0,
+        joinable: true,
+        finished: false,
+        state: Value::Null,
+        room_start_context: RoomStartContext {
+            private: false,
+            clock: None,
+        },
+        trigger_timeout_at: None,
+        now: Default::default(),
+    };
+    let mut calls = 0;
+    let mut call = |room: &mut BoardGame, hook: Hook, args: Value| {
+        let args = serde_json::value::to_raw_value(&args).expect("JSON");
+        let (outcome, _) = pool
+            .call("floor@1", source, hook, args)
+            .expect("the sandbox answers");
+        let turnhouse::sandbox::protocol::Outcome::Patch { patch } = outcome else {
+            panic!("{hook:?} gave {outcome:?}");
+        };
+        let patch = Patch::from_json(patch)
+            .and_then(Patch::validate)
+            .expect("a patch");
+        room.state = patch.state.unwrap_or(room.state.take());
+        room.joinable = patch.joinable.unwrap_or(room.joinable);
+        room.finished = patch.finished.unwrap_or(room.finished);
+        room.version += 1;
+        calls += 1;
+    };
+    let args = json!([room]);
+    call(&mut room, Hook::RoomStart, args);
+    for seat in [&x, &o] {
+        room.players.push(seat.clone());
+        let args = json!([seat, room]);
+        call(&mut room, Hook::PlayerJoin, args);
+    }
+    for (n, (row, col)) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
+        .into_iter()
+        .enumerate()
+    {
+        let mover = if n % 2 == 0 { &x } else { &o };
+        let args = json!([mover, {"x": row, "y": col}, room]);
+        call(&mut room, Hook::PlayerMove, args);
+    }
+    assert!(room.finished, "X won: {}", room.state);
+    assert_eq!(calls, HOOK_CALLS_PER_GAME);
 }
 
 /// A bundle the size of a board game with its rules library inlined: a table built at load
