@@ -1,6 +1,7 @@
 //! The engine in a worker, called directly: hooks, limits, logs and the search.
 use super::logs::MAX_LOG_BYTES;
 use super::*;
+use crate::sandbox::protocol::LogLevel;
 
 fn js() -> QuickJs {
     QuickJs::new(Limits {

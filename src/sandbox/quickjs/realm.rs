@@ -1,0 +1,54 @@
+//! The realm each call runs in: a new global object and built-ins, with the prelude installed
+//! first, and nothing left of it afterwards.
+
+use rquickjs::{Context, Ctx, Function, Object};
+use std::time::Duration;
+
+use super::{cpu_time, far_future, message_of, run_bytecode, QuickJs};
+use crate::sandbox::protocol::LogLevel;
+
+impl QuickJs {
+    /// Runs `work` in a new realm with the prelude installed, under the time limit. The realm
+    /// and everything in it are gone afterwards. `Err` when the realm could not be made.
+    pub(super) fn in_realm<R>(
+        &self,
+        time: Duration,
+        work: impl for<'js> FnOnce(&Ctx<'js>, &Object<'js>) -> R,
+    ) -> Result<R, String> {
+        self.interrupted.set(false);
+        self.logs.borrow_mut().take();
+        self.deadline.set(cpu_time() + time);
+        let context = Context::full(&self.runtime)
+            .map_err(|e| format!("could not make a realm for the hook: {e}"));
+        let result = context.and_then(|context| {
+            let result = context.with(|ctx| {
+                let helpers = self.install_prelude(&ctx)?;
+                Ok(work(&ctx, &helpers))
+            });
+            drop(context);
+            result
+        });
+        self.deadline.set(far_future());
+        self.runtime.run_gc();
+        result
+    }
+
+    fn install_prelude<'js>(&self, ctx: &Ctx<'js>) -> Result<Object<'js>, String> {
+        let logs = self.logs.clone();
+        let emit = Function::new(ctx.clone(), move |level: String, text: String| {
+            logs.borrow_mut().push(LogLevel::from_name(&level), text);
+        })
+        .map_err(|e| e.to_string())?;
+        let extras = self.extras.clone();
+        let load_extras = Function::new(ctx.clone(), move |ctx: Ctx<'js>| {
+            run_bytecode(&ctx, &extras)
+        })
+        .map_err(|e| e.to_string())?;
+        let factory: Function = run_bytecode(ctx, &self.prelude)
+            .and_then(|v| v.get())
+            .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))?;
+        factory
+            .call((emit, load_extras))
+            .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))
+    }
+}
