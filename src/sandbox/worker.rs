@@ -102,6 +102,8 @@ fn serve(limits: Limits) -> Result<(), String> {
             .write_all(b"\n")
             .and_then(|()| stdout.flush())
             .map_err(|e| e.to_string())?;
+        // Answered: the server goes on while this process readies the next call's realm.
+        js.prepare();
     }
     // The server closed our stdin: it is stopping, or it retired this process.
     Ok(())
@@ -239,6 +241,7 @@ impl Searcher {
                     if outbox.send(answer).is_err() {
                         return;
                     }
+                    js.prepare();
                 }
             });
         match thread.map(|_| started.recv()) {

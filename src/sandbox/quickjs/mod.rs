@@ -80,6 +80,12 @@ pub struct QuickJs {
     extras: Rc<[u8]>,
     /// `search.js`, compiled once.
     search: Vec<u8>,
+    /// The realm the next call gets, made by [`QuickJs::prepare`] after the last one.
+    next_realm: RefCell<Option<Context>>,
+    /// Whether the last call's realm is still to be collected.
+    litter: Cell<bool>,
+    /// A realm no game's code ever runs in, made first: see [`QuickJs::new`].
+    _host: Context,
 }
 
 impl QuickJs {
@@ -97,6 +103,13 @@ impl QuickJs {
             }
             over
         })));
+        // The engine's bindings keep, for the life of the runtime, the prototype the first
+        // native function was given: the `Function.prototype` of the realm it was made in,
+        // which holds that whole realm, and whatever a game left on its global object, alive.
+        // Making the first one here, in a realm of our own, keeps every call's realm free to go.
+        let host = Context::base(&runtime).map_err(|e| CodeError::new(e.to_string()))?;
+        host.with(|ctx| Function::new(ctx, || ()).map(drop))
+            .map_err(|e| CodeError::new(e.to_string()))?;
         let mut js = Self {
             runtime,
             limits,
@@ -106,6 +119,9 @@ impl QuickJs {
             prelude: Vec::new(),
             extras: Rc::from([]),
             search: Vec::new(),
+            next_realm: RefCell::new(None),
+            litter: Cell::new(false),
+            _host: host,
         };
         js.prelude = js.compile_text(PRELUDE, false, "prelude.js")?;
         js.extras = js.compile_text(EXTRAS, false, "extras.js")?.into();

@@ -1,5 +1,11 @@
 //! The realm each call runs in: a new global object and built-ins, with the prelude installed
 //! first, and nothing left of it afterwards.
+//!
+//! Making a realm and collecting the last one were half of what a call cost (the profile in
+//! `docs/benchmarks.md`). The worker does both between calls, once it has answered
+//! ([`QuickJs::prepare`]), so that neither is on the path of the next call; a call that finds
+//! no realm ready makes its own, and a call that finds the last one uncollected collects it
+//! first, so no hook ever runs beside another's garbage (it would count against its memory).
 
 use rquickjs::{Context, Ctx, Function, Object};
 use std::time::Duration;
@@ -8,18 +14,40 @@ use super::{cpu_time, far_future, message_of, run_bytecode, QuickJs};
 use crate::sandbox::protocol::LogLevel;
 
 impl QuickJs {
+    /// Between calls: collects what the last call left and makes the realm the next one gets.
+    /// Nothing runs in that realm until the next call.
+    pub fn prepare(&self) {
+        self.collect();
+        let mut next = self.next_realm.borrow_mut();
+        if next.is_none() {
+            // One that cannot be made now is tried again by the call, which reports it.
+            *next = Context::full(&self.runtime).ok();
+        }
+    }
+
+    fn collect(&self) {
+        if self.litter.replace(false) {
+            self.runtime.run_gc();
+        }
+    }
+
     /// Runs `work` in a new realm with the prelude installed, under the time limit. The realm
-    /// and everything in it are gone afterwards. `Err` when the realm could not be made.
+    /// and everything in it are unreachable afterwards. `Err` when the realm could not be made.
     pub(super) fn in_realm<R>(
         &self,
         time: Duration,
         work: impl for<'js> FnOnce(&Ctx<'js>, &Object<'js>) -> R,
     ) -> Result<R, String> {
+        self.collect();
         self.interrupted.set(false);
         self.logs.borrow_mut().take();
+        let ready = self.next_realm.borrow_mut().take();
         self.deadline.set(cpu_time() + time);
-        let context = Context::full(&self.runtime)
-            .map_err(|e| format!("could not make a realm for the hook: {e}"));
+        let context = match ready {
+            Some(context) => Ok(context),
+            None => Context::full(&self.runtime)
+                .map_err(|e| format!("could not make a realm for the hook: {e}")),
+        };
         let result = context.and_then(|context| {
             let result = context.with(|ctx| {
                 let helpers = self.install_prelude(&ctx)?;
@@ -29,7 +57,7 @@ impl QuickJs {
             result
         });
         self.deadline.set(far_future());
-        self.runtime.run_gc();
+        self.litter.set(true);
         result
     }
 

@@ -424,6 +424,56 @@ fn module_state_does_not_survive_a_call() {
 }
 
 #[test]
+fn a_realm_made_between_calls_is_as_fresh_as_one_made_by_the_call() {
+    let js = js();
+    let compiled = js
+        .compile(&game(
+            "{ bump() { globalThis.calls = (globalThis.calls || 0) + 1; counter += 1; \
+                        Array.prototype.bent = true; \
+                        return { state: [globalThis.calls, counter, typeof [].bent] }; } }; \
+             let counter = 0",
+        ))
+        .unwrap();
+    for prepared in [true, true, false, true] {
+        if prepared {
+            js.prepare();
+        }
+        assert_eq!(
+            call(&js, &compiled, "bump"),
+            Outcome::Patch {
+                patch: serde_json::json!({"state": [1, 1, "boolean"]})
+            }
+        );
+    }
+}
+
+#[test]
+fn a_call_never_runs_beside_the_last_ones_garbage() {
+    let js = js();
+    // Each call keeps 8 MiB of the 16 MiB limit on its global object, freed only when its
+    // realm is collected: two calls' worth at once would run out of memory. (The first realm
+    // to make a native function used to be kept for the life of the runtime.)
+    let compiled = js
+        .compile(&game(
+            "{ hoard() { const kept = []; \
+                         for (let i = 0; i < 128; i++) kept.push('x'.repeat(64 << 10)); \
+                         globalThis.kept = kept; return { state: kept.length }; } }",
+        ))
+        .unwrap();
+    for prepared in [false, false, true, false, true, true] {
+        if prepared {
+            js.prepare();
+        }
+        assert_eq!(
+            call(&js, &compiled, "hoard"),
+            Outcome::Patch {
+                patch: serde_json::json!({"state": 128})
+            }
+        );
+    }
+}
+
+#[test]
 fn logs_are_kept_per_call_and_capped() {
     let js = js();
     let compiled = js
