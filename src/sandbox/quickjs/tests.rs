@@ -429,21 +429,25 @@ fn a_realm_made_between_calls_is_as_fresh_as_one_made_by_the_call() {
     let compiled = js
         .compile(&game(
             "{ bump() { globalThis.calls = (globalThis.calls || 0) + 1; counter += 1; \
-                        Array.prototype.bent = true; \
+                        Array.prototype.bent = true; console.log('bumped', counter); \
                         return { state: [globalThis.calls, counter, typeof [].bent] }; } }; \
              let counter = 0",
         ))
         .unwrap();
+    let args = serde_json::json!([{"id": "p"}, {"do": "bump"}, {"state": null}]).to_string();
     for prepared in [true, true, false, true] {
         if prepared {
             js.prepare();
         }
+        let (outcome, logs) = js.call(&compiled, Hook::PlayerMove, &args);
         assert_eq!(
-            call(&js, &compiled, "bump"),
+            outcome,
             Outcome::Patch {
                 patch: serde_json::json!({"state": [1, 1, "boolean"]})
             }
         );
+        let logged: Vec<&str> = logs.iter().map(|line| line.text.as_str()).collect();
+        assert_eq!(logged, ["bumped 1"]);
     }
 }
 
