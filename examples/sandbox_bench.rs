@@ -137,18 +137,10 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
     let native = turnhouse::games::tictactoe::TicTacToe::default();
     let (x, o) = (player("x"), player("o"));
     let mut room = BoardGame {
-        room_id: "bench".into(),
         players: vec![x.clone(), o],
         version: 3,
         joinable: false,
-        finished: false,
-        state: Value::Null,
-        room_start_context: RoomStartContext {
-            private: false,
-            clock: None,
-        },
-        trigger_timeout_at: None,
-        now: Default::default(),
+        ..new_room("bench")
     };
     let start = native.on_room_start(&room).unwrap().validate().unwrap();
     room.state = start.state.unwrap();
@@ -276,20 +268,7 @@ const HOOK_CALLS_PER_GAME: usize = 8;
 /// `pool` with the room as the engine would hand it over, each patch applied.
 fn play_in_pool(pool: &SandboxPool, source: &str) {
     let (x, o) = (player("x"), player("o"));
-    let mut room = BoardGame {
-        room_id: "floor".into(),
-        players: Vec::new(),
-        version: 0,
-        joinable: true,
-        finished: false,
-        state: Value::Null,
-        room_start_context: RoomStartContext {
-            private: false,
-            clock: None,
-        },
-        trigger_timeout_at: None,
-        now: Default::default(),
-    };
+    let mut room = new_room("floor");
     let mut calls = 0;
     let mut call = |room: &mut BoardGame, hook: Hook, args: Value| {
         let args = serde_json::value::to_raw_value(&args).expect("JSON");
@@ -344,6 +323,24 @@ fn large_bundle() -> String {
          onPlayerJoin() {}, onPlayerQuit() {}, onPlayerMove() {} };",
     );
     source
+}
+
+/// A public room `id` as it is before its first hook: no players, no state.
+fn new_room(id: &str) -> BoardGame {
+    BoardGame {
+        room_id: id.into(),
+        players: Vec::new(),
+        version: 0,
+        joinable: true,
+        finished: false,
+        state: Value::Null,
+        room_start_context: RoomStartContext {
+            private: false,
+            clock: None,
+        },
+        trigger_timeout_at: None,
+        now: Default::default(),
+    }
 }
 
 fn player(name: &str) -> PlayerRef {
