@@ -17,7 +17,9 @@
 //! say a seeded player in every stored room), quick play, one room and a history page.
 //! `--rooms N` first plays N games (uncounted) so the figures are taken with N rooms stored;
 //! for millions, fill the database with `turnhouse seed-rooms` instead.
-//! With `--pid`, the server's CPU time per game and its resident memory are reported too.
+//! With `--pid`, the server's CPU time per game, the bytes it had written to storage per game
+//! (`write_bytes` of `/proc/<pid>/io`: for SQLite, its log and its checkpoints) and its
+//! resident memory are reported too.
 //!
 //! `--sign-ins-per-sec N` measures the games again, for twice as long, in one-second windows
 //! that alternate: in one, N password sign-ins a second run beside the games (a right
@@ -139,12 +141,20 @@ async fn main() {
     let duration = Duration::from_secs_f64(args.seconds);
     let servers_cpu_ms = || args.pid.iter().copied().map(cpu_ms).sum::<f64>();
     let cpu_before = servers_cpu_ms();
+    let servers_written = || {
+        args.pid
+            .iter()
+            .map(|&pid| measure::written_bytes(pid))
+            .sum::<u64>()
+    };
+    let written_before = servers_written();
     let probes = (args.deadlines > 0).then(|| {
         let api = api.clone();
         tokio::spawn(async move { probe_deadlines(&api, duration).await })
     });
     let games = run_games(&api, &players, duration).await;
     let cpu_after = servers_cpu_ms();
+    let written = servers_written() - written_before;
     let lags = match probes {
         Some(probes) => Some(probes.await.unwrap()),
         None => None,
@@ -217,6 +227,8 @@ async fn main() {
     if !args.pid.is_empty() {
         report["server_cpu_ms_per_game"] =
             json!(round((cpu_after - cpu_before) / games.games.max(1) as f64));
+        report["server_written_kib_per_game"] =
+            json!(round(written as f64 / 1024.0 / games.games.max(1) as f64));
         let rss: u64 = args.pid.iter().map(|&pid| measure::rss_bytes(pid)).sum();
         report["server_rss_mib"] = json!(round(rss as f64 / (1 << 20) as f64));
     }

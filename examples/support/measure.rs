@@ -17,6 +17,16 @@ pub fn rss_bytes(pid: u32) -> u64 {
     kib * 1024
 }
 
+/// The bytes process `pid` has had written to storage so far (its log and its database
+/// files, for a SQLite server).
+pub fn written_bytes(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).expect("the process's io");
+    io.lines()
+        .find_map(|line| line.strip_prefix("write_bytes:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("write_bytes")
+}
+
 /// The sample at quantile `q` (0 to 1) of `sorted`, nearest rank; `None` without samples.
 pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
     let last = sorted.len().checked_sub(1)?;
