@@ -8,7 +8,7 @@ use super::action::Action;
 use super::hook_runner::run_hooks;
 use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
-use crate::domain::ids::new_id;
+use crate::domain::ids::new_room_id;
 use crate::game::{BotLevel, Clock, PlayerRef};
 use crate::model::{now, EventKind, Room};
 use crate::store::{QuickPlayGuard, StoreError};
@@ -123,7 +123,7 @@ impl Engine {
                 seats.push(bot);
             }
         }
-        let room_id = new_id();
+        let room_id = new_room_id();
         // Nobody else can know the id yet, but its first versions must be published before
         // anything done to the room once it is found.
         let _turn = self.locks.lock(&room_id).await;
