@@ -362,7 +362,8 @@ async fn run_lobby_churn(
             let (store, players, done) = (store.clone(), players.clone(), done.clone());
             tokio::spawn(async move {
                 while started.elapsed() < duration {
-                    let id = format!("{:032x}", rand::random::<u128>());
+                    // As the server makes them: ids that sort by time.
+                    let id = turnhouse::domain::ids::new_room_id();
                     let room = new_room(&store, &players, &id, CHURN).await;
                     finish(&store, room).await;
                     done.fetch_add(2, Ordering::Relaxed);
