@@ -344,3 +344,23 @@ async fn a_leaderboard_page_is_one_index_range() {
         "{steps:#?}"
     );
 }
+
+/// The writer's statement journals are kept in memory, never in a temporary file (see
+/// `SqliteStore::open`); the readers make none.
+#[tokio::test]
+async fn the_writer_keeps_its_statement_journals_in_memory() {
+    let (_dir, path) = store_dir();
+    let (store, write) = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
+        .await
+        .unwrap();
+    let temp_store = |pool: sqlx::SqlitePool| async move {
+        sqlx::query("PRAGMA temp_store")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+            .get::<i64, _>(0)
+    };
+    // 2 is MEMORY; 0 the default, a file.
+    assert_eq!(temp_store(write).await, 2);
+    assert_eq!(temp_store(store.read.clone()).await, 0);
+}
