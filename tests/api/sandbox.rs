@@ -317,6 +317,43 @@ async fn a_stalled_sandbox_process_is_killed_and_replaced() {
     assert_server_unharmed(&app).await;
 }
 
+/// A sandbox process keeps its data segment within the limit it set itself (`RLIMIT_DATA`, the
+/// second line behind the engine's own) while it serves calls. An allocator that reserves large
+/// arenas up front would not: with mimalloc a sandbox process could not even load a game.
+#[tokio::test]
+async fn a_sandbox_process_stays_within_its_data_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = own_program(dir.path());
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.sandbox_program = Some(program.clone());
+        config.sandbox_workers = 1;
+    })
+    .await;
+    let (room, author) = hostile_room(&app).await;
+    app.play_ok(&author, &room, json!({})).await;
+    let workers = processes_running(&program);
+    assert_eq!(workers.len(), 1, "one sandbox process: {workers:?}");
+    let proc = PathBuf::from(format!("/proc/{}", workers[0]));
+    let limits = std::fs::read_to_string(proc.join("limits")).unwrap();
+    let limit: u64 = limits
+        .lines()
+        .find_map(|line| line.strip_prefix("Max data size"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|soft| soft.parse().ok())
+        .expect("the sandbox limits its data segment");
+    let status = std::fs::read_to_string(proc.join("status")).unwrap();
+    let data_kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmData:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .unwrap();
+    assert!(
+        data_kib * 1024 < limit,
+        "data segment {data_kib} KiB, limit {limit} bytes"
+    );
+}
+
 /// A path of its own for the server binary, so this test's sandbox processes can be told
 /// from those of tests running beside it.
 fn own_program(dir: &Path) -> PathBuf {
