@@ -16,7 +16,7 @@ use super::dialect::{Dialect, SetRow, SetSql};
 use super::rows::to_json;
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
-use crate::model::Score;
+use crate::model::{Room, Score};
 
 /// Arguments in one statement at most: below SQLite's limit (32,766) and PostgreSQL's (65,535),
 /// so a large set is split into a few statements.
@@ -72,6 +72,7 @@ pub(super) async fn apply_round<D: Dialect>(
     conn: &mut D::Connection,
     commits: &[&RoomCommit],
 ) -> Result<Vec<bool>, StoreError> {
+    let texts = RoomTexts::of(commits);
     let (new, changed): (Vec<&RoomCommit>, Vec<&RoomCommit>) =
         commits.iter().partition(|c| c.expected_version.is_none());
     let mut written = HashSet::new();
@@ -87,15 +88,15 @@ pub(super) async fn apply_round<D: Dialect>(
             games.dedup();
             D::lock_quick_play(conn, &games).await?;
         }
-        written.extend(insert_rooms::<D>(conn, &new).await?);
+        written.extend(insert_rooms::<D>(conn, &new, &texts).await?);
     }
     let (listed, moves): (Vec<&RoomCommit>, Vec<&RoomCommit>) =
         changed.into_iter().partition(|c| c.listing_changed);
     if !moves.is_empty() {
-        written.extend(update_rooms::<D>(conn, D::UPDATE_ROOMS, &moves).await?);
+        written.extend(update_rooms::<D>(conn, D::UPDATE_ROOMS, &moves, &texts).await?);
     }
     if !listed.is_empty() {
-        written.extend(update_rooms::<D>(conn, D::UPDATE_LISTED_ROOMS, &listed).await?);
+        written.extend(update_rooms::<D>(conn, D::UPDATE_LISTED_ROOMS, &listed, &texts).await?);
     }
     let accepted: Vec<&RoomCommit> = commits
         .iter()
@@ -107,7 +108,7 @@ pub(super) async fn apply_round<D: Dialect>(
     // whole transaction.
     upsert_members::<D>(conn, &accepted).await?;
     set_members_finished::<D>(conn, &accepted).await?;
-    insert_events::<D>(conn, &accepted).await?;
+    insert_events::<D>(conn, &accepted, &texts).await?;
     for audit in accepted.iter().filter_map(|c| c.audit.as_ref()) {
         super::moderation::insert_audit::<D>(conn, audit).await?;
     }
@@ -121,10 +122,34 @@ pub(super) async fn apply_round<D: Dialect>(
         .collect())
 }
 
+/// Each room's state and players as JSON, made once for its row and for the history row of
+/// its latest version, which holds the same. Keyed by room id: a round has each room once.
+struct RoomTexts<'a>(HashMap<&'a str, (String, String)>);
+
+impl<'a> RoomTexts<'a> {
+    fn of(commits: &[&'a RoomCommit]) -> Self {
+        let texts = commits.iter().map(|commit| {
+            let room = &commit.room;
+            let texts = (to_json(&room.state), to_json(&room.players));
+            (room.id.as_str(), texts)
+        });
+        Self(texts.collect())
+    }
+
+    fn state(&self, room: &Room) -> String {
+        self.0[room.id.as_str()].0.clone()
+    }
+
+    fn players(&self, room: &Room) -> String {
+        self.0[room.id.as_str()].1.clone()
+    }
+}
+
 /// The new rooms; the ids written.
 async fn insert_rooms<D: Dialect>(
     conn: &mut D::Connection,
     rooms: &[&RoomCommit],
+    texts: &RoomTexts<'_>,
 ) -> Result<Vec<String>, StoreError> {
     let statements = set_statements::<D, _>(D::INSERT_ROOMS, rooms, |row, commit| {
         let room = &commit.room;
@@ -132,7 +157,7 @@ async fn insert_rooms<D: Dialect>(
         row.put("game", room.game.as_str());
         row.put("private", room.private);
         row.put("rated", room.rated);
-        put_changing_columns(row, room);
+        put_changing_columns(row, room, texts);
         row.put("created_at", room.created_at.as_str());
         row.put("updated_at", room.updated_at.as_str());
         row.put("game_version", room.game_version);
@@ -148,12 +173,12 @@ async fn insert_rooms<D: Dialect>(
 }
 
 /// The columns a room change writes, which a new room's row has in the same order.
-fn put_changing_columns(row: &mut SetRow, room: &crate::model::Room) {
+fn put_changing_columns(row: &mut SetRow, room: &Room, texts: &RoomTexts) {
     row.put("version", room.version);
     row.put("joinable", room.joinable);
     row.put("finished", room.finished);
-    row.put("state", room.state.to_string());
-    row.put("players", to_json(&room.players));
+    row.put("state", texts.state(room));
+    row.put("players", texts.players(room));
     row.put("inactive_players", to_json(&room.inactive_players));
     row.put("trigger_timeout_at", room.trigger_timeout_at.clone());
     row.put("rematch", room.rematch.as_ref().map(to_json));
@@ -169,11 +194,12 @@ async fn update_rooms<D: Dialect>(
     conn: &mut D::Connection,
     sql: SetSql,
     changes: &[&RoomCommit],
+    texts: &RoomTexts<'_>,
 ) -> Result<Vec<String>, StoreError> {
     let statements = set_statements::<D, _>(sql, changes, |row, commit| {
         let room = &commit.room;
         row.put("id", room.id.as_str());
-        put_changing_columns(row, room);
+        put_changing_columns(row, room, texts);
         row.put("updated_at", room.updated_at.as_str());
         row.put("expected_version", commit.expected_version);
     });
@@ -232,21 +258,31 @@ async fn set_members_finished<D: Dialect>(
 async fn insert_events<D: Dialect>(
     conn: &mut D::Connection,
     commits: &[&RoomCommit],
+    texts: &RoomTexts<'_>,
 ) -> Result<(), StoreError> {
     let events: Vec<_> = commits
         .iter()
-        .flat_map(|c| c.events.iter().map(move |e| (c.room.id.as_str(), e)))
+        .flat_map(|c| c.events.iter().map(move |e| (&c.room, e)))
         .collect();
     execute_set::<D, _>(conn, D::INSERT_EVENTS, &events, |row, (room, event)| {
-        row.put("room_id", *room);
+        // The latest version is the room as it is written.
+        let latest = event.version == room.version;
+        debug_assert!(!latest || (event.state == room.state && event.players == room.players));
+        row.put("room_id", room.id.as_str());
         row.put("version", event.version);
         row.put("kind", event.kind.as_str());
         row.put("player_id", event.player.as_ref().map(|p| p.id.clone()));
-        row.put("move", event.mv.as_ref().map(|mv| mv.to_string()));
-        row.put("state", event.state.to_string());
+        row.put("move", event.mv.as_ref().map(to_json));
+        match latest {
+            true => row.put("state", texts.state(room)),
+            false => row.put("state", to_json(&event.state)),
+        }
         row.put("joinable", event.joinable);
         row.put("finished", event.finished);
-        row.put("players", to_json(&event.players));
+        match latest {
+            true => row.put("players", texts.players(room)),
+            false => row.put("players", to_json(&event.players)),
+        }
         row.put("created_at", event.created_at.as_str());
         row.put("trigger_timeout_at", event.trigger_timeout_at.clone());
     })
@@ -303,7 +339,6 @@ async fn returned_ids<D: Dialect>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Room;
     use crate::store::QuickPlayGuard;
 
     fn commit(room: &str, game: &str, quick_play: bool) -> RoomCommit {
