@@ -289,18 +289,10 @@ async fn a_runaway_hook_holds_up_no_other_room() {
 #[tokio::test]
 async fn a_stalled_sandbox_process_is_killed_and_replaced() {
     let dir = tempfile::tempdir().unwrap();
-    let program = own_program(dir.path());
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.sandbox_program = Some(program.clone());
-        config.sandbox_workers = 1;
-    })
-    .await;
-    let (room, author) = hostile_room(&app).await;
-    let workers = processes_running(&program);
-    assert_eq!(workers.len(), 1, "one sandbox process: {workers:?}");
+    let (app, program, worker, (room, author)) = with_one_sandbox_process(dir.path()).await;
 
     // Frozen: it can no longer answer, which only the watchdog can notice.
-    signal(workers[0], libc::SIGSTOP);
+    signal(worker, libc::SIGSTOP);
     let response = app.play(&author, &room, json!({})).await;
     assert_problem(response, StatusCode::INTERNAL_SERVER_ERROR, "hook_timeout").await;
     assert_eq!(app.room(&room).await["version"], 2);
@@ -308,7 +300,7 @@ async fn a_stalled_sandbox_process_is_killed_and_replaced() {
     assert_eq!(after["state"]["count"], 1);
     let now = processes_running(&program);
     assert_eq!(now.len(), 1);
-    assert_ne!(now[0], workers[0], "the frozen process was replaced");
+    assert_ne!(now[0], worker, "the frozen process was replaced");
 
     // Killed while idle: the next call gets a fresh one, not an error.
     signal(now[0], libc::SIGKILL);
@@ -323,17 +315,9 @@ async fn a_stalled_sandbox_process_is_killed_and_replaced() {
 #[tokio::test]
 async fn a_sandbox_process_stays_within_its_data_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let program = own_program(dir.path());
-    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
-        config.sandbox_program = Some(program.clone());
-        config.sandbox_workers = 1;
-    })
-    .await;
-    let (room, author) = hostile_room(&app).await;
+    let (app, _, worker, (room, author)) = with_one_sandbox_process(dir.path()).await;
     app.play_ok(&author, &room, json!({})).await;
-    let workers = processes_running(&program);
-    assert_eq!(workers.len(), 1, "one sandbox process: {workers:?}");
-    let proc = PathBuf::from(format!("/proc/{}", workers[0]));
+    let proc = PathBuf::from(format!("/proc/{}", worker));
     let limits = std::fs::read_to_string(proc.join("limits")).unwrap();
     let limit: u64 = limits
         .lines()
@@ -352,6 +336,22 @@ async fn a_sandbox_process_stays_within_its_data_limit() {
         data_kib * 1024 < limit,
         "data segment {data_kib} KiB, limit {limit} bytes"
     );
+}
+
+/// A server with one sandbox process, started from a path of its own under `dir` (see
+/// [`own_program`]), and a hostile room in it: the server, that path, the process's pid, and
+/// the room with its author.
+async fn with_one_sandbox_process(dir: &Path) -> (TestApp, PathBuf, u32, (String, TestPlayer)) {
+    let program = own_program(dir);
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.sandbox_program = Some(program.clone());
+        config.sandbox_workers = 1;
+    })
+    .await;
+    let room = hostile_room(&app).await;
+    let workers = processes_running(&program);
+    assert_eq!(workers.len(), 1, "one sandbox process: {workers:?}");
+    (app, program, workers[0], room)
 }
 
 /// A path of its own for the server binary, so this test's sandbox processes can be told

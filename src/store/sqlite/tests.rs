@@ -346,7 +346,7 @@ async fn a_leaderboard_page_is_one_index_range() {
 }
 
 /// The writer's statement journals are kept in memory, never in a temporary file (see
-/// `SqliteStore::open`); the readers make none.
+/// `SqliteStore::open`); the readers keep SQLite's default.
 #[tokio::test]
 async fn the_writer_keeps_its_statement_journals_in_memory() {
     let (_dir, path) = store_dir();
