@@ -55,7 +55,7 @@ pub async fn seed_rooms(engine: &Engine, count: u64) -> Result<String, SeedError
             "seeding rooms"
         );
     }
-    Ok(room.id)
+    Ok(room.id.clone())
 }
 
 /// A player named `<prefix>_<n>` for the first free `n`.

@@ -169,7 +169,7 @@ impl DevSession {
             state.room = Some(room.id.clone());
             state.layout = layout;
         });
-        Ok(room.id)
+        Ok(room.id.clone())
     }
 }
 

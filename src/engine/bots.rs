@@ -5,7 +5,7 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
@@ -94,7 +94,10 @@ impl BotRoster {
 
 impl Engine {
     /// Lets the room's bots move for as long as one of them has the turn.
-    pub(super) async fn let_bots_play(&self, mut room: Room) -> Result<Room, EngineError> {
+    pub(super) async fn let_bots_play(
+        &self,
+        mut room: Arc<Room>,
+    ) -> Result<Arc<Room>, EngineError> {
         for _ in 0..MAX_BOT_MOVES {
             let seated: Vec<(PlayerRef, BotLevel)> = room
                 .players

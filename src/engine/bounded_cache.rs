@@ -42,7 +42,9 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
         }
         let (key, value) = generations.old.remove_entry(key)?;
         let found = value.clone();
-        generations.put(key, value, self.per_generation);
+        let retired = generations.put(key, value, self.per_generation);
+        drop(generations);
+        drop(retired);
         Some(found)
     }
 
@@ -62,7 +64,9 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
             return;
         }
         generations.old.remove(&key);
-        generations.put(key, value(), self.per_generation);
+        let retired = generations.put(key, value(), self.per_generation);
+        drop(generations);
+        drop(retired);
     }
 
     pub fn clear(&self) {
@@ -88,11 +92,17 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
 }
 
 impl<K: Hash + Eq, V> Generations<K, V> {
-    fn put(&mut self, key: K, value: V, per_generation: usize) {
+    /// Inserts, and hands back the old generation when the young one took its place, for the
+    /// caller to drop once the lock is released: dropping thousands of entries (rooms, say)
+    /// would otherwise keep every other caller waiting.
+    #[must_use]
+    fn put(&mut self, key: K, value: V, per_generation: usize) -> Option<HashMap<K, V>> {
         self.young.insert(key, value);
         if self.young.len() >= per_generation {
-            self.old = std::mem::take(&mut self.young);
+            let young = std::mem::take(&mut self.young);
+            return Some(std::mem::replace(&mut self.old, young));
         }
+        None
     }
 }
 

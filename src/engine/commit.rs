@@ -3,6 +3,7 @@
 //! durable, is remembered, arms the room's deadline and is published to live subscribers. The
 //! life of a move through here is told in `docs/internals.md`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::Rng;
@@ -25,7 +26,7 @@ impl Engine {
         room_id: &str,
         if_match: Precondition,
         action: Action,
-    ) -> Result<Room, EngineError> {
+    ) -> Result<Arc<Room>, EngineError> {
         let _turn = self.locks.lock(room_id).await;
         let mut confirmed = false;
         for attempt in 0..MAX_ATTEMPTS {
@@ -47,6 +48,9 @@ impl Engine {
             let version = room.version;
             let (action, bots, rules) = (action.clone(), self.bots.clone(), self.idle);
             let step = match run_hooks(game, move |game| {
+                // The change is made to a copy: the cache's room stays as it was until the
+                // commit replaces it.
+                let room = Arc::unwrap_or_clone(room);
                 let mut step = Transition::new(game, room, Some(version));
                 action.apply(&mut step, &bots, &rules)?;
                 Ok(step)
@@ -86,7 +90,7 @@ impl Engine {
         &self,
         step: Transition,
         quick_play: Option<QuickPlayGuard>,
-    ) -> Result<Room, StoreError> {
+    ) -> Result<Arc<Room>, StoreError> {
         // A game with a view hook frames each version per viewer, in each stream.
         let shown = match step.game().capabilities().player_view {
             true => Shown::PerViewer,
@@ -104,7 +108,9 @@ impl Engine {
                 return Err(err);
             }
         };
-        self.rooms.remember(epoch, &commit.room);
+        // One room from here on, shared by the cache, the caller's answer and the streams.
+        let room = Arc::new(commit.room);
+        self.rooms.remember(epoch, &room);
         // The version that finished a rated game carries what it did to the ratings.
         let changes = std::mem::take(&mut *commit.rating_changes.lock().expect("never poisoned"));
         if let Some(result) = &commit.rated_result {
@@ -116,14 +122,14 @@ impl Engine {
                 event.rating_changes = changes;
             }
         }
-        if let Some(at) = &commit.room.trigger_timeout_at {
+        if let Some(at) = &room.trigger_timeout_at {
             self.alarm.armed(at);
         }
-        self.hub.publish(&commit.room, &commit.events, shown);
+        self.hub.publish(&room, &commit.events, shown);
         if let Some(change) = commit.lobby_change {
-            self.tell_lobby(&commit.room, change).await;
+            self.tell_lobby(&room, change).await;
         }
-        Ok(commit.room)
+        Ok(room)
     }
 
     /// Tells the lobby's streams that a public room was `created` or `updated`, showing what

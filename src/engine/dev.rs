@@ -2,6 +2,8 @@
 //! deadline before its time, seating a bot anywhere, and the room's stored history whole
 //! (every secret included: the author's view of their own game).
 
+use std::sync::Arc;
+
 use super::{Action, Engine, EngineError, Precondition};
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::{Room, RoomEvent};
@@ -9,7 +11,7 @@ use crate::model::{Room, RoomEvent};
 impl Engine {
     /// Runs `onTimeout` now on `room_id`, as if its deadline had passed; then seated bots take
     /// their turns. The deadline is used up, so the deadline task finds the room moved on.
-    pub async fn fire_deadline_now(&self, room_id: &str) -> Result<Room, EngineError> {
+    pub async fn fire_deadline_now(&self, room_id: &str) -> Result<Arc<Room>, EngineError> {
         self.act(room_id, Action::TimeoutNow, Precondition::Any)
             .await
     }
@@ -23,7 +25,7 @@ impl Engine {
     pub async fn stored_history(
         &self,
         room_id: &str,
-    ) -> Result<(Room, Vec<RoomEvent>), EngineError> {
+    ) -> Result<(Arc<Room>, Vec<RoomEvent>), EngineError> {
         let room = self.room(room_id).await?;
         let mut events = Vec::new();
         loop {

@@ -15,6 +15,7 @@
 //!   lets a player who is not the one the room waits on claim the game: `onPlayerQuit` runs for
 //!   the player the room waits on, as an `abandoned` version.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -129,7 +130,11 @@ impl Engine {
     }
 
     /// `claimer` claims room `room_id` from the player it waits on (see the module's notes).
-    pub async fn claim(&self, room_id: &str, claimer: &PlayerRef) -> Result<Room, EngineError> {
+    pub async fn claim(
+        &self,
+        room_id: &str,
+        claimer: &PlayerRef,
+    ) -> Result<Arc<Room>, EngineError> {
         for _ in 0..MAX_ATTEMPTS {
             match self.claim_at_current_version(room_id, claimer).await {
                 // The room moved on while the claim was being worked out: a move settles it
@@ -145,7 +150,7 @@ impl Engine {
         &self,
         room_id: &str,
         claimer: &PlayerRef,
-    ) -> Result<Room, EngineError> {
+    ) -> Result<Arc<Room>, EngineError> {
         let room = self.stored_room(room_id).await?;
         if !room.is_player(&claimer.id) {
             return Err(EngineError::NotAPlayer);

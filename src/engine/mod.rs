@@ -162,7 +162,7 @@ impl Engine {
 
     /// The room as it is now: from memory when that is sure to be current (see [`RoomCache`]),
     /// else from the database.
-    pub async fn room(&self, room_id: &str) -> Result<Room, EngineError> {
+    pub async fn room(&self, room_id: &str) -> Result<Arc<Room>, EngineError> {
         match self.rooms.current(&self.store, room_id) {
             Some(room) => Ok(room),
             None => self.stored_room(room_id).await,
@@ -227,7 +227,7 @@ impl Engine {
         room_id: &str,
         after: i64,
         limit: i64,
-    ) -> Result<(Room, Vec<RoomEvent>), EngineError> {
+    ) -> Result<(Arc<Room>, Vec<RoomEvent>), EngineError> {
         let room = self.room(room_id).await?;
         Ok((room, self.store.events(room_id, after, limit).await?))
     }
@@ -256,7 +256,7 @@ impl Engine {
         let players = room.players.iter().map(|p| p.id.clone()).collect();
         Ok(RoomFeed::new(
             self.store.clone(),
-            RoomHeader::from(&room),
+            RoomHeader::from(&*room),
             subscription,
             after,
             framer,
@@ -281,7 +281,7 @@ impl Engine {
         creator: &PlayerRef,
         game_id: &str,
         options: RoomOptions,
-    ) -> Result<Room, EngineError> {
+    ) -> Result<Arc<Room>, EngineError> {
         let room = self.insert_room(creator, game_id, options, None).await?;
         self.let_bots_play(room).await
     }
@@ -295,7 +295,7 @@ impl Engine {
         player: &PlayerRef,
         game_id: &str,
         clock: Option<Clock>,
-    ) -> Result<(Room, Placement), EngineError> {
+    ) -> Result<(Arc<Room>, Placement), EngineError> {
         self.quick_play(player, game_id, clock).await
     }
 
@@ -308,7 +308,7 @@ impl Engine {
         room_id: &str,
         action: Action,
         if_match: Precondition,
-    ) -> Result<Room, EngineError> {
+    ) -> Result<Arc<Room>, EngineError> {
         let room = self.update(room_id, if_match, action).await?;
         self.let_bots_play(room).await
     }

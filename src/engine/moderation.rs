@@ -7,6 +7,8 @@
 //! other. Should the server stop between the two, the action stands and running it again
 //! does what remains: every one of them may be repeated.
 
+use std::sync::Arc;
+
 use futures_util::stream::{self, StreamExt};
 use serde_json::json;
 
@@ -262,7 +264,7 @@ impl Engine {
         admin: &PlayerRef,
         room_id: &str,
         reason: &str,
-    ) -> Result<Room, EngineError> {
+    ) -> Result<Arc<Room>, EngineError> {
         let close = Action::Close {
             by: admin.clone(),
             reason: reason.to_owned(),

@@ -4,6 +4,8 @@
 //! it that widens as the room waits (see [`QuickPlayGuard`]): close ratings are paired first,
 //! and nobody waits more than a minute for want of one.
 
+use std::sync::Arc;
+
 use super::action::Action;
 use super::hook_runner::run_hooks;
 use super::transition::Transition;
@@ -47,7 +49,7 @@ impl Engine {
         player: &PlayerRef,
         game_id: &str,
         clock: Option<Clock>,
-    ) -> Result<(Room, Placement), EngineError> {
+    ) -> Result<(Arc<Room>, Placement), EngineError> {
         self.require_published(game_id).await?;
         let options = RoomOptions {
             clock,
@@ -106,7 +108,7 @@ impl Engine {
         game_id: &str,
         options: RoomOptions,
         quick_play: Option<QuickPlayGuard>,
-    ) -> Result<Room, EngineError> {
+    ) -> Result<Arc<Room>, EngineError> {
         let (game, game_version) = self.game_for_new_room(game_id).await?;
         if options.clock.is_some() && !game.capabilities().timeouts {
             return Err(EngineError::ClockUnsupported(game_id.to_owned()));

@@ -21,7 +21,7 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::bounded_cache::BoundedCache;
 use super::{Engine, EngineError};
@@ -29,7 +29,8 @@ use crate::model::Room;
 use crate::store::Store;
 
 pub struct RoomCache {
-    rooms: BoundedCache<String, Room>,
+    /// Shared with whoever answered or published the version: a read or a commit copies no room.
+    rooms: BoundedCache<String, Arc<Room>>,
     /// Set while another server shares the database.
     shared: AtomicBool,
     /// Bumped whenever the cache is emptied; a room read before then is not remembered.
@@ -65,7 +66,7 @@ impl RoomCache {
     }
 
     /// The current room, if this server is alone and has it.
-    pub fn current(&self, store: &Store, room_id: &str) -> Option<Room> {
+    pub fn current(&self, store: &Store, room_id: &str) -> Option<Arc<Room>> {
         self.epoch(store);
         if self.shared.load(Ordering::Acquire) {
             return None;
@@ -75,18 +76,18 @@ impl RoomCache {
 
     /// The room as this server last saw it, which may be behind when the database is shared:
     /// a starting point for a change that the compare-and-set will check.
-    pub fn last_seen(&self, room_id: &str) -> Option<Room> {
+    pub fn last_seen(&self, room_id: &str) -> Option<Arc<Room>> {
         self.rooms.get(room_id)
     }
 
     /// Remembers `room`, read or committed in `epoch`, unless the cache was emptied since or
     /// already holds a later version of it.
-    pub fn remember(&self, Epoch(epoch): Epoch, room: &Room) {
+    pub fn remember(&self, Epoch(epoch): Epoch, room: &Arc<Room>) {
         let _clearing = self.clearing.lock().expect("never poisoned");
         if self.epoch.load(Ordering::Acquire) == epoch {
             self.rooms.insert_unless(
                 room.id.clone(),
-                || room.clone(),
+                || Arc::clone(room),
                 |held| held.version >= room.version,
             );
         }
@@ -120,14 +121,14 @@ impl RoomCache {
 }
 
 impl Engine {
-    /// A copy of the room to compute a change from, and whether it is sure to be current: the
-    /// room as this server last saw it unless `confirmed` is asked for (the compare-and-set
-    /// checks the copy when the change is committed).
+    /// The room to compute a change from, and whether it is sure to be current: the room as
+    /// this server last saw it unless `confirmed` is asked for (the compare-and-set checks it
+    /// when the change is committed).
     pub(super) async fn working_copy(
         &self,
         room_id: &str,
         confirmed: bool,
-    ) -> Result<(Room, bool), EngineError> {
+    ) -> Result<(Arc<Room>, bool), EngineError> {
         if let Some(room) = self.rooms.current(&self.store, room_id) {
             return Ok((room, true));
         }
@@ -138,13 +139,14 @@ impl Engine {
     }
 
     /// The room as the database has it, remembered for next time.
-    pub(super) async fn stored_room(&self, room_id: &str) -> Result<Room, EngineError> {
+    pub(super) async fn stored_room(&self, room_id: &str) -> Result<Arc<Room>, EngineError> {
         let epoch = self.rooms.epoch(&self.store);
         let room = self
             .store
             .room(room_id)
             .await?
             .ok_or(EngineError::RoomNotFound)?;
+        let room = Arc::new(room);
         self.rooms.remember(epoch, &room);
         Ok(room)
     }
@@ -184,8 +186,8 @@ mod tests {
         let cache = RoomCache::new(16);
 
         let epoch = cache.epoch(&store);
-        cache.remember(epoch, &room(3));
-        cache.remember(epoch, &room(2));
+        cache.remember(epoch, &Arc::new(room(3)));
+        cache.remember(epoch, &Arc::new(room(2)));
         assert_eq!(
             cache.current(&store, "r").map(|r| r.version),
             Some(3),
@@ -195,7 +197,7 @@ mod tests {
         let other = Store::open(&path).await.unwrap();
         assert_eq!(cache.current(&store, "r"), None, "not current while shared");
         let during = cache.epoch(&store);
-        cache.remember(during, &room(4));
+        cache.remember(during, &Arc::new(room(4)));
         assert_eq!(
             cache.last_seen("r").map(|r| r.version),
             Some(4),
@@ -205,20 +207,20 @@ mod tests {
         assert_eq!(cache.last_seen("r").map(|r| r.version), Some(4));
         cache.saw_version("r", 5);
         assert_eq!(cache.last_seen("r"), None, "another server moved it on");
-        cache.remember(during, &room(4));
+        cache.remember(during, &Arc::new(room(4)));
         drop(other);
         assert_eq!(
             cache.current(&store, "r"),
             None,
             "emptied: the other may have changed it"
         );
-        cache.remember(during, &room(5));
+        cache.remember(during, &Arc::new(room(5)));
         assert_eq!(
             cache.current(&store, "r"),
             None,
             "read before it was emptied"
         );
-        cache.remember(cache.epoch(&store), &room(6));
+        cache.remember(cache.epoch(&store), &Arc::new(room(6)));
         assert_eq!(cache.current(&store, "r").map(|r| r.version), Some(6));
     }
 }
