@@ -139,7 +139,7 @@ async fn main() {
     }
 
     let duration = Duration::from_secs_f64(args.seconds);
-    let servers_cpu_ms = || args.pid.iter().copied().map(cpu_ms).sum::<f64>();
+    let servers_cpu_ms = || args.pid.iter().copied().map(measure::cpu_ms).sum::<f64>();
     let cpu_before = servers_cpu_ms();
     let servers_written = || {
         args.pid
@@ -148,18 +148,22 @@ async fn main() {
             .sum::<u64>()
     };
     let written_before = servers_written();
+    let own_cpu_before = measure::cpu_ms(std::process::id());
     let probes = (args.deadlines > 0).then(|| {
         let api = api.clone();
         tokio::spawn(async move { probe_deadlines(&api, duration).await })
     });
     let games = run_games(&api, &players, duration).await;
     let cpu_after = servers_cpu_ms();
+    let own_cpu = measure::cpu_ms(std::process::id()) - own_cpu_before;
     let written = servers_written() - written_before;
     let lags = match probes {
         Some(probes) => Some(probes.await.unwrap()),
         None => None,
     };
+    let health_cpu_before = servers_cpu_ms();
     let health = run_health(&api, args.in_flight, duration).await;
+    let health_cpu = servers_cpu_ms() - health_cpu_before;
     let beside_sign_ins = match args.sign_ins_per_sec > 0.0 {
         true => Some(games_beside_sign_ins(&api, &players, args.sign_ins_per_sec, duration).await),
         false => None,
@@ -185,6 +189,10 @@ async fn main() {
         "healthz_per_s": round(health_per_s),
         "healthz_ms": {"p50": ms(&health_latencies, 0.5), "p99": ms(&health_latencies, 0.99)},
         "actions_per_healthz": round(actions_per_s / health_per_s),
+        "actions_per_game": round(latencies.len() as f64 / games.games.max(1) as f64),
+        // This client's own CPU time while the games ran: on a shared machine, the cores it
+        // takes are not the server's.
+        "client_cpu_ms_per_game": round(own_cpu / games.games.max(1) as f64),
         "reads_ms": reads,
     });
     if let Some((with, mut sign_ins, without)) = beside_sign_ins {
@@ -227,6 +235,10 @@ async fn main() {
     if !args.pid.is_empty() {
         report["server_cpu_ms_per_game"] =
             json!(round((cpu_after - cpu_before) / games.games.max(1) as f64));
+        // What the server spends on a request that does nearly nothing: the HTTP floor.
+        report["server_cpu_us_per_healthz"] = json!(round(
+            health_cpu * 1000.0 / health_latencies.len().max(1) as f64
+        ));
         report["server_written_kib_per_game"] =
             json!(round(written as f64 / 1024.0 / games.games.max(1) as f64));
         let rss: u64 = args.pid.iter().map(|&pid| measure::rss_bytes(pid)).sum();
@@ -722,20 +734,4 @@ fn ms(sorted: &[Duration], q: f64) -> f64 {
 
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
-}
-
-/// The process's user + system CPU time so far, in ms.
-fn cpu_ms(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's stat");
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    // SAFETY: sysconf only reads a constant.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    ticks * 1000.0 / per_second
 }

@@ -104,7 +104,9 @@ async fn main() {
     store_rooms(&store, &players, args.rooms).await;
 
     let seconds = Duration::from_secs_f64(args.seconds);
+    let cpu_before = measure::cpu_ms(std::process::id());
     let (moves, latencies) = run_moves(&store, &players, args.in_flight, seconds).await;
+    let cpu = measure::cpu_ms(std::process::id()) - cpu_before;
     let pings = run_pings(&store, args.in_flight, seconds).await;
     let mut out = json!({
         "database": if database.starts_with("postgres") { "postgres" } else { "sqlite" },
@@ -115,6 +117,9 @@ async fn main() {
             "p50": round(measure::quantile(&latencies, 0.5).unwrap_or(0.0)),
             "p99": round(measure::quantile(&latencies, 0.99).unwrap_or(0.0)),
         },
+        // This process's CPU time per write: with SQLite, the whole write path (the tasks'
+        // share is building each commit); PostgreSQL's own processes are not in it.
+        "cpu_us_per_write": round(cpu * 1000.0 / latencies.len().max(1) as f64),
         "pings_per_s": round(pings),
         "writes_per_ping": round(moves / pings),
     });

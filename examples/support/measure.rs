@@ -27,6 +27,22 @@ pub fn written_bytes(pid: u32) -> u64 {
         .expect("write_bytes")
 }
 
+/// The CPU time process `pid` has used so far (user and system, all its threads), in ms.
+pub fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process's stat");
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf only reads a constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks * 1000.0 / per_second
+}
+
 /// The sample at quantile `q` (0 to 1) of `sorted`, nearest rank; `None` without samples.
 pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
     let last = sorted.len().checked_sub(1)?;
