@@ -11,7 +11,8 @@
 //! row), with `--in-flight` games at once over keep-alive connections; every game must end with
 //! X the winner, or it counts as an error. With `--hosted` the game is `examples/tictactoe.js`,
 //! uploaded first and run in the sandbox. In the same run and with the same client and
-//! concurrency it measures `GET /healthz`, the baseline the action rate is compared with.
+//! concurrency it measures `GET /healthz`, the baseline the action rate is compared with, and
+//! `GET /time` (nothing asked of the database or the engine: the HTTP path alone).
 //! Then, one request at a time, it times the reads a frontend makes most: lobby listings, a
 //! player's rooms (one with a single room, one of its own with many, and `--heavy-player`,
 //! say a seeded player in every stored room), quick play, one room and a history page.
@@ -164,6 +165,12 @@ async fn main() {
     let health_cpu_before = servers_cpu_ms();
     let health = run_health(&api, args.in_flight, duration).await;
     let health_cpu = servers_cpu_ms() - health_cpu_before;
+    // And `GET /time`, which asks nothing of the database or the engine: the HTTP path alone.
+    let bare_cpu_before = servers_cpu_ms();
+    let bare = run_gets(&api, "/time", args.in_flight, duration / 2).await;
+    let bare_cpu = servers_cpu_ms() - bare_cpu_before;
+    let mut bare_latencies = bare.latencies;
+    bare_latencies.sort();
     let beside_sign_ins = match args.sign_ins_per_sec > 0.0 {
         true => Some(games_beside_sign_ins(&api, &players, args.sign_ins_per_sec, duration).await),
         false => None,
@@ -189,6 +196,8 @@ async fn main() {
         "healthz_per_s": round(health_per_s),
         "healthz_ms": {"p50": ms(&health_latencies, 0.5), "p99": ms(&health_latencies, 0.99)},
         "actions_per_healthz": round(actions_per_s / health_per_s),
+        "bare_per_s": round(bare_latencies.len() as f64 / bare.elapsed.as_secs_f64()),
+        "bare_ms": {"p50": ms(&bare_latencies, 0.5), "p99": ms(&bare_latencies, 0.99)},
         "actions_per_game": round(latencies.len() as f64 / games.games.max(1) as f64),
         // This client's own CPU time while the games ran: on a shared machine, the cores it
         // takes are not the server's.
@@ -238,6 +247,9 @@ async fn main() {
         // What the server spends on a request that does nearly nothing: the HTTP floor.
         report["server_cpu_us_per_healthz"] = json!(round(
             health_cpu * 1000.0 / health_latencies.len().max(1) as f64
+        ));
+        report["server_cpu_us_per_bare"] = json!(round(
+            bare_cpu * 1000.0 / bare_latencies.len().max(1) as f64
         ));
         report["server_written_kib_per_game"] =
             json!(round(written as f64 / 1024.0 / games.games.max(1) as f64));
@@ -434,7 +446,18 @@ async fn run_games(api: &Arc<Api>, players: &[(Player, Player)], duration: Durat
     }
 }
 
+/// `GET /healthz` (one `SELECT 1`) as fast as `in_flight` callers can.
 async fn run_health(api: &Arc<Api>, in_flight: usize, duration: Duration) -> Measured {
+    run_gets(api, "/healthz", in_flight, duration).await
+}
+
+/// `GET path` as fast as `in_flight` callers can, timing each answer read whole.
+async fn run_gets(
+    api: &Arc<Api>,
+    path: &'static str,
+    in_flight: usize,
+    duration: Duration,
+) -> Measured {
     let start = Instant::now();
     let tasks: Vec<_> = (0..in_flight)
         .map(|_| {
@@ -443,11 +466,7 @@ async fn run_health(api: &Arc<Api>, in_flight: usize, duration: Duration) -> Mea
                 let mut latencies = Vec::new();
                 while start.elapsed() < duration {
                     let sent = Instant::now();
-                    let response = api
-                        .client
-                        .get(format!("{}/healthz", api.base()))
-                        .send()
-                        .await;
+                    let response = api.client.get(format!("{}{path}", api.base())).send().await;
                     let ok = match response {
                         Ok(response) => {
                             response.status().is_success() && response.bytes().await.is_ok()
