@@ -314,11 +314,13 @@ async fn version_text<D: Dialect>(
 /// The SQL for one listing, built for its filter set: only the filters given appear, as plain
 /// equalities, so the planner can use the index made for exactly that set instead of scanning.
 /// A player's rooms are read through their memberships, which carry each room's `seq`, game
-/// and whether it is finished. (Two filters stay a walk, newest first: someone else's view of
-/// a player's rooms skips the private ones, and `joinable=false` without `finished` skips the
-/// joinable ones.) `no` is the database's literal for false.
+/// and whether it is finished, and are indexed led by `finished`: a player's rooms, finished
+/// or not, are two index ranges, each newest first, merged (read only as far as the page
+/// goes). (Two filters stay a walk, newest first: someone else's view of a player's rooms
+/// skips the private ones, and `joinable=false` without `finished` skips the joinable ones.)
+/// `no` is the database's literal for false.
 pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
-    let mut sql = format!("SELECT {ROOM_COLUMNS}");
+    let mut sql = String::new();
     let mut args = Vec::new();
     // Appends `<clause>$n`, binding `value` as the n-th argument.
     let mut filter = |sql: &mut String, clause: &str, value: super::sql::Arg| {
@@ -327,31 +329,44 @@ pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
         sql.push('$');
         sql.push_str(&args.len().to_string());
     };
-    let seq = match &query.player {
+    match &query.player {
         Some(player) => {
-            sql.push_str(" FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE");
-            filter(&mut sql, " m.player_id = ", player.clone().into());
-            if let Some(game) = &query.game {
-                filter(&mut sql, " AND m.game = ", game.clone().into());
-            }
             // A joinable room is never finished: "joinable" reads the unfinished range.
             let finished = match (query.finished, query.joinable) {
                 (None, Some(true)) => Some(false),
                 (finished, _) => finished,
             };
-            if let Some(finished) = finished {
-                filter(&mut sql, " AND m.finished = ", finished.into());
+            let ranges = match finished {
+                Some(finished) => vec![finished],
+                None => vec![false, true],
+            };
+            for (n, finished) in ranges.into_iter().enumerate() {
+                if n > 0 {
+                    sql.push_str(" UNION ALL ");
+                }
+                // The membership's copy of `seq`, so that its index gives the order.
+                sql.push_str("SELECT ");
+                sql.push_str(&ROOM_COLUMNS.replacen("r.seq", "m.room_seq AS seq", 1));
+                sql.push_str(" FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE");
+                filter(&mut sql, " m.finished = ", finished.into());
+                filter(&mut sql, " AND m.player_id = ", player.clone().into());
+                if let Some(game) = &query.game {
+                    filter(&mut sql, " AND m.game = ", game.clone().into());
+                }
+                if let Some(joinable) = query.joinable {
+                    filter(&mut sql, " AND r.joinable = ", joinable.into());
+                }
+                if !query.include_private {
+                    sql.push_str(" AND r.private = ");
+                    sql.push_str(no);
+                }
+                if let Some(before) = query.before_seq {
+                    filter(&mut sql, " AND m.room_seq < ", before.into());
+                }
             }
-            if let Some(joinable) = query.joinable {
-                filter(&mut sql, " AND r.joinable = ", joinable.into());
-            }
-            if !query.include_private {
-                sql.push_str(" AND r.private = ");
-                sql.push_str(no);
-            }
-            "m.room_seq"
         }
         None => {
+            sql.push_str(&format!("SELECT {ROOM_COLUMNS}"));
             sql.push_str(" FROM rooms r WHERE r.private = ");
             sql.push_str(no);
             if let Some(game) = &query.game {
@@ -363,17 +378,13 @@ pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
             if let Some(finished) = query.finished {
                 filter(&mut sql, " AND r.finished = ", finished.into());
             }
-            "r.seq"
+            if let Some(before) = query.before_seq {
+                filter(&mut sql, " AND r.seq < ", before.into());
+            }
         }
-    };
-    if let Some(before) = query.before_seq {
-        filter(&mut sql, &format!(" AND {seq} < "), before.into());
     }
-    filter(
-        &mut sql,
-        &format!(" ORDER BY {seq} DESC LIMIT "),
-        query.limit.into(),
-    );
+    // `seq` is the first column each part selects, so it orders one part or the two merged.
+    filter(&mut sql, " ORDER BY seq DESC LIMIT ", query.limit.into());
     let mut statement = Statement::built(sql);
     for arg in args {
         statement.push(arg);

@@ -255,6 +255,49 @@ async fn pages_of_rooms_follow_the_cursor_without_repeats() {
     assert_eq!(seen, created);
 }
 
+/// A player's rooms whatever their end are read as two ranges merged, the unfinished and the
+/// finished: pages of them follow the cursor newest first, without repeats or gaps.
+#[tokio::test]
+async fn pages_of_a_players_rooms_merge_the_finished_and_the_unfinished() {
+    let app = TestApp::spawn().await;
+    let x = app.register(&unique("merged")).await;
+    let o = app.register(&unique("opponent")).await;
+    let mut created = Vec::new();
+    for n in 0..7 {
+        let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
+        let room = room["id"].as_str().unwrap().to_owned();
+        // Finished, finished, open; again and again.
+        if n % 3 != 2 {
+            app.join(&o, &room).await;
+            for (player, row, col) in [(&x, 0, 0), (&o, 1, 0), (&x, 0, 1), (&o, 1, 1), (&x, 0, 2)] {
+                app.play_ok(player, &room, json!({"x": row, "y": col}))
+                    .await;
+            }
+        }
+        created.push(room);
+    }
+    created.reverse();
+    let first = format!("/rooms?player={}&limit=2", x.id);
+    let (mut seen, mut finished, mut path) = (Vec::new(), Vec::new(), first.clone());
+    loop {
+        let page = app.get_json(&path).await;
+        for room in page["rooms"].as_array().unwrap() {
+            seen.push(room["id"].as_str().unwrap().to_owned());
+            finished.push(room["finished"].as_bool().unwrap());
+        }
+        match page["nextCursor"].as_str() {
+            Some(cursor) => path = format!("{first}&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, created);
+    assert_eq!(
+        finished,
+        [true, false, true, true, false, true, true],
+        "both ends, in one order"
+    );
+}
+
 #[tokio::test]
 async fn play_again_starts_a_fresh_game_in_the_same_room() {
     let app = TestApp::spawn().await;
