@@ -144,6 +144,10 @@ fn listings() -> Vec<(&'static str, RoomQuery)> {
             "LISTING (someone's joinable rooms)",
             query(None, Some("p"), Some(true), None, false),
         ),
+        (
+            "LISTING (my rooms, finished or not: two ranges merged)",
+            query(None, Some("p"), None, None, true),
+        ),
     ]
 }
 
