@@ -244,7 +244,8 @@ async fn main() {
     if !args.pid.is_empty() {
         report["server_cpu_ms_per_game"] =
             json!(round((cpu_after - cpu_before) / games.games.max(1) as f64));
-        // What the server spends on a request that does nearly nothing: the HTTP floor.
+        // What the server spends on a request that makes one `SELECT 1`, and on one that asks
+        // nothing of the engine or the database (`GET /time`): the HTTP path's floor.
         report["server_cpu_us_per_healthz"] = json!(round(
             health_cpu * 1000.0 / health_latencies.len().max(1) as f64
         ));
