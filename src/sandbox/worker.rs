@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 
 use super::protocol::{LogLine, Outcome, Request, Response, SearchOptions};
-use super::quickjs::{Compiled, Limits, QuickJs};
+use super::quickjs::{warm_realms_memory, Compiled, Limits, QuickJs};
 
 /// Compiled games kept per process, most recently used first.
 const CACHED_GAMES: usize = 32;
@@ -60,8 +60,12 @@ fn confine(limits: &Limits) {
             libc::setrlimit(resource, &limit);
         };
         set(libc::RLIMIT_CORE, 0);
-        // A second line behind the engine's own allocation limit.
-        set(libc::RLIMIT_DATA, limits.memory_bytes + PROCESS_HEADROOM);
+        // A second line behind the engine's own allocation limits: two runtimes making fresh
+        // realms (checks here, searches on their thread) and the hook calls' warm realms.
+        set(
+            libc::RLIMIT_DATA,
+            2 * limits.memory_bytes + warm_realms_memory(limits.memory_bytes) + PROCESS_HEADROOM,
+        );
         // stdin, stdout, stderr and a few for the runtime; nothing to open files with.
         set(libc::RLIMIT_NOFILE, 16);
     }

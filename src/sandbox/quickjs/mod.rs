@@ -1,9 +1,11 @@
-//! QuickJS inside a sandbox process. A game's source is compiled once to bytecode; every hook
-//! call then gets a brand-new realm (global object and built-ins) made from that bytecode, so
-//! nothing one call does — to `globalThis`, to a prototype, to module-level variables — is
-//! seen by the next. Time is bounded by the engine's interrupt check, memory by the runtime's
-//! allocation limit, recursion by its stack limit; the process around it adds a watchdog and
-//! an address-space limit for whatever slips past those.
+//! QuickJS inside a sandbox process. A game's source is compiled once to bytecode. A hook call
+//! starts from the game's warm realm (`warm.rs`): a realm made once, with the prelude and the
+//! module's top level run, saved byte for byte and copied back in before every call, so that
+//! nothing one call does — to `globalThis`, to a prototype, to module-level variables — is seen
+//! by the next. Checking an upload and a bot's search get a brand-new realm instead (`realm.rs`).
+//! Time is bounded by the engine's interrupt check, memory by the runtime's allocation limit
+//! (and, for warm realms, the arena they live in), recursion by its stack limit; the process
+//! around it adds a watchdog and a data-size limit for whatever slips past those.
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
@@ -50,6 +52,24 @@ pub struct Limits {
 pub struct Compiled {
     pub format: Format,
     bytecode: Vec<u8>,
+    /// The SHA-256 of the format and the bytecode: which warm realm is this game's.
+    fingerprint: [u8; 32],
+}
+
+impl Compiled {
+    fn new(format: Format, bytecode: Vec<u8>) -> Self {
+        use sha2::{Digest, Sha256};
+        let fingerprint = Sha256::new()
+            .chain_update([format as u8])
+            .chain_update(&bytecode)
+            .finalize()
+            .into();
+        Self {
+            format,
+            bytecode,
+            fingerprint,
+        }
+    }
 }
 
 /// Why a source cannot be hosted, for its author.
@@ -80,8 +100,10 @@ pub struct QuickJs {
     extras: Rc<[u8]>,
     /// `search.js`, compiled once.
     search: Vec<u8>,
-    /// The realm the next call gets, made by [`QuickJs::prepare`] after the last one.
+    /// The realm the next fresh-realm call gets, made by [`QuickJs::prepare`] after the last.
     next_realm: RefCell<Option<Context>>,
+    /// Hook calls' saved realms (`warm.rs`), made with the first call.
+    warm: RefCell<Option<warm::WarmRealms>>,
     /// Whether the last call's realm is still to be collected.
     litter: Cell<bool>,
     /// A realm no game's code ever runs in, made first: see [`QuickJs::new`].
@@ -91,18 +113,6 @@ pub struct QuickJs {
 impl QuickJs {
     pub fn new(limits: Limits) -> Result<Self, CodeError> {
         let runtime = Runtime::new().map_err(|e| CodeError::new(e.to_string()))?;
-        runtime.set_memory_limit(limits.memory_bytes);
-        runtime.set_max_stack_size(limits.stack_bytes);
-        let deadline = Rc::new(Cell::new(far_future()));
-        let interrupted = Rc::new(Cell::new(false));
-        let (watch, flag) = (deadline.clone(), interrupted.clone());
-        runtime.set_interrupt_handler(Some(Box::new(move || {
-            let over = cpu_time() >= watch.get();
-            if over {
-                flag.set(true);
-            }
-            over
-        })));
         // The engine's bindings keep, for the life of the runtime, the prototype the first
         // native function was given: the `Function.prototype` of the realm it was made in,
         // which holds that whole realm, and whatever a game left on its global object, alive.
@@ -113,20 +123,36 @@ impl QuickJs {
         let mut js = Self {
             runtime,
             limits,
-            deadline,
-            interrupted,
+            deadline: Rc::new(Cell::new(far_future())),
+            interrupted: Rc::new(Cell::new(false)),
             logs: Rc::new(RefCell::new(LogBuffer::default())),
             prelude: Vec::new(),
             extras: Rc::from([]),
             search: Vec::new(),
             next_realm: RefCell::new(None),
+            warm: RefCell::new(None),
             litter: Cell::new(false),
             _host: host,
         };
+        js.limit(&js.runtime);
         js.prelude = js.compile_text(PRELUDE, false, "prelude.js")?;
         js.extras = js.compile_text(EXTRAS, false, "extras.js")?.into();
         js.search = js.compile_text(SEARCH, false, "search.js")?;
         Ok(js)
+    }
+
+    /// Puts `runtime` under the hook limits: memory, stack, and CPU time by [`QuickJs::deadline`].
+    fn limit(&self, runtime: &Runtime) {
+        runtime.set_memory_limit(self.limits.memory_bytes);
+        runtime.set_max_stack_size(self.limits.stack_bytes);
+        let (watch, flag) = (self.deadline.clone(), self.interrupted.clone());
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            let over = cpu_time() >= watch.get();
+            if over {
+                flag.set(true);
+            }
+            over
+        })));
     }
 
     /// Compiles a game's source, as a CommonJS script or an ES module (whichever it is).
@@ -138,19 +164,11 @@ impl QuickJs {
         let wrapped =
             format!("(function (exports, require, module, __filename, __dirname) {{{source}\n}})");
         let script_error = match self.compile_text(&wrapped, false, "game.js") {
-            Ok(bytecode) => {
-                return Ok(Compiled {
-                    format: Format::Commonjs,
-                    bytecode,
-                })
-            }
+            Ok(bytecode) => return Ok(Compiled::new(Format::Commonjs, bytecode)),
             Err(error) => error,
         };
         match self.compile_text(source, true, "game.js") {
-            Ok(bytecode) => Ok(Compiled {
-                format: Format::Module,
-                bytecode,
-            }),
+            Ok(bytecode) => Ok(Compiled::new(Format::Module, bytecode)),
             // A module importing something: parsed as a module, then the import failed.
             Err(module_error) if module_error.message.starts_with("could not load module") => {
                 Err(CodeError::new(format!(
@@ -265,18 +283,28 @@ impl QuickJs {
         .unwrap_or_else(|error| Err(CodeError::new(error)))
     }
 
-    /// Runs one hook in a fresh realm. `args_json` is the JSON array of its arguments, the
-    /// room's record last.
+    /// Runs one hook in the game's warm realm (`warm.rs`), or a fresh one when this process has
+    /// no arena. `args_json` is the JSON array of its arguments, the room's record last.
     pub fn call(
         &self,
         compiled: &Compiled,
         hook: Hook,
         args_json: &str,
     ) -> (Outcome, Vec<LogLine>) {
-        self.with_hooks(compiled, self.limits.time, |_ctx, helpers, hooks| {
-            let invoke: Function = helpers.get("invoke")?;
-            invoke.call::<_, Value>((hooks, hook.name(), args_json))
-        })
+        self.logs.borrow_mut().take();
+        let warm = self.in_warm_realm(compiled, |ctx, helpers, hooks| {
+            let value = invoke(&helpers, hooks, hook, args_json);
+            self.settle(ctx, &helpers, value)
+        });
+        match warm {
+            Some(outcome) => (
+                outcome.unwrap_or_else(|fault| fault),
+                self.logs.borrow_mut().take(),
+            ),
+            None => self.with_hooks(compiled, self.limits.time, |_ctx, helpers, hooks| {
+                invoke(helpers, hooks, hook, args_json)
+            }),
+        }
     }
 
     /// Chooses a bot's move in a fresh realm holding the game's hooks, with the search that
@@ -311,7 +339,7 @@ impl QuickJs {
     }
 
     /// Runs `work` on the game's hooks in a fresh realm under `time`, and reads what it
-    /// returned (waiting for a promise to settle) as JSON within the platform's limits.
+    /// returned as [`QuickJs::settle`] does.
     fn with_hooks(
         &self,
         compiled: &Compiled,
@@ -320,57 +348,70 @@ impl QuickJs {
     ) -> (Outcome, Vec<LogLine>) {
         let outcome = self
             .in_realm(time, |ctx, helpers| {
-                let hooks = match self.instantiate(ctx, helpers, compiled) {
-                    Ok(hooks) => hooks,
-                    Err(thrown) => {
-                        let (_, message) = describe(helpers, &thrown);
-                        return self.fault_of(&thrown).map_or_else(
-                            || Outcome::Crashed {
-                                message: format!("evaluating the module threw: {message}"),
-                            },
-                            Outcome::from,
-                        );
-                    }
-                };
-                let value = match work(ctx, helpers, hooks) {
-                    Ok(value) => value,
-                    Err(_) => return self.thrown(ctx, helpers),
-                };
-                let value = match value.as_promise() {
-                    Some(promise) => match promise.finish::<Value>() {
-                        Ok(value) => value,
-                        Err(rquickjs::Error::WouldBlock) => {
-                            return Outcome::InvalidResult {
-                                message: "the hook returned a promise that never settles \
-                                          (there are no timers or I/O to wait for)"
-                                    .into(),
-                            }
-                        }
-                        Err(_) => return self.thrown(ctx, helpers),
-                    },
-                    None => value,
-                };
-                let encode: Function = match helpers.get("encode") {
-                    Ok(encode) => encode,
-                    Err(_) => return crashed("the sandbox's helpers are missing"),
-                };
-                let text: String = match encode.call((value,)) {
-                    Ok(text) => text,
-                    Err(_) => {
-                        let thrown = ctx.catch();
-                        if let Some(fault) = self.fault_of(&thrown) {
-                            return fault.into();
-                        }
-                        let (_, message) = describe(helpers, &thrown);
-                        return Outcome::InvalidResult {
-                            message: format!("the returned value is not JSON: {message}"),
-                        };
-                    }
-                };
-                read_patch(&text)
+                match self.instantiate(ctx, helpers, compiled) {
+                    Ok(hooks) => self.settle(ctx, helpers, work(ctx, helpers, hooks)),
+                    Err(thrown) => self.module_fault(helpers, &thrown),
+                }
             })
             .unwrap_or_else(|message| Outcome::Crashed { message });
         (outcome, self.logs.borrow_mut().take())
+    }
+
+    /// What evaluating the module throwing `thrown` makes of the call.
+    fn module_fault<'js>(&self, helpers: &Object<'js>, thrown: &Value<'js>) -> Outcome {
+        let (_, message) = describe(helpers, thrown);
+        self.fault_of(thrown).map_or_else(
+            || Outcome::Crashed {
+                message: format!("evaluating the module threw: {message}"),
+            },
+            Outcome::from,
+        )
+    }
+
+    /// Reads what a hook returned (waiting for a promise to settle) as JSON within the
+    /// platform's limits; `Err` when it threw.
+    fn settle<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        helpers: &Object<'js>,
+        returned: rquickjs::Result<Value<'js>>,
+    ) -> Outcome {
+        let value = match returned {
+            Ok(value) => value,
+            Err(_) => return self.thrown(ctx, helpers),
+        };
+        let value = match value.as_promise() {
+            Some(promise) => match promise.finish::<Value>() {
+                Ok(value) => value,
+                Err(rquickjs::Error::WouldBlock) => {
+                    return Outcome::InvalidResult {
+                        message: "the hook returned a promise that never settles \
+                                  (there are no timers or I/O to wait for)"
+                            .into(),
+                    }
+                }
+                Err(_) => return self.thrown(ctx, helpers),
+            },
+            None => value,
+        };
+        let encode: Function = match helpers.get("encode") {
+            Ok(encode) => encode,
+            Err(_) => return crashed("the sandbox's helpers are missing"),
+        };
+        let text: String = match encode.call((value,)) {
+            Ok(text) => text,
+            Err(_) => {
+                let thrown = ctx.catch();
+                if let Some(fault) = self.fault_of(&thrown) {
+                    return fault.into();
+                }
+                let (_, message) = describe(helpers, &thrown);
+                return Outcome::InvalidResult {
+                    message: format!("the returned value is not JSON: {message}"),
+                };
+            }
+        };
+        read_patch(&text)
     }
 
     /// Evaluates the game's module in this realm and returns the object holding its hooks:
@@ -451,6 +492,17 @@ impl QuickJs {
             _ => None,
         }
     }
+}
+
+/// Calls the hook `hook` of `hooks` through the prelude's `invoke`.
+fn invoke<'js>(
+    helpers: &Object<'js>,
+    hooks: Object<'js>,
+    hook: Hook,
+    args_json: &str,
+) -> rquickjs::Result<Value<'js>> {
+    let invoke: Function = helpers.get("invoke")?;
+    invoke.call((hooks, hook.name(), args_json))
 }
 
 fn crashed(message: &str) -> Outcome {
@@ -554,8 +606,11 @@ fn cpu_time() -> Duration {
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
+mod arena;
 mod logs;
 mod patch;
 mod realm;
 #[cfg(test)]
 mod tests;
+mod warm;
+pub use warm::most_memory as warm_realms_memory;

@@ -1,4 +1,5 @@
-//! The realm each call runs in: a new global object and built-ins, with the prelude installed
+//! A fresh realm, for checking an upload and for a bot's search (hook calls start from their
+//! game's warm realm, `warm.rs`): a new global object and built-ins, with the prelude installed
 //! first, and nothing left of it afterwards.
 //!
 //! Making a realm and collecting the last one were half of what a call cost (the profile in
@@ -14,9 +15,16 @@ use super::{cpu_time, far_future, message_of, run_bytecode, QuickJs};
 use crate::sandbox::protocol::LogLevel;
 
 impl QuickJs {
-    /// Between calls: collects what the last call left and makes the realm the next one gets.
-    /// Nothing runs in that realm until the next call.
+    /// Between calls: copies the warm realm's saved bytes back in after a hook call
+    /// (`warm.rs`); after a fresh-realm call (a check, a search), collects what it left and
+    /// makes the realm the next one gets. Nothing runs in either until the next call.
     pub fn prepare(&self) {
+        if let Some(realms) = self.warm.borrow_mut().as_mut() {
+            realms.tidy();
+        }
+        if !self.litter.get() {
+            return;
+        }
         self.collect();
         let mut next = self.next_realm.borrow_mut();
         if next.is_none() {
@@ -50,7 +58,7 @@ impl QuickJs {
         };
         let result = context.and_then(|context| {
             let result = context.with(|ctx| {
-                let helpers = self.install_prelude(&ctx)?;
+                let (helpers, _natives) = self.install_prelude(&ctx)?;
                 Ok(work(&ctx, &helpers))
             });
             drop(context);
@@ -61,7 +69,12 @@ impl QuickJs {
         result
     }
 
-    fn install_prelude<'js>(&self, ctx: &Ctx<'js>) -> Result<Object<'js>, String> {
+    /// Installs the prelude in this realm: the helpers it returns, and the native functions
+    /// it was given.
+    pub(super) fn install_prelude<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+    ) -> Result<(Object<'js>, Vec<Function<'js>>), String> {
         let logs = self.logs.clone();
         let emit = Function::new(ctx.clone(), move |level: String, text: String| {
             logs.borrow_mut().push(LogLevel::from_name(&level), text);
@@ -76,7 +89,8 @@ impl QuickJs {
             .and_then(|v| v.get())
             .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))?;
         factory
-            .call((emit, load_extras))
+            .call((emit.clone(), load_extras.clone()))
+            .map(|helpers| (helpers, vec![emit, load_extras]))
             .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))
     }
 }

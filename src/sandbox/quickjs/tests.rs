@@ -507,3 +507,91 @@ fn logs_are_kept_per_call_and_capped() {
     assert!(kept <= MAX_LOG_BYTES + 200, "{kept}");
     assert!(logs.last().unwrap().text.contains("dropped"));
 }
+
+#[test]
+fn math_random_is_not_replayed_from_the_saved_realm() {
+    let js = js();
+    let compiled = js
+        .compile(&game("{ roll() { return { state: Math.random() }; } }"))
+        .unwrap();
+    let rolls: std::collections::HashSet<String> = (0..5)
+        .map(|_| match call(&js, &compiled, "roll") {
+            Outcome::Patch { patch } => patch["state"].to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(rolls.len(), 5);
+}
+
+#[test]
+fn a_call_that_lets_go_of_what_the_realm_holds_leaves_the_next_call_whole() {
+    let js = js();
+    let compiled = js
+        .compile(&game(
+            "{ wreck() { delete Math.random; globalThis.console = null; \
+                         for (const k of Object.getOwnPropertyNames(globalThis)) { \
+                           try { delete globalThis[k]; } catch (_) {} } \
+                         return {}; }, \
+               use() { console.log('still here'); return { state: typeof Math.random() }; } }",
+        ))
+        .unwrap();
+    let args = |action: &str| {
+        serde_json::json!([{"id": "p"}, {"do": action}, {"state": null}]).to_string()
+    };
+    for _ in 0..3 {
+        let (wrecked, _) = js.call(&compiled, Hook::PlayerMove, &args("wreck"));
+        assert!(matches!(wrecked, Outcome::Patch { .. }), "{wrecked:?}");
+        js.prepare();
+        let (outcome, logs) = js.call(&compiled, Hook::PlayerMove, &args("use"));
+        assert_eq!(
+            outcome,
+            Outcome::Patch {
+                patch: serde_json::json!({"state": "number"})
+            }
+        );
+        assert_eq!(logs[0].text, "still here");
+    }
+}
+
+#[test]
+fn the_saved_realms_of_many_games_take_turns() {
+    let js = js();
+    // More games than a process keeps warm, each with module state of its own.
+    let games: Vec<Compiled> = (0..12)
+        .map(|i| {
+            js.compile(&game(&format!(
+                "{{ who() {{ counter += 1; return {{ state: [{i}, counter] }}; }} }}; let counter = 0"
+            )))
+            .unwrap()
+        })
+        .collect();
+    for round in 0..3 {
+        for (i, compiled) in games.iter().enumerate() {
+            assert_eq!(
+                call(&js, compiled, "who"),
+                Outcome::Patch {
+                    patch: serde_json::json!({"state": [i, 1]})
+                },
+                "round {round}"
+            );
+            if i % 2 == 0 {
+                js.prepare();
+            }
+        }
+    }
+    // A module whose top level throws is reported, and leaves the others as they were.
+    let broken = js
+        .compile("throw new Error('no table'); module.exports = {};")
+        .unwrap();
+    let (outcome, _) = js.call(&broken, Hook::RoomStart, "[{\"state\": null}]");
+    assert!(
+        matches!(&outcome, Outcome::Crashed { message } if message.contains("no table")),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        call(&js, &games[3], "who"),
+        Outcome::Patch {
+            patch: serde_json::json!({"state": [3, 1]})
+        }
+    );
+}
