@@ -5,8 +5,8 @@
 //! Starts a server in this process on a fresh SQLite file (this program doubles as its sandbox
 //! processes) and prints, each against a baseline measured in the same run:
 //! 1. one `onPlayerMove` call of `examples/tictactoe.js` through the sandbox pool, against the
-//!    built-in game's hook called in place; and one call of an 84 KB bundle, whose top level
-//!    every call evaluates again in its fresh realm;
+//!    built-in game's hook called in place; and one call of an 84 KB bundle, whose saved realm
+//!    (its top level run once) every call starts from;
 //! 2. a whole move over HTTP (hook, commit, response) in a hosted room against a built-in one;
 //! 3. built-in moves while runaway hooks spin back to back, against the same moves before;
 //!    and how long each runaway took to be stopped, against the time limit.
@@ -177,11 +177,11 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
     );
     let overhead = percentile(&sandboxed, 0.5).saturating_sub(percentile(&in_place, 0.5));
     println!(
-        "   per-call overhead of the sandbox (p50): {} (a fresh realm, the game's bytecode, JSON both ways, two pipe hops)",
+        "   per-call overhead of the sandbox (p50): {} (the game's saved realm copied back in, JSON both ways, two pipe hops)",
         ms(overhead)
     );
 
-    // Every call evaluates the module's top level again in its fresh realm: what a big one costs.
+    // Every call starts from the game's saved realm, copied back in: what a big bundle's costs.
     let bundle = large_bundle();
     let mut large = Vec::with_capacity(calls / 10);
     for i in 0..calls / 10 + 5 {
