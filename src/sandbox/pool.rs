@@ -23,6 +23,9 @@ use crate::game::{Capabilities, Hook};
 /// The largest response read from a worker; a patch is at most about 1 MiB.
 const MAX_RESPONSE_BYTES: usize = 8 << 20;
 
+/// The most one read of a worker's answer takes.
+const READ_CHUNK: usize = 64 << 10;
+
 /// Time allowed for compiling a source (at most 1 MiB) on top of the hook time limit.
 const COMPILE_ALLOWANCE: Duration = Duration::from_secs(3);
 
@@ -398,6 +401,9 @@ struct Worker {
     stdin: ChildStdin,
     stdout: ChildStdout,
     buffer: Vec<u8>,
+    /// What each read of `stdout` fills, made once: a zeroed 64 KiB buffer made (and freed)
+    /// for every exchange was a tenth of the server's work for a hook call.
+    chunk: Box<[u8]>,
 }
 
 impl Worker {
@@ -428,6 +434,7 @@ impl Worker {
             stdin,
             stdout,
             buffer: Vec::new(),
+            chunk: vec![0; READ_CHUNK].into_boxed_slice(),
         })
     }
 
@@ -455,7 +462,6 @@ impl Worker {
         cpu_before: Option<Duration>,
     ) -> Result<Vec<u8>, PoolError> {
         let mut scanned = 0;
-        let mut chunk = vec![0u8; 64 * 1024];
         loop {
             if let Some(end) = self.buffer[scanned..].iter().position(|b| *b == b'\n') {
                 let mut line: Vec<u8> = self.buffer.drain(..=scanned + end).collect();
@@ -476,9 +482,9 @@ impl Worker {
                 }
                 continue;
             }
-            match self.stdout.read(&mut chunk) {
+            match self.stdout.read(&mut self.chunk) {
                 Ok(0) => return Err(self.died("it closed its output")),
-                Ok(n) => self.buffer.extend_from_slice(&chunk[..n]),
+                Ok(n) => self.buffer.extend_from_slice(&self.chunk[..n]),
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(err) => return Err(self.died(err)),
             }
