@@ -709,7 +709,9 @@ async function showRoom(id, replayAt) {
   currentGame = version && version.ok ? version.data : gamesById.get(current.game);
   const game = currentGame;
   const link = `${location.origin}/#/room/${id}`;
-  const linkInput = el('input', { id: 'share-link', readonly: true, value: link, 'aria-label': 'Link to this room' });
+  // All of the link shows, wrapped: rooms' links differ only at their end.
+  const linkInput = el('textarea', { id: 'share-link', readonly: true, rows: 2, spellcheck: 'false', 'aria-label': 'Link to this room' });
+  linkInput.value = link;
   main().replaceChildren(
     el('h1', {}, el('span', { text: game ? game.name : current.game }), ' ',
       el('span', { class: 'badge', id: 'room-kind', text: roomKind(current) })),
