@@ -1356,7 +1356,7 @@ function linkFor(source) {
 function postState() {
   const frame = gameFrame();
   if (!frame || !frame.contentWindow || !current) return;
-  // In a replay the frame is handed the past version exactly as it is handed a live one.
+  // In a replay the frame is handed the past version as this viewer saw it.
   const room = shownRoom();
   const link = frameLink && frameLink.window === frame.contentWindow ? frameLink : null;
   if (link && link.protocol === 'penpal') {
@@ -1366,7 +1366,9 @@ function postState() {
     return;
   }
   const mine = me();
-  const you = mine ? room.players.find((p) => p.id === mine.id) || null : null;
+  // A replay cannot be played: the frame shows the past version as a watcher would, so that
+  // it offers no seat a turn.
+  const you = mine && !replaying ? room.players.find((p) => p.id === mine.id) || null : null;
   // The frame's origin is opaque ("null"), so no narrower target can be named; what is sent
   // is what this viewer may see of the room, and never the token.
   frame.contentWindow.postMessage({ type: 'turnhouse:state', room, you: you && { id: you.id, username: you.username } }, '*');

@@ -182,7 +182,10 @@ async fn an_author_plays_both_seats_reloads_scrubs_and_reads_the_logs_on_one_pag
         )
         .await;
     assert_eq!(truth_at(&browser, 3).await["state"]["moves"], 0);
-    let empty = "return document.querySelectorAll('.slot.red, .slot.yellow').length === 0 || null;";
+    // No seat is offered a turn in a replay: both pages show it as a watcher would.
+    let empty = "return (document.querySelectorAll('.slot.red, .slot.yellow').length === 0 \
+                 && document.getElementById('status').textContent === \"dev-1's turn.\" \
+                 && [...document.querySelectorAll('.drop')].every((d) => d.disabled)) || null;";
     for seat in [1, 2] {
         browser
             .enter_frame(&format!(".seat-frame[data-seat=\"{seat}\"]"))
