@@ -13,6 +13,8 @@
 //! holds of a game's engine (its runtime, context and handles) points into the arena, so it is
 //! touched only while the arena holds that game's bytes, and dropped only after they have been
 //! copied back.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime};
 
