@@ -207,7 +207,7 @@ impl ArenaAllocator {
     }
 
     /// Whether the block ends where nothing has been handed out yet.
-    unsafe fn is_last(&mut self, ptr: *mut u8, class: usize) -> bool {
+    fn is_last(&mut self, ptr: *mut u8, class: usize) -> bool {
         self.offset_of(ptr) + class_size(class) == self.book().top
     }
 }
