@@ -62,6 +62,18 @@ async fn await_kind(app: &TestApp, room: &str, kind: &str, count: usize) -> Vec<
     panic!("room {room} never had {count} `{kind}` versions");
 }
 
+/// The room once it shows `version`.
+async fn await_version(app: &TestApp, room: &str, version: &Value) -> Value {
+    for _ in 0..300 {
+        let shown = app.room(room).await;
+        if &shown["version"] == version {
+            return shown;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("room {room} never showed version {version}");
+}
+
 fn parse(at: &Value) -> DateTime<Utc> {
     at.as_str().unwrap().parse().unwrap()
 }
@@ -305,7 +317,9 @@ async fn a_tictactoe_player_who_runs_out_of_time_loses() {
     assert!(parse(&moved["triggerTimeoutAt"]) > parse(&joined["triggerTimeoutAt"]));
 
     let events = await_kind(&app, &id, "timeout", 1).await;
-    let room = app.room(&id).await;
+    // The history is read from storage, and the room from the server's memory, which takes
+    // the version a moment after it is stored: wait for it there too.
+    let room = await_version(&app, &id, &events.last().unwrap()["version"]).await;
     assert_eq!(room["finished"], true);
     assert_eq!(
         room["state"]["winner"]["id"], x.id,
