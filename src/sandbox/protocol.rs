@@ -74,8 +74,11 @@ pub struct SearchOptions {
     pub stats: bool,
 }
 
+/// Each response is `{"<what>": {…}}` (or `"<what>"` alone), tagged outside its fields as the
+/// requests are: an internal tag would make the server buffer every answer, patch and all,
+/// before reading it.
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "reply", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Response {
     Checked {
         format: Format,
@@ -95,9 +98,9 @@ pub enum Response {
     },
 }
 
-/// How one hook call ended.
+/// How one hook call ended; tagged outside its fields, as [`Response`] is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The hook returned this value (a patch, if it is an object with the right keys).
     Patch {
@@ -175,5 +178,34 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_answer_carries_its_kind_outside_its_fields() {
+        let done = Response::Done {
+            outcome: Outcome::Patch {
+                patch: serde_json::json!({"state": {"x": 1}}),
+            },
+            logs: vec![],
+        };
+        let line = serde_json::to_string(&done).unwrap();
+        assert_eq!(
+            line,
+            r#"{"done":{"outcome":{"patch":{"patch":{"state":{"x":1}}}},"logs":[]}}"#
+        );
+        match serde_json::from_str::<Response>(&line).unwrap() {
+            Response::Done {
+                outcome: Outcome::Patch { patch },
+                ..
+            } => assert_eq!(patch["state"]["x"], 1),
+            other => panic!("{other:?}"),
+        }
+        let timeout = Response::Done {
+            outcome: Outcome::Timeout,
+            logs: vec![],
+        };
+        let line = serde_json::to_string(&timeout).unwrap();
+        assert_eq!(line, r#"{"done":{"outcome":"timeout","logs":[]}}"#);
+        assert_eq!(serde_json::to_string(&Response::Missing).unwrap(), r#""missing""#);
     }
 }
