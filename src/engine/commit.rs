@@ -47,7 +47,7 @@ impl Engine {
             let game = self.game_of(&room).await?;
             let version = room.version;
             let (action, bots, rules) = (action.clone(), self.bots.clone(), self.idle);
-            let step = match run_hooks(game, move |game| {
+            let step = match run_hooks(&self.sandbox, game, move |game| {
                 // The change is made to a copy: the cache's room stays as it was until the
                 // commit replaces it.
                 let room = Arc::unwrap_or_clone(room);

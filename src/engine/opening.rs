@@ -141,7 +141,7 @@ impl Engine {
             )
         };
         let starter = creator.clone();
-        let step = run_hooks(game, move |game| {
+        let step = run_hooks(&self.sandbox, game, move |game| {
             let mut step = Transition::new(game, room, None);
             step.run_hook(EventKind::RoomStart, &starter, None)?;
             for player in &seats {

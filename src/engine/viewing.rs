@@ -108,7 +108,7 @@ impl Engine {
         let view = cell
             .get_or_try_init(|| async {
                 self.views_made.fetch_add(1, Ordering::Relaxed);
-                let view = run_hooks(game, move |game| {
+                let view = run_hooks(&self.sandbox, game, move |game| {
                     guarded(|| game.on_player_view(viewer.as_ref(), &board)).map_err(|fault| {
                         let error = view_fault(fault);
                         game.log_fault(Hook::PlayerView, &board, &error.to_string());

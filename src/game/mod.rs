@@ -231,8 +231,8 @@ pub trait Game: Send + Sync {
     }
 
     /// Whether the hooks wait on something outside this thread (an uploaded game's sandbox).
-    /// The engine then calls them on the blocking pool, so that waiting never holds up the
-    /// threads that serve requests; native hooks are pure computation and run in place.
+    /// The engine then calls them on the sandbox's hook threads, so that waiting never holds
+    /// up the threads that serve requests; native hooks are pure computation and run in place.
     fn hooks_wait(&self) -> bool {
         false
     }

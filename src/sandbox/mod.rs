@@ -4,14 +4,17 @@
 //! deadline, and operating-system limits contain whatever gets past them (an engine bug, an
 //! abort on an out-of-memory path). A fault costs one worker process, never the server.
 //!
-//! - [`quickjs`]: the engine inside a worker: compile once, a fresh realm for every call.
+//! - [`quickjs`]: the engine inside a worker: compile once; every call starts from the game's
+//!   saved realm.
 //! - [`worker`]: the worker process's main loop.
 //! - [`protocol`]: the JSON lines the two sides exchange.
 //! - [`pool`]: the server's side: leasing workers, deadlines, replacing dead ones.
+//! - [`hook_threads`]: the threads the server calls hooks from, one per worker.
 //! - [`hosted`]: an uploaded game as a [`crate::game::Game`].
 //! - [`game_log`]: where its log lines go for its owner to read.
 
 pub mod game_log;
+mod hook_threads;
 pub mod hosted;
 pub mod pool;
 pub mod protocol;

@@ -2,7 +2,8 @@
 //! as `turnhouse sandbox-worker`), each serving one call at a time over pipes. Every exchange
 //! has a deadline; a worker that misses it is killed (SIGKILL, whatever it is doing) and a
 //! fresh one is started when next needed. A worker that dies on its own is replaced the same
-//! way. Callers block, so the engine calls this from its blocking pool.
+//! way. Callers block, so the engine calls hooks through [`SandboxPool::run_hooks`], on threads
+//! of the pool's own ([`super::hook_threads`]).
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
+use super::hook_threads::HookThreads;
 use super::protocol::{Format, LogLine, Outcome, Request, Response, SearchOptions};
 use super::quickjs::Limits;
 use super::watchdog::{CpuClock, Watchdog};
@@ -100,6 +102,8 @@ struct Shared {
     /// bots think.
     searches: Mutex<usize>,
     search_ended: Condvar,
+    /// Where games' hooks are called from: one thread per worker.
+    hooks: HookThreads,
 }
 
 #[derive(Default)]
@@ -123,6 +127,7 @@ impl SandboxPool {
                 search_slots: search_slots(&SearchBudget::default(), size.max(1)),
                 searches: Mutex::new(0),
                 search_ended: Condvar::new(),
+                hooks: HookThreads::new(size.max(1)),
             }),
         }
     }
@@ -147,6 +152,16 @@ impl SandboxPool {
     /// How many bot searches this pool runs at once.
     pub fn search_slots(&self) -> usize {
         self.shared.search_slots
+    }
+
+    /// Runs `work`, which calls games' hooks (each call blocking on a worker), on the pool's
+    /// hook threads, after the work queued before it.
+    pub async fn run_hooks<T, F>(&self, work: F) -> Result<T, PoolError>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        self.shared.hooks.run(work).await
     }
 
     /// Compiles and evaluates `source` under the hook limits and checks its exports.

@@ -206,6 +206,9 @@ mod tests {
         };
         let line = serde_json::to_string(&timeout).unwrap();
         assert_eq!(line, r#"{"done":{"outcome":"timeout","logs":[]}}"#);
-        assert_eq!(serde_json::to_string(&Response::Missing).unwrap(), r#""missing""#);
+        assert_eq!(
+            serde_json::to_string(&Response::Missing).unwrap(),
+            r#""missing""#
+        );
     }
 }
