@@ -28,6 +28,9 @@ mod standing;
 mod transition;
 mod viewing;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -221,7 +224,13 @@ impl Engine {
         Ok(self.store.rooms(query).await?)
     }
 
-    /// A page of a room's history after version `after`, with the room.
+    /// A page of a room's history after version `after`, with the room; the page ends at the
+    /// room's version.
+    ///
+    /// The history is read from storage, where a version is a moment before its commit is
+    /// acknowledged (while its log is synced) and before this server's room shows it. Read
+    /// after the room, the page leaves such a version out, so that no one finds a version in
+    /// the history that the room, read next, does not show yet.
     pub async fn events(
         &self,
         room_id: &str,
@@ -229,7 +238,9 @@ impl Engine {
         limit: i64,
     ) -> Result<(Arc<Room>, Vec<RoomEvent>), EngineError> {
         let room = self.room(room_id).await?;
-        Ok((room, self.store.events(room_id, after, limit).await?))
+        let mut events = self.store.events(room_id, after, limit).await?;
+        events.retain(|event| event.version <= room.version);
+        Ok((room, events))
     }
 
     /// Every version of the room after `after`, then each new one as it is committed; by

@@ -15,7 +15,9 @@
 //! one. What changes: another reader may see a version a few milliseconds before it is on
 //! disk; a power cut in that window loses it (and anything built on it, which came after it
 //! in the log), as it loses a write whose answer was still on its way. A process killed in
-//! that window loses nothing: the log's pages are already the kernel's.
+//! that window loses nothing: the log's pages are already the kernel's. (A room's history
+//! as the server serves it ends at the room's version, which takes a version only once it is
+//! durable: see `Engine::events`.)
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 

@@ -1,0 +1,69 @@
+//! The engine over a real store, where a test needs a moment no request can hold still.
+
+use serde_json::json;
+
+use super::action::Action;
+use super::transition::Transition;
+use super::{Engine, IdleRules, Precondition, RoomOptions};
+use crate::model::Room;
+use crate::sandbox::{Limits, SandboxPool};
+use crate::store::Store;
+
+async fn engine(dir: &tempfile::TempDir) -> Engine {
+    let path = dir.path().join("engine.db");
+    let store = Store::open(path.to_str().unwrap()).await.unwrap();
+    let limits = Limits {
+        time: std::time::Duration::from_millis(100),
+        memory_bytes: 16 << 20,
+        stack_bytes: 256 << 10,
+    };
+    // No uploaded game is played here, so no worker is ever started.
+    let sandbox = SandboxPool::new("/nonexistent".into(), limits, 1);
+    Engine::start(
+        store,
+        crate::games::builtin(),
+        sandbox,
+        1,
+        IdleRules::default(),
+    )
+    .await
+    .unwrap()
+}
+
+/// A version committed to storage that this server has not taken in yet, as a commit is while
+/// its log is synced, is not in the history until the room shows it.
+#[tokio::test]
+async fn the_history_never_runs_ahead_of_the_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&dir).await;
+    let (x, ..) = engine.register(None, "test").await.unwrap();
+    let (o, ..) = engine.register(None, "test").await.unwrap();
+    let (x, o) = (x.player_ref(), o.player_ref());
+    let room = engine
+        .create_room(&x, "tictactoe", RoomOptions::default())
+        .await
+        .unwrap();
+    let room = engine
+        .act(&room.id, Action::Join(o), Precondition::default())
+        .await
+        .unwrap();
+
+    let game = engine.game_of(&room).await.unwrap();
+    let mut step = Transition::new(game, Room::clone(&room), Some(room.version));
+    Action::Move(x, json!({"x": 0, "y": 0}))
+        .apply(&mut step, &engine.bots, &engine.idle)
+        .unwrap();
+    let written = engine.store.commit(step.into_commit()).await.unwrap();
+    assert_eq!(written.room.version, room.version + 1);
+
+    let (shown, events) = engine.events(&room.id, 0, 100).await.unwrap();
+    assert_eq!(shown.version, room.version);
+    let versions: Vec<i64> = events.iter().map(|e| e.version).collect();
+    assert_eq!(versions, (1..=room.version).collect::<Vec<_>>());
+
+    // Once the room shows it (here: read again from storage), so does the history.
+    engine.rooms.forget(&room.id);
+    let (shown, events) = engine.events(&room.id, 0, 100).await.unwrap();
+    assert_eq!(shown.version, room.version + 1);
+    assert_eq!(events.last().map(|e| e.version), Some(room.version + 1));
+}
