@@ -2,7 +2,8 @@
 //! line of figures.
 //!
 //!     cargo run --release --example loadgen -- --url http://127.0.0.1:8080 --in-flight 64 \
-//!         [--seconds 10] [--pid <server pid>] [--rooms N] [--hosted] [--heavy-player <id>]
+//!         [--seconds 10] [--pid <server pid>] [--rooms N] [--hosted] [--accept-gzip]
+//!         [--heavy-player <id>]
 //!
 //! Several servers on one database: `--url` lists them, comma-separated, and every request goes
 //! to the next one in turn (a round-robin load balancer); `--pid` then lists their processes.
@@ -65,6 +66,10 @@ struct Args {
     /// Play the JavaScript tic-tac-toe of `examples/tictactoe.js` instead of the built-in one.
     #[arg(long)]
     hosted: bool,
+    /// Send `Accept-Encoding: gzip` with every action, as browsers and most HTTP libraries
+    /// do, and read gzipped answers.
+    #[arg(long)]
+    accept_gzip: bool,
     /// A player whose rooms are listed among the timed reads (one with very many rooms).
     #[arg(long)]
     heavy_player: Option<String>,
@@ -104,6 +109,7 @@ async fn main() {
         next: AtomicUsize::new(0),
         client,
         game: "tictactoe".to_owned(),
+        accept_gzip: args.accept_gzip,
     };
     if args.hosted {
         api.upload_hosted_game().await;
@@ -584,6 +590,8 @@ struct Api {
     client: reqwest::Client,
     /// The game played: `tictactoe`, or the hosted one.
     game: String,
+    /// Whether actions say they take gzip.
+    accept_gzip: bool,
 }
 
 #[derive(Clone)]
@@ -606,9 +614,22 @@ impl Api {
         if !body.is_null() {
             request = request.body(body.to_string());
         }
+        if self.accept_gzip {
+            request = request.header("accept-encoding", "gzip");
+        }
         let response = request.send().await.map_err(|e| e.to_string())?;
         let status = response.status();
-        let body: Value = response.json().await.map_err(|e| e.to_string())?;
+        let gzipped = response
+            .headers()
+            .get("content-encoding")
+            .is_some_and(|e| e == "gzip");
+        let bytes = response.bytes().await.map_err(|e| e.to_string())?;
+        let body: Value = if gzipped {
+            serde_json::from_reader(flate2::read::GzDecoder::new(&bytes[..]))
+        } else {
+            serde_json::from_slice(&bytes)
+        }
+        .map_err(|e| e.to_string())?;
         if status.is_success() {
             Ok(body)
         } else {

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
-use actix_web::middleware::{from_fn, Compress};
+use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use tokio::sync::watch;
 
@@ -109,7 +109,7 @@ impl Application {
             App::new()
                 .wrap(from_fn(api::cors::handle))
                 .wrap(from_fn(api::request_log::handle))
-                .wrap(Compress::default())
+                .wrap(from_fn(api::compress::handle))
                 .wrap(from_fn(RecordRequests::record))
                 .app_data(context.clone())
                 .app_data(http_metrics.clone())

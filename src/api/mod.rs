@@ -2,6 +2,7 @@
 //! into one table, which both registers the routes and tells the OpenAPI test what is served.
 
 mod admin;
+pub mod compress;
 pub mod cors;
 pub mod dev;
 mod error;

@@ -8,6 +8,7 @@ mod browser_bots;
 mod client;
 mod clocks;
 mod clocks_exactly_once;
+mod compression;
 mod concurrency;
 mod cube;
 mod databases;
