@@ -49,9 +49,10 @@ pub async fn handle(
             let encoding = match worth_compressing(head.headers.get(header::CONTENT_TYPE), &body) {
                 true => encoding,
                 false => {
-                    // A handler that chose its own encoding says its own `Vary`.
+                    // Had it been larger it would have been compressed, so it varies with
+                    // what the client takes; a handler that chose its own encoding says its
+                    // own `Vary`.
                     if negotiated && !head.headers.contains_key(header::CONTENT_ENCODING) {
-                        // The answer would have been compressed had it been larger.
                         head.headers
                             .append(header::VARY, HeaderValue::from_static("accept-encoding"));
                     }
