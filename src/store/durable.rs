@@ -22,16 +22,25 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::health::WriteHealth;
+use super::sqlite::Checkpoints;
 use super::types::StoreError;
 use super::writer::WriterStats;
 use super::writes::Write;
+
+/// A SQLite file's write-ahead log, which the writer syncs.
+#[derive(Clone)]
+pub(super) struct SyncedLog {
+    pub(super) path: PathBuf,
+    /// Told after each sync: what is durable in the log can go on into the database file.
+    pub(super) checkpoints: Checkpoints,
+}
 
 /// Where a committed batch goes to be answered.
 pub(super) enum Durability {
@@ -42,18 +51,19 @@ pub(super) enum Durability {
 }
 
 impl Durability {
-    /// Starts the thread that syncs the log at `wal` (which must exist) and answers the
-    /// batches handed to it; it stops once the writer does.
+    /// Starts the thread that syncs `log` (which must exist) and answers the batches handed
+    /// to it; it stops once the writer does.
     pub(super) fn sync_log(
-        wal: &Path,
+        log: SyncedLog,
         stats: Arc<WriterStats>,
         health: Arc<WriteHealth>,
     ) -> Result<Self, StoreError> {
-        let log = File::options().read(true).write(true).open(wal)?;
+        let file = File::options().read(true).write(true).open(&log.path)?;
         let (batches, committed) = mpsc::channel();
+        let checkpoints = log.checkpoints;
         std::thread::Builder::new()
             .name("turnhouse-sync".into())
-            .spawn(move || sync_batches(log, committed, &stats, &health))?;
+            .spawn(move || sync_batches(file, committed, &stats, &health, &checkpoints))?;
         Ok(Durability::Synced(batches))
     }
 
@@ -81,6 +91,7 @@ fn sync_batches(
     committed: mpsc::Receiver<Vec<Write>>,
     stats: &WriterStats,
     health: &WriteHealth,
+    checkpoints: &Checkpoints,
 ) {
     while let Ok(first) = committed.recv() {
         // Every batch here was committed, its pages written to the log, before this sync
@@ -94,6 +105,7 @@ fn sync_batches(
                 stats.sync_seconds.observe(syncing.elapsed().as_secs_f64());
                 stats.syncs.fetch_add(1, Ordering::Relaxed);
                 waiting.into_iter().flatten().for_each(Write::answer);
+                checkpoints.wake();
             }
             Err(err) => {
                 // Committed, so readers may see them, but perhaps not on disk: their writers
@@ -147,5 +159,43 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(memory.writer.stats.syncs.load(Ordering::Relaxed), 0);
+    }
+
+    /// After a sync, what the log holds goes on into the database file, long before the log
+    /// reaches the 1,000 pages at which the writer's commit would copy it there itself: a copy
+    /// of the database file alone, without its log, soon has the account.
+    #[tokio::test]
+    async fn what_is_synced_reaches_the_database_file_before_the_writer_checkpoints() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpointed.db");
+        let store = Store::open(path.to_str().unwrap()).await.unwrap();
+        let account = account(7);
+        store
+            .create_account(&account, &first_session(&account))
+            .await
+            .unwrap();
+        let copy = dir.path().join("file-alone.db");
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            std::fs::copy(&path, &copy).unwrap();
+            let found = match Store::open(copy.to_str().unwrap()).await {
+                Ok(alone) => alone.account(&account.id).await.ok().flatten().is_some(),
+                // Copied while a checkpoint was writing it: try again.
+                Err(_) => false,
+            };
+            for leftover in ["", "-wal", "-shm", "-instances"] {
+                let mut name = copy.as_os_str().to_owned();
+                name.push(leftover);
+                let _ = std::fs::remove_file(PathBuf::from(name));
+            }
+            if found {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the account never reached the database file"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 }

@@ -104,7 +104,7 @@ impl Store {
             (Database::Postgres(store), Writer::start(write, None)?)
         } else {
             let (store, write) = SqliteStore::open(url, busy_timeout).await?;
-            let writer = Writer::start(write, store.log().as_deref())?;
+            let writer = Writer::start(write, store.log())?;
             (Database::Sqlite(store), writer)
         };
         Ok(Self { writer, database })

@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 
 use super::batch;
 use super::dialect::Dialect;
-use super::durable::Durability;
+use super::durable::{Durability, SyncedLog};
 use super::health::WriteHealth;
 use super::sql::Statement;
 use super::types::{RoomCommit, StoreError};
@@ -136,7 +136,7 @@ impl Writer {
     /// [`super::durable`]).
     pub(super) fn start<D: Dialect>(
         pool: Pool<D>,
-        wal: Option<&std::path::Path>,
+        wal: Option<SyncedLog>,
     ) -> Result<Self, StoreError> {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::new());

@@ -1,5 +1,6 @@
 //! The embedded default: one SQLite file, in WAL mode, written by one connection.
 
+mod checkpoint;
 mod presence;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +14,9 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection};
 
 use super::dialect::{Dialect, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
+use super::durable::SyncedLog;
 use super::types::{RoomCommit, StoreError};
+pub(super) use checkpoint::Checkpoints;
 use presence::Presence;
 
 const READ_CONNECTIONS: u32 = 8;
@@ -27,7 +30,7 @@ pub(super) struct SqliteStore {
     /// `None` for an in-memory database, which no one else can open.
     presence: Option<Arc<Presence>>,
     /// The write-ahead log of a database in a file, which the writer syncs.
-    log: Option<PathBuf>,
+    log: Option<SyncedLog>,
 }
 
 /// SQLite keeps JSON as text, flags as 0 and 1, and has one writer at a time, so quick play's
@@ -177,11 +180,16 @@ impl SqliteStore {
             true => Some(Arc::new(Presence::join(file)?)),
             false => None,
         };
-        let log = presence.is_some().then(|| {
-            let mut log = file.as_os_str().to_owned();
-            log.push("-wal");
-            PathBuf::from(log)
-        });
+        let log = match presence {
+            Some(_) => {
+                let mut path = file.as_os_str().to_owned();
+                path.push("-wal");
+                let path = PathBuf::from(path);
+                let checkpoints = Checkpoints::start(&options).await?;
+                Some(SyncedLog { path, checkpoints })
+            }
+            None => None,
+        };
         let read = SqlitePoolOptions::new()
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
@@ -195,7 +203,7 @@ impl SqliteStore {
     }
 
     /// The write-ahead log the writer syncs: `None` for a database in memory.
-    pub(super) fn log(&self) -> Option<PathBuf> {
+    pub(super) fn log(&self) -> Option<SyncedLog> {
         self.log.clone()
     }
 
