@@ -120,6 +120,10 @@ pub(super) trait Dialect: Sql {
     /// Whether a statement built at run time numbers its placeholders (`$n`) or leaves them
     /// anonymous (`?`, bound in order).
     const NUMBERED_PLACEHOLDERS: bool;
+    /// Whether the writer runs on a thread of its own rather than on the server's runtime:
+    /// where the connection is a thread of sqlx's with no socket (SQLite), so that nothing
+    /// but the writer needs that runtime's reactor.
+    const WRITER_THREAD: bool;
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;
     /// Quick play's search: the oldest room of game `$1` with clock `$3` open to player `$2`

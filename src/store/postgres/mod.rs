@@ -63,6 +63,9 @@ impl Dialect for Postgres {
     /// before it began, which is what the compare-and-set and the quick-play check need.
     const BEGIN: &'static str = "BEGIN";
     const NUMBERED_PLACEHOLDERS: bool = true;
+    /// The connections' sockets are the server runtime's: a writer elsewhere would hear of
+    /// each answer through that runtime's thread, one more hand-off per statement.
+    const WRITER_THREAD: bool = false;
     const FALSE: &'static str = "false";
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.clock_move_seconds IS NOT DISTINCT FROM $3 \

@@ -40,6 +40,7 @@ impl Dialect for Sqlite {
     /// commit can never invalidate what this transaction read.
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
     const NUMBERED_PLACEHOLDERS: bool = false;
+    const WRITER_THREAD: bool = true;
     const FALSE: &'static str = "0";
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.clock_move_seconds IS $3 \
