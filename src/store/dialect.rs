@@ -120,9 +120,9 @@ pub(super) trait Dialect: Sql {
     /// Whether a statement built at run time numbers its placeholders (`$n`) or leaves them
     /// anonymous (`?`, bound in order).
     const NUMBERED_PLACEHOLDERS: bool;
-    /// Whether the writer runs on a thread of its own rather than on the server's runtime:
-    /// where the connection is a thread of sqlx's with no socket (SQLite), so that nothing
-    /// but the writer needs that runtime's reactor.
+    /// Whether the writer runs on a thread of its own, with a runtime of one thread, rather
+    /// than on the server's runtime: right where the connection is a thread of sqlx's with no
+    /// socket (SQLite), which needs nothing of the server runtime's reactor.
     const WRITER_THREAD: bool;
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;

@@ -181,15 +181,15 @@ impl SqliteStore {
             true => Some(Arc::new(Presence::join(file)?)),
             false => None,
         };
-        let log = match presence {
-            Some(_) => {
+        let log = match presence.is_some() {
+            true => {
                 let mut path = file.as_os_str().to_owned();
                 path.push("-wal");
                 let path = PathBuf::from(path);
                 let checkpoints = Checkpoints::start(&options).await?;
                 Some(SyncedLog { path, checkpoints })
             }
-            None => None,
+            false => None,
         };
         let read = SqlitePoolOptions::new()
             .max_connections(READ_CONNECTIONS)
