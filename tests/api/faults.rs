@@ -221,24 +221,44 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
         client: client(Duration::from_secs(10)),
         ..server.api.clone()
     };
-    let (id, x, o) = api.started_game("tictactoe").await;
-    let (x, o) = (x.token, o.token);
-    let started = api.get_value(&format!("/rooms/{id}")).await["version"].clone();
+    // A one-player game that takes any number of moves: the disk fills between them.
+    let author = api.new_player().await;
+    upload_ledger(&api, &author).await;
+    let token = api.new_player().await.token;
+    let (status, room) = api
+        .post_value("/rooms", Some(&token), json!({"game": "ledger"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{room}");
+    let id = room["id"].as_str().unwrap().to_owned();
+    let mut version = room["version"].as_i64().unwrap();
     let filler = disk.fill();
-    let move_in_room = |token: &str, x: i64, y: i64| {
-        let (api, path) = (&api, format!("/rooms/{id}/moves"));
-        let token = token.to_owned();
+    let pinned_move = |version: i64, n: usize| {
+        let (api, path, token) = (&api, format!("/rooms/{id}/moves"), &token);
         async move {
-            api.post_value(&path, Some(&token), json!({"x": x, "y": y}))
+            let response = api
+                .client
+                .post(format!("{}{path}", api.address))
+                .bearer_auth(token)
+                .header("If-Match", format!("\"{version}\""))
+                .json(&json!({"id": format!("move-{n}")}))
+                .send()
                 .await
+                .unwrap();
+            let status = response.status();
+            (status, response.json::<Value>().await.unwrap())
         }
     };
 
-    // Writes go on while they fit in pages the database already has; keep writing until one
-    // needs space. Every answer is a success or a 503, never a 500.
+    // Writes go on while they fit in pages SQLite already has: a sign-up can be refused and the
+    // next, smaller write still fit in log pages a checkpoint has freed. So keep signing up
+    // until one is refused, then move, until a move is refused too. Every answer is a success
+    // or a 503, never a 500, and a refused write changes nothing.
     let mut acknowledged = Vec::new();
-    let mut refused = None;
-    for n in 0..5000 {
+    let mut refusals = 0;
+    let mut n = 0;
+    let move_refused = loop {
+        n += 1;
+        assert!(n < 5000, "the disk filled up");
         let (status, body) = api
             .post_value(
                 "/players",
@@ -247,38 +267,46 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
             )
             .await;
         match status {
-            StatusCode::CREATED => acknowledged.push(body["id"].as_str().unwrap().to_owned()),
+            StatusCode::CREATED => {
+                acknowledged.push(body["id"].as_str().unwrap().to_owned());
+                continue;
+            }
             StatusCode::SERVICE_UNAVAILABLE => {
-                refused = Some(body);
-                break;
+                assert_eq!(body["code"], "storage_unavailable", "{body}");
+                refusals += 1;
             }
             other => panic!("{other}: {body}"),
         }
-    }
-    let problem = refused.expect("the disk filled up");
-    assert_eq!(problem["code"], "storage_unavailable", "{problem}");
-    let (status, move_refused) = move_in_room(&x, 1, 1).await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{move_refused}");
-    assert_eq!(move_refused["code"], "storage_unavailable");
+        let (status, body) = pinned_move(version, n).await;
+        match status {
+            StatusCode::OK => version = body["version"].as_i64().unwrap(),
+            StatusCode::SERVICE_UNAVAILABLE => break body,
+            other => panic!("{other}: {body}"),
+        }
+    };
+    assert_eq!(
+        move_refused["code"], "storage_unavailable",
+        "{move_refused}"
+    );
     assert_eq!(writes_health(&api).await, "unavailable");
     assert_eq!(
         api.get_value(&format!("/rooms/{id}")).await["version"],
-        started
+        version,
+        "a refused move changes nothing"
     );
-    assert_eq!(
-        server
-            .log_lines_with(&["database writes are failing", "disk is full"])
-            .len(),
-        1,
-        "one clear log line"
-    );
+    // One clear line each time writes start failing, however many are refused meanwhile.
+    let failing = server.log_lines_with(&["database writes are failing", "disk is full"]);
+    let recovered = server.log_lines_with(&["database writes succeed again"]);
+    assert_eq!(failing.len(), recovered.len() + 1, "{failing:?}");
+    assert!(failing.len() <= refusals, "{failing:?}");
 
     std::fs::remove_file(filler).unwrap();
-    let (status, moved) = move_in_room(&x, 1, 1).await;
-    assert_eq!(status, StatusCode::OK, "{moved}");
-    assert_eq!(moved["version"], started.as_i64().unwrap() + 1);
-    let (status, _) = move_in_room(&o, 0, 0).await;
-    assert_eq!(status, StatusCode::OK);
+    for n in [n, n + 1] {
+        let (status, moved) = pinned_move(version, n).await;
+        assert_eq!(status, StatusCode::OK, "{moved}");
+        assert_eq!(moved["version"], version + 1);
+        version += 1;
+    }
     assert_eq!(writes_health(&api).await, "ok");
     assert_history_is_whole(&api, &id).await;
     server.kill();
