@@ -21,7 +21,8 @@
 //! for millions, fill the database with `turnhouse seed-rooms` instead.
 //! With `--pid`, the server's CPU time per game, the bytes it had written to storage per game
 //! (`write_bytes` of `/proc/<pid>/io`: for SQLite, its log and its checkpoints) and its
-//! resident memory are reported too.
+//! resident memory are reported too. CPU time and memory count the processes the server
+//! started with it (the sandbox processes that run hosted games' hooks).
 //!
 //! `--sign-ins-per-sec N` measures the games again, for twice as long, in one-second windows
 //! that alternate: in one, N password sign-ins a second run beside the games (a right
