@@ -255,6 +255,7 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
     // or a 503, never a 500, and a refused write changes nothing.
     let mut acknowledged = Vec::new();
     let mut refusals = 0;
+    let mut moved = Vec::new();
     let mut n = 0;
     let move_refused = loop {
         n += 1;
@@ -279,7 +280,10 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
         }
         let (status, body) = pinned_move(version, n).await;
         match status {
-            StatusCode::OK => version = body["version"].as_i64().unwrap(),
+            StatusCode::OK => {
+                version = body["version"].as_i64().unwrap();
+                moved.push(format!("move-{n}"));
+            }
             StatusCode::SERVICE_UNAVAILABLE => break body,
             other => panic!("{other}: {body}"),
         }
@@ -302,13 +306,19 @@ async fn a_full_disk_answers_503_storage_unavailable_and_writes_come_back_with_s
 
     std::fs::remove_file(filler).unwrap();
     for n in [n, n + 1] {
-        let (status, moved) = pinned_move(version, n).await;
-        assert_eq!(status, StatusCode::OK, "{moved}");
-        assert_eq!(moved["version"], version + 1);
+        let (status, answer) = pinned_move(version, n).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert_eq!(answer["version"], version + 1);
         version += 1;
     }
+    moved.extend([format!("move-{n}"), format!("move-{}", n + 1)]);
     assert_eq!(writes_health(&api).await, "ok");
-    assert_history_is_whole(&api, &id).await;
+    let room = assert_history_is_whole(&api, &id).await;
+    assert_eq!(
+        room["state"]["moves"],
+        json!(moved),
+        "each accepted move once, no refused one"
+    );
     server.kill();
 
     // Everything acknowledged while the disk was filling is there after a restart.
