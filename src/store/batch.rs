@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::dialect::{Dialect, SetRow, SetSql};
 use super::rows::to_json;
-use super::sql::Statement;
+use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use crate::model::{Room, Score};
 
@@ -69,7 +69,7 @@ pub(super) fn rounds(commits: &[&RoomCommit]) -> Vec<Vec<usize>> {
 /// Applies one round (no room twice, see [`rounds`]) and says, for each commit, whether it
 /// was written; one that was not lost its race and wrote nothing.
 pub(super) async fn apply_round<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     commits: &[&RoomCommit],
 ) -> Result<Vec<bool>, StoreError> {
     let texts = RoomTexts::of(commits);
@@ -110,7 +110,7 @@ pub(super) async fn apply_round<D: Dialect>(
     set_members_finished::<D>(conn, &accepted).await?;
     insert_events::<D>(conn, &accepted, &texts).await?;
     for audit in accepted.iter().filter_map(|c| c.audit.as_ref()) {
-        super::moderation::insert_audit::<D>(conn, audit).await?;
+        super::moderation::insert_audit(conn, audit).await?;
     }
     super::ratings::rate::<D>(conn, &accepted).await?;
     if !accepted.is_empty() {
@@ -147,7 +147,7 @@ impl<'a> RoomTexts<'a> {
 
 /// The new rooms; the ids written.
 async fn insert_rooms<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     rooms: &[&RoomCommit],
     texts: &RoomTexts<'_>,
 ) -> Result<Vec<String>, StoreError> {
@@ -169,7 +169,7 @@ async fn insert_rooms<D: Dialect>(
         row.put("quick_play_rating", guard.map(|g| g.rating));
         row.put("quick_play_since", guard.map(|g| g.at_ms));
     });
-    returned_ids::<D>(conn, statements).await
+    returned_ids(conn, statements).await
 }
 
 /// The columns a room change writes, which a new room's row has in the same order.
@@ -191,7 +191,7 @@ fn put_changing_columns(row: &mut SetRow, room: &Room, texts: &RoomTexts) {
 /// The compare-and-set of `changes` with `sql` ([`Dialect::UPDATE_ROOMS`] or
 /// [`Dialect::UPDATE_LISTED_ROOMS`]); the ids written.
 async fn update_rooms<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     sql: SetSql,
     changes: &[&RoomCommit],
     texts: &RoomTexts<'_>,
@@ -203,13 +203,13 @@ async fn update_rooms<D: Dialect>(
         row.put("updated_at", room.updated_at.as_str());
         row.put("expected_version", commit.expected_version);
     });
-    returned_ids::<D>(conn, statements).await
+    returned_ids(conn, statements).await
 }
 
 /// Rewrites the memberships of the rooms whose seats changed: everyone seated, and everyone
 /// who was.
 async fn upsert_members<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     commits: &[&RoomCommit],
 ) -> Result<(), StoreError> {
     let mut members: Vec<(&str, &str, bool)> = Vec::new();
@@ -240,7 +240,7 @@ async fn upsert_members<D: Dialect>(
 /// Copies `finished` onto the memberships of existing rooms where it changed (a new room's
 /// memberships take it from the room as they are written).
 async fn set_members_finished<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     commits: &[&RoomCommit],
 ) -> Result<(), StoreError> {
     let rooms: Vec<&RoomCommit> = commits
@@ -256,7 +256,7 @@ async fn set_members_finished<D: Dialect>(
 }
 
 async fn insert_events<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     commits: &[&RoomCommit],
     texts: &RoomTexts<'_>,
 ) -> Result<(), StoreError> {
@@ -311,26 +311,26 @@ pub(super) fn set_statements<D: Dialect, T>(
 
 /// Runs `sql` over `rows`, each bound by `bind`, for its effect.
 pub(super) async fn execute_set<D: Dialect, T>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     sql: SetSql,
     rows: &[T],
     bind: impl FnMut(&mut SetRow, &T),
 ) -> Result<(), StoreError> {
     for statement in set_statements::<D, _>(sql, rows, bind) {
-        D::execute(conn, statement).await?;
+        conn.execute(statement).await?;
     }
     Ok(())
 }
 
 /// Runs statements that return written rooms' `id`s; all of them.
-async fn returned_ids<D: Dialect>(
-    conn: &mut D::Connection,
+async fn returned_ids<E: Exec>(
+    conn: &mut E,
     statements: Vec<Statement>,
 ) -> Result<Vec<String>, StoreError> {
     let mut ids = Vec::new();
     for statement in statements {
-        for row in D::fetch_all(conn, statement).await? {
-            ids.push(D::text(&row, "id")?);
+        for row in conn.fetch_all(statement).await? {
+            ids.push(E::text(&row, "id")?);
         }
     }
     Ok(ids)

@@ -13,7 +13,7 @@
 
 use std::future::Future;
 
-use super::sql::{Arg, Sql, Statement};
+use super::sql::{Arg, Exec, Sql, Statement};
 use super::types::{RoomCommit, StoreError};
 
 /// A statement over a set of rows: `WITH v (<columns>) AS (VALUES (…), (…)) <statement>`, the
@@ -114,7 +114,7 @@ pub(super) const EVENT_ROW: &str = "room_id, version, kind, player_id, move, sta
      joinable, finished, players, created_at, trigger_timeout_at";
 
 /// One database's SQL and the steps whose code differs.
-pub(super) trait Dialect: Sql {
+pub(super) trait Dialect: Sql<Connection: Exec> {
     /// Begins the writer's transaction.
     const BEGIN: &'static str;
     /// Whether a statement built at run time numbers its placeholders (`$n`) or leaves them
@@ -153,13 +153,13 @@ pub(super) trait Dialect: Sql {
     /// Makes quick play's check-then-insert for `games` atomic against other servers' (held
     /// until the transaction ends).
     fn lock_quick_play(
-        conn: &mut Self::Connection,
+        conn: &mut impl Exec,
         games: &[&str],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Tells other servers on the database about these commits once they are durable.
     fn announce(
-        conn: &mut Self::Connection,
+        conn: &mut impl Exec,
         commits: &[&RoomCommit],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }

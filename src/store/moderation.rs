@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use sqlx::Pool;
 
 use super::dialect::Dialect;
-use super::sql::Statement;
+use super::sql::{Exec, Statement};
 use super::types::StoreError;
 use super::writes::{Job, Write};
 use super::Store;
@@ -209,7 +209,7 @@ pub(super) async fn apply<D: Dialect>(
             (Outcome::Game, audit.clone(), details)
         }
     };
-    insert_audit::<D>(conn, &AuditEntry { details, ..audit }).await?;
+    insert_audit(conn, &AuditEntry { details, ..audit }).await?;
     Ok(outcome)
 }
 
@@ -251,8 +251,8 @@ async fn returned_player<D: Dialect>(
 }
 
 /// Writes `entry` to the audit log (in the transaction of the change it records).
-pub(super) async fn insert_audit<D: Dialect>(
-    conn: &mut D::Connection,
+pub(super) async fn insert_audit(
+    conn: &mut impl Exec,
     entry: &AuditEntry,
 ) -> Result<(), StoreError> {
     let statement = Statement::new(INSERT_AUDIT)
@@ -264,7 +264,7 @@ pub(super) async fn insert_audit<D: Dialect>(
         .bind(entry.target.id.as_str())
         .bind(entry.reason.as_str())
         .bind(entry.details.to_string());
-    D::execute(conn, statement).await
+    conn.execute(statement).await
 }
 
 pub(super) async fn roles_of<D: Dialect>(

@@ -98,7 +98,7 @@ async fn ratings_in_game<D: Dialect>(
     players: &[String],
 ) -> Result<HashMap<String, Rating>, StoreError> {
     let keys: Vec<(&str, &str)> = players.iter().map(|p| (game, p.as_str())).collect();
-    let kept = ratings_of::<D>(&mut *pool.acquire().await?, &keys).await?;
+    let kept = ratings_of::<D, _>(&mut *pool.acquire().await?, &keys).await?;
     Ok(kept
         .into_iter()
         .map(|((_, player), rating)| (player, rating))

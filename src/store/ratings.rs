@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::batch::{execute_set, set_statements};
 use super::dialect::{Dialect, SetSql};
-use super::sql::Statement;
+use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use super::writes::{Job, Write};
 use super::Store;
@@ -87,8 +87,8 @@ pub(super) const CHANGES_IN: &str = "SELECT c.version, c.player_id, p.username, 
      WHERE c.room_id = $1 AND c.version >= $2 AND c.version <= $3 ORDER BY c.version, c.seq";
 
 /// The ratings kept for `keys`, (game, player) pairs; a pair with none is left out.
-pub(super) async fn ratings_of<D: Dialect>(
-    conn: &mut D::Connection,
+pub(super) async fn ratings_of<D: Dialect, E: Exec>(
+    conn: &mut E,
     keys: &[(&str, &str)],
 ) -> Result<HashMap<(String, String), Rating>, StoreError> {
     let mut kept = HashMap::new();
@@ -97,15 +97,15 @@ pub(super) async fn ratings_of<D: Dialect>(
         row.put("player_id", *player);
     });
     for statement in statements {
-        for row in D::fetch_all(conn, statement).await? {
+        for row in conn.fetch_all(statement).await? {
             let rating = Rating {
-                rating: D::real(&row, "rating")?,
-                deviation: D::real(&row, "deviation")?,
-                volatility: D::real(&row, "volatility")?,
-                games: D::int(&row, "games")?,
+                rating: E::real(&row, "rating")?,
+                deviation: E::real(&row, "deviation")?,
+                volatility: E::real(&row, "volatility")?,
+                games: E::int(&row, "games")?,
             };
             kept.insert(
-                (D::text(&row, "game")?, D::text(&row, "player_id")?),
+                (E::text(&row, "game")?, E::text(&row, "player_id")?),
                 rating,
             );
         }
@@ -118,7 +118,7 @@ pub(super) async fn ratings_of<D: Dialect>(
 /// read, then written, then the changes kept. A game that shares a player with an earlier
 /// one in the batch starts the next wave, so it sees that game's outcome.
 pub(super) async fn rate<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     commits: &[&RoomCommit],
 ) -> Result<(), StoreError> {
     let mut waves: Vec<Vec<&RoomCommit>> = Vec::new();
@@ -148,7 +148,7 @@ pub(super) async fn rate<D: Dialect>(
 
 /// One wave of [`rate`]: games with no player in common.
 async fn rate_wave<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     commits: &[&RoomCommit],
 ) -> Result<(), StoreError> {
     let keys: Vec<(&str, &str)> = commits
@@ -159,7 +159,7 @@ async fn rate_wave<D: Dialect>(
             players.map(move |p| (game, p.id.as_str()))
         })
         .collect();
-    let kept = ratings_of::<D>(conn, &keys).await?;
+    let kept = ratings_of::<D, _>(conn, &keys).await?;
     let mut changes = Vec::new();
     for commit in commits {
         let Some(result) = &commit.rated_result else {
@@ -256,7 +256,7 @@ async fn rate_wave<D: Dialect>(
 
 /// Adds `players` (by game and band) to the leaderboards' bands; a count of zero changes nothing.
 async fn add_to_bands<D: Dialect>(
-    conn: &mut D::Connection,
+    conn: &mut impl Exec,
     players: HashMap<(&str, i64), i64>,
 ) -> Result<(), StoreError> {
     let mut moved: Vec<((&str, i64), i64)> = players.into_iter().filter(|(_, n)| *n != 0).collect();

@@ -138,6 +138,66 @@ impl Statement {
     }
 }
 
+/// Somewhere statements run: sqlx's connection to either database, or the raw SQLite handle
+/// the writer's own thread steps a batch's room changes through (`super::sqlite::raw`), so
+/// that the code of a batch is written once for both. Its rows are read by column name.
+pub(super) trait Exec: Send {
+    type Row: Send;
+
+    /// Runs `statement` for its effect.
+    fn execute(
+        &mut self,
+        statement: Statement,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    fn fetch_all(
+        &mut self,
+        statement: Statement,
+    ) -> impl Future<Output = Result<Vec<Self::Row>, StoreError>> + Send;
+
+    fn text(row: &Self::Row, column: &str) -> Result<String, StoreError>;
+    fn int(row: &Self::Row, column: &str) -> Result<i64, StoreError>;
+    fn real(row: &Self::Row, column: &str) -> Result<f64, StoreError>;
+}
+
+/// [`Exec`] for a sqlx connection to database `$db`, through its [`Sql`].
+macro_rules! sqlx_exec {
+    ($connection:ty, $db:ty) => {
+        impl Exec for $connection {
+            type Row = <$db as Database>::Row;
+
+            fn execute(
+                &mut self,
+                statement: Statement,
+            ) -> impl Future<Output = Result<(), StoreError>> + Send {
+                <$db as Sql>::execute(self, statement)
+            }
+
+            fn fetch_all(
+                &mut self,
+                statement: Statement,
+            ) -> impl Future<Output = Result<Vec<Self::Row>, StoreError>> + Send {
+                <$db as Sql>::fetch_all(self, statement)
+            }
+
+            fn text(row: &Self::Row, column: &str) -> Result<String, StoreError> {
+                <$db as Sql>::text(row, column)
+            }
+
+            fn int(row: &Self::Row, column: &str) -> Result<i64, StoreError> {
+                <$db as Sql>::int(row, column)
+            }
+
+            fn real(row: &Self::Row, column: &str) -> Result<f64, StoreError> {
+                <$db as Sql>::real(row, column)
+            }
+        }
+    };
+}
+
+sqlx_exec!(sqlx::SqliteConnection, sqlx::Sqlite);
+sqlx_exec!(sqlx::PgConnection, sqlx::Postgres);
+
 /// Running statements and reading rows on database `Self`.
 pub(super) trait Sql: Database {
     /// Runs `statement` for its effect.

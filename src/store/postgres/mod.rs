@@ -15,10 +15,10 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{PgConnection, Postgres};
+use sqlx::Postgres;
 
 use super::dialect::{Dialect, SetRow, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
-use super::sql::{Sql, Statement};
+use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use crate::domain::ids::new_id;
 
@@ -153,10 +153,10 @@ impl Dialect for Postgres {
 
     /// Held until the transaction ends: a quick play on another server that is about to open
     /// a room of one of these games waits here, then sees the room this one opened.
-    async fn lock_quick_play(conn: &mut PgConnection, games: &[&str]) -> Result<(), StoreError> {
+    async fn lock_quick_play(conn: &mut impl Exec, games: &[&str]) -> Result<(), StoreError> {
         for game in games {
             let lock = Statement::new(QUICK_PLAY_LOCK).bind(*game);
-            Postgres::execute(conn, lock).await?;
+            conn.execute(lock).await?;
         }
         Ok(())
     }
@@ -165,7 +165,7 @@ impl Dialect for Postgres {
     /// commit the room, its new version, this server (so it can skip what it published
     /// itself) and, for a public room whose lobby entry changed, how. Order and completeness
     /// come from the history, which a listener reads; a notification only says there is more.
-    async fn announce(conn: &mut PgConnection, commits: &[&RoomCommit]) -> Result<(), StoreError> {
+    async fn announce(conn: &mut impl Exec, commits: &[&RoomCommit]) -> Result<(), StoreError> {
         let mut statement = Statement::built(NOTIFY.text(commits.len(), true));
         for commit in commits {
             let lobby = match commit.lobby_change {
@@ -177,7 +177,7 @@ impl Dialect for Postgres {
             row.put("version", commit.room.version.to_string());
             row.put("lobby", lobby);
         }
-        Postgres::execute(conn, statement).await
+        conn.execute(statement).await
     }
 }
 

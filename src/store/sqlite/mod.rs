@@ -11,10 +11,11 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, SqliteConnection};
+use sqlx::Sqlite;
 
 use super::dialect::{Dialect, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
 use super::durable::SyncedLog;
+use super::sql::Exec;
 use super::types::{RoomCommit, StoreError};
 pub(super) use checkpoint::Checkpoints;
 use presence::Presence;
@@ -119,19 +120,13 @@ impl Dialect for Sqlite {
          clock_move_seconds, rematch, seats_held_until, score \
          FROM n, rooms WHERE id = $1 ORDER BY i";
 
-    async fn lock_quick_play(
-        _conn: &mut SqliteConnection,
-        _games: &[&str],
-    ) -> Result<(), StoreError> {
+    async fn lock_quick_play(_conn: &mut impl Exec, _games: &[&str]) -> Result<(), StoreError> {
         Ok(())
     }
 
     /// Servers sharing a SQLite file are not told: each reads what the other wrote from the
     /// file.
-    async fn announce(
-        _conn: &mut SqliteConnection,
-        _commits: &[&RoomCommit],
-    ) -> Result<(), StoreError> {
+    async fn announce(_conn: &mut impl Exec, _commits: &[&RoomCommit]) -> Result<(), StoreError> {
         Ok(())
     }
 }
