@@ -129,12 +129,15 @@ impl Statement {
         self.args.push(arg.into());
     }
 
-    #[cfg(test)]
     pub(super) fn sql(&self) -> &str {
         match &self.sql {
             SqlText::Fixed(sql) => sql,
             SqlText::Built(sql) => sql,
         }
+    }
+
+    pub(super) fn args(&self) -> &[Arg] {
+        &self.args
     }
 }
 
@@ -197,6 +200,36 @@ macro_rules! sqlx_exec {
 
 sqlx_exec!(sqlx::SqliteConnection, sqlx::Sqlite);
 sqlx_exec!(sqlx::PgConnection, sqlx::Postgres);
+
+impl<E: Exec> Exec for &mut E {
+    type Row = E::Row;
+
+    fn execute(
+        &mut self,
+        statement: Statement,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        (**self).execute(statement)
+    }
+
+    fn fetch_all(
+        &mut self,
+        statement: Statement,
+    ) -> impl Future<Output = Result<Vec<Self::Row>, StoreError>> + Send {
+        (**self).fetch_all(statement)
+    }
+
+    fn text(row: &Self::Row, column: &str) -> Result<String, StoreError> {
+        E::text(row, column)
+    }
+
+    fn int(row: &Self::Row, column: &str) -> Result<i64, StoreError> {
+        E::int(row, column)
+    }
+
+    fn real(row: &Self::Row, column: &str) -> Result<f64, StoreError> {
+        E::real(row, column)
+    }
+}
 
 /// Running statements and reading rows on database `Self`.
 pub(super) trait Sql: Database {

@@ -32,7 +32,7 @@ use super::batch;
 use super::dialect::Dialect;
 use super::durable::{Durability, SyncedLog};
 use super::health::WriteHealth;
-use super::sql::Statement;
+use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use super::writes::{Reply, Write};
 use crate::metrics::{histogram, Exposition, Histogram};
@@ -195,6 +195,8 @@ struct Writing {
 }
 
 async fn run<D: Dialect>(pool: Pool<D>, mut queue: mpsc::Receiver<Write>, writing: Writing) {
+    // Dropped before `pool`, which holds the connection it belongs to.
+    let mut kept = D::Kept::default();
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Whatever arrived while the last batch was being written forms the next one.
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
@@ -204,7 +206,7 @@ async fn run<D: Dialect>(pool: Pool<D>, mut queue: mpsc::Receiver<Write>, writin
         // deadlock over the same rooms (and are applied again if they do).
         writes.sort_by(|a, b| room_of(a).cmp(&room_of(b)));
         tracing::trace!(writes = writes.len(), "group commit");
-        apply_batch(&pool, writes, &writing).await;
+        apply_batch(&pool, &mut kept, writes, &writing).await;
     }
 }
 
@@ -221,7 +223,12 @@ struct Failure {
     err: StoreError,
 }
 
-async fn apply_batch<D: Dialect>(pool: &Pool<D>, mut writes: Vec<Write>, writing: &Writing) {
+async fn apply_batch<D: Dialect>(
+    pool: &Pool<D>,
+    kept: &mut D::Kept,
+    mut writes: Vec<Write>,
+    writing: &Writing,
+) {
     let Writing {
         stats,
         health,
@@ -244,30 +251,21 @@ async fn apply_batch<D: Dialect>(pool: &Pool<D>, mut writes: Vec<Write>, writing
             Ok(conn) => conn,
             Err(err) => return fail_all(writes, err.into()),
         };
-        if let Err(err) = D::execute(&mut conn, Statement::new(D::BEGIN)).await {
-            return fail_all(writes, err);
-        }
-        let failure = match apply_all::<D>(&mut conn, &mut writes, one_by_one).await {
-            Ok(()) => {
-                let committing = Instant::now();
-                match D::execute(&mut conn, Statement::new(COMMIT)).await {
-                    Ok(()) => {
-                        stats
-                            .commit_seconds
-                            .observe(committing.elapsed().as_secs_f64());
-                        stats.batches.fetch_add(1, Ordering::Relaxed);
-                        stats
-                            .writes
-                            .fetch_add(writes.len() as u64, Ordering::Relaxed);
-                        stats.batch_size.observe(writes.len() as f64);
-                        durability.committed(writes, health);
-                        return;
-                    }
-                    // Nothing of the batch happened; no one write is to blame.
-                    Err(err) => Failure { culprit: None, err },
-                }
+        let failure = match transact::<D>(&mut conn, kept, &mut writes, one_by_one).await {
+            Ok(committing) => {
+                stats
+                    .commit_seconds
+                    .observe(committing.elapsed().as_secs_f64());
+                stats.batches.fetch_add(1, Ordering::Relaxed);
+                stats
+                    .writes
+                    .fetch_add(writes.len() as u64, Ordering::Relaxed);
+                stats.batch_size.observe(writes.len() as f64);
+                durability.committed(writes, health);
+                return;
             }
-            Err(failure) => failure,
+            Err(Stop::NotBegun(err)) => return fail_all(writes, err),
+            Err(Stop::Failed(failure)) => failure,
         };
         let _ = D::execute(&mut conn, Statement::new(ROLLBACK)).await;
         let Failure { culprit, err } = failure;
@@ -294,18 +292,65 @@ async fn apply_batch<D: Dialect>(pool: &Pool<D>, mut writes: Vec<Write>, writing
     }
 }
 
-/// Applies every write of the batch inside the open transaction, settling each one's outcome.
-async fn apply_all<D: Dialect>(
+/// Why a transaction stopped short of its commit.
+enum Stop {
+    /// It could not begin: nothing to undo.
+    NotBegun(StoreError),
+    /// It failed once begun, or in its COMMIT: to be rolled back.
+    Failed(Failure),
+}
+
+/// Begins the transaction, applies every write of the batch in it, settling each one's outcome,
+/// and commits; on success, when the COMMIT began.
+///
+/// The writes other than room changes run through `conn` one at a time, first; the room
+/// changes and the COMMIT through the dialect's [`Dialect::batch`], taken once.
+async fn transact<D: Dialect>(
     conn: &mut D::Connection,
+    kept: &mut D::Kept,
     writes: &mut [Write],
     one_by_one: bool,
-) -> Result<(), Failure> {
-    for (at, write) in writes.iter_mut().enumerate() {
-        write.apply_alone::<D>(conn).await.map_err(|err| Failure {
-            culprit: Some(at),
-            err,
-        })?;
+) -> Result<Instant, Stop> {
+    let failed = |culprit| move |err| Stop::Failed(Failure { culprit, err });
+    let others = writes.iter().any(|write| !matches!(write, Write::Room(_)));
+    if others {
+        D::execute(conn, Statement::new(D::BEGIN))
+            .await
+            .map_err(Stop::NotBegun)?;
+        for (at, write) in writes.iter_mut().enumerate() {
+            write
+                .apply_alone::<D>(conn)
+                .await
+                .map_err(failed(Some(at)))?;
+        }
     }
+    let mut batch = match D::batch(conn, kept).await {
+        Ok(batch) => batch,
+        Err(err) if others => return Err(failed(None)(err)),
+        Err(err) => return Err(Stop::NotBegun(err)),
+    };
+    if !others {
+        batch
+            .execute(Statement::new(D::BEGIN))
+            .await
+            .map_err(Stop::NotBegun)?;
+    }
+    apply_rooms::<D>(&mut batch, writes, one_by_one).await?;
+    let committing = Instant::now();
+    batch
+        .execute(Statement::new(COMMIT))
+        .await
+        // Nothing of the batch happened; no one write is to blame.
+        .map_err(failed(None))?;
+    Ok(committing)
+}
+
+/// Applies the batch's room changes inside the open transaction, settling each one's outcome.
+async fn apply_rooms<D: Dialect>(
+    conn: &mut impl Exec,
+    writes: &mut [Write],
+    one_by_one: bool,
+) -> Result<(), Stop> {
     let rooms: Vec<(usize, &RoomCommit)> = writes
         .iter()
         .enumerate()
@@ -324,10 +369,12 @@ async fn apply_all<D: Dialect>(
         let members: Vec<&RoomCommit> = round.iter().map(|&at| commits[at]).collect();
         let outcomes = batch::apply_round::<D>(conn, &members)
             .await
-            .map_err(|err| Failure {
-                // A statement over one room change names it.
-                culprit: (round.len() == 1).then(|| rooms[round[0]].0),
-                err,
+            .map_err(|err| {
+                Stop::Failed(Failure {
+                    // A statement over one room change names it.
+                    culprit: (round.len() == 1).then(|| rooms[round[0]].0),
+                    err,
+                })
             })?;
         for (at, outcome) in round.into_iter().zip(outcomes) {
             written[at] = outcome;

@@ -15,7 +15,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::Postgres;
+use sqlx::{PgConnection, Postgres};
 
 use super::dialect::{Dialect, SetRow, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
 use super::sql::{Exec, Statement};
@@ -153,6 +153,16 @@ impl Dialect for Postgres {
 
     /// Held until the transaction ends: a quick play on another server that is about to open
     /// a room of one of these games waits here, then sees the room this one opened.
+    type Kept = ();
+    type Batch<'c> = &'c mut PgConnection;
+
+    async fn batch<'c>(
+        conn: &'c mut PgConnection,
+        _kept: &'c mut (),
+    ) -> Result<&'c mut PgConnection, StoreError> {
+        Ok(conn)
+    }
+
     async fn lock_quick_play(conn: &mut impl Exec, games: &[&str]) -> Result<(), StoreError> {
         for game in games {
             let lock = Statement::new(QUICK_PLAY_LOCK).bind(*game);

@@ -2,6 +2,7 @@
 
 mod checkpoint;
 mod presence;
+mod raw;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -11,7 +12,7 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::Sqlite;
+use sqlx::{Sqlite, SqliteConnection};
 
 use super::dialect::{Dialect, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
 use super::durable::SyncedLog;
@@ -19,6 +20,7 @@ use super::sql::Exec;
 use super::types::{RoomCommit, StoreError};
 pub(super) use checkpoint::Checkpoints;
 use presence::Presence;
+use raw::{Prepared, RawBatch};
 
 const READ_CONNECTIONS: u32 = 8;
 /// Statements the writer's connection keeps prepared: each kind of batch statement in each
@@ -120,6 +122,16 @@ impl Dialect for Sqlite {
          clock_move_seconds, rematch, seats_held_until, score \
          FROM n, rooms WHERE id = $1 ORDER BY i";
 
+    type Kept = Prepared;
+    type Batch<'c> = RawBatch<'c>;
+
+    async fn batch<'c>(
+        conn: &'c mut SqliteConnection,
+        kept: &'c mut Prepared,
+    ) -> Result<RawBatch<'c>, StoreError> {
+        RawBatch::lock(conn, kept).await
+    }
+
     async fn lock_quick_play(_conn: &mut impl Exec, _games: &[&str]) -> Result<(), StoreError> {
         Ok(())
     }
@@ -163,11 +175,14 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .pragma("temp_store", "memory")
             .statement_cache_capacity(WRITE_STATEMENTS);
+        // Never tested before it is taken (a round trip to sqlx's thread per batch) or
+        // replaced: the writer keeps statements prepared on it (`raw::Prepared`).
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None)
+            .test_before_acquire(false)
             .connect_with(writing)
             .await?;
         sqlx::migrate!("./migrations/sqlite").run(&write).await?;
