@@ -176,7 +176,9 @@ impl SqliteStore {
             .pragma("temp_store", "memory")
             .statement_cache_capacity(WRITE_STATEMENTS);
         // Never tested before it is taken (a round trip to sqlx's thread per batch) or
-        // replaced: the writer keeps statements prepared on it (`raw::Prepared`).
+        // replaced: the writer keeps statements prepared on it (`raw::Prepared`), which sqlx
+        // could not close. Were sqlx's thread for it ever to die, writes would be answered
+        // 503 `storage_unavailable` (sqlx's `WorkerCrashed`) until a restart.
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)

@@ -7,6 +7,8 @@
 //! (`lock_handle`) and prepares, binds and steps the batch's statements itself, keeping them
 //! prepared from one batch to the next ([`Prepared`]). The statements, their transaction and
 //! their errors are SQLite's own, as they were through sqlx.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
