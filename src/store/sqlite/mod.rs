@@ -23,10 +23,6 @@ use presence::Presence;
 use raw::{Prepared, RawBatch};
 
 const READ_CONNECTIONS: u32 = 8;
-/// Statements the writer's connection keeps prepared: each kind of batch statement in each
-/// size it has met (sqlx's default of 100 was prepared again and again under load).
-const WRITE_STATEMENTS: usize = 2_000;
-
 #[derive(Clone)]
 pub(super) struct SqliteStore {
     pub(super) read: SqlitePool,
@@ -163,7 +159,8 @@ impl SqliteStore {
         }
         // One writing connection, kept for good: SQLite has one writer anyway, and queuing
         // in-process is cheaper than spinning on the file lock.
-        // Its statements' texts vary with the batch's size, so it keeps more of them prepared.
+        // The room changes' statements, whose texts vary with the batch's size, the writer
+        // prepares and keeps itself (`raw::Prepared`); sqlx's own cache holds the rest.
         // It commits without syncing: the writer syncs the log after each commit, off its
         // path, and answers only then (`store::durable`).
         // Its statement journals (the pages a batch statement changes, kept until the statement
@@ -173,8 +170,7 @@ impl SqliteStore {
         let writing = options
             .clone()
             .synchronous(SqliteSynchronous::Normal)
-            .pragma("temp_store", "memory")
-            .statement_cache_capacity(WRITE_STATEMENTS);
+            .pragma("temp_store", "memory");
         // Never tested before it is taken (a round trip to sqlx's thread per batch) or
         // replaced: the writer keeps statements prepared on it (`raw::Prepared`), which sqlx
         // could not close. Were sqlx's thread for it ever to die, writes would be answered

@@ -24,7 +24,8 @@ use sqlx::SqliteConnection;
 use crate::store::sql::{Arg, Exec, Statement};
 use crate::store::types::StoreError;
 
-/// Statements kept prepared: each kind of batch statement in each size it has met.
+/// Statements kept prepared: each kind of batch statement in each size it has met (sqlx's
+/// default of 100 was prepared again and again under load).
 const KEPT: usize = 2_000;
 
 /// The statements the writer keeps prepared on its connection between batches, by text.
