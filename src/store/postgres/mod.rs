@@ -151,8 +151,6 @@ impl Dialect for Postgres {
          clock_move_seconds, rematch, seats_held_until, score \
          FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n";
 
-    /// Held until the transaction ends: a quick play on another server that is about to open
-    /// a room of one of these games waits here, then sees the room this one opened.
     type Kept = ();
     type Batch<'c> = &'c mut PgConnection;
 
@@ -163,6 +161,8 @@ impl Dialect for Postgres {
         Ok(conn)
     }
 
+    /// Held until the transaction ends: a quick play on another server that is about to open
+    /// a room of one of these games waits here, then sees the room this one opened.
     async fn lock_quick_play(conn: &mut impl Exec, games: &[&str]) -> Result<(), StoreError> {
         for game in games {
             let lock = Statement::new(QUICK_PLAY_LOCK).bind(*game);
