@@ -110,7 +110,11 @@ impl Engine {
             Some(session) => Some(session),
             None => {
                 let epoch = self.sessions.epoch(&self.store);
-                let stored = self.store.session(presented.session_id).await?;
+                let stored = self
+                    .store
+                    .session(presented.session_id)
+                    .await?
+                    .map(Arc::new);
                 if let Some(session) = &stored {
                     self.sessions.remember(epoch, session);
                 }
@@ -124,8 +128,8 @@ impl Engine {
         };
         self.seen(&session.player, Some(&session.id));
         Ok(Some(SignedIn {
-            player: session.player,
-            session: session.id,
+            player: session.player.clone(),
+            session: session.id.clone(),
         }))
     }
 
@@ -340,7 +344,8 @@ pub(super) async fn follow_ended_sessions(engine: Engine) {
 /// rotate its token. A change here bumps the epoch, so a session read before it is never put
 /// back afterwards.
 pub(super) struct SessionCache {
-    sessions: BoundedCache<String, Session>,
+    /// Shared, so that a request's check copies no more of its session than the caller needs.
+    sessions: BoundedCache<String, Arc<Session>>,
     epoch: Mutex<u64>,
 }
 
@@ -352,7 +357,7 @@ impl SessionCache {
         }
     }
 
-    fn get(&self, store: &Store, id: &str) -> Option<Session> {
+    fn get(&self, store: &Store, id: &str) -> Option<Arc<Session>> {
         if store.alone() {
             self.sessions.get(id)
         } else {
@@ -368,10 +373,11 @@ impl SessionCache {
             .then(|| *self.epoch.lock().expect("never poisoned"))
     }
 
-    fn remember(&self, epoch: Option<u64>, session: &Session) {
+    fn remember(&self, epoch: Option<u64>, session: &Arc<Session>) {
         let current = self.epoch.lock().expect("never poisoned");
         if epoch == Some(*current) {
-            self.sessions.insert(session.id.clone(), session.clone());
+            self.sessions
+                .insert(session.id.clone(), Arc::clone(session));
         }
     }
 
