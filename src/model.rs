@@ -118,12 +118,22 @@ impl Room {
     /// The copy of the record a hook is shown, at `now`.
     pub fn board_game(&self, now: chrono::DateTime<chrono::Utc>) -> BoardGame {
         BoardGame {
-            room_id: self.id.clone(),
             players: self.players.clone(),
+            state: self.state.clone(),
+            ..self.board_game_without_state(now)
+        }
+    }
+
+    /// The room as a hook sees it, with no players and a null state: for a caller that lends
+    /// the hook its own.
+    pub fn board_game_without_state(&self, now: chrono::DateTime<chrono::Utc>) -> BoardGame {
+        BoardGame {
+            room_id: self.id.clone(),
+            players: Vec::new(),
             version: self.version,
             joinable: self.joinable,
             finished: self.finished,
-            state: self.state.clone(),
+            state: Value::Null,
             trigger_timeout_at: self.trigger_timeout_at.clone(),
             room_start_context: RoomStartContext {
                 private: self.private,

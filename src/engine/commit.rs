@@ -125,7 +125,7 @@ impl Engine {
         if let Some(at) = &room.trigger_timeout_at {
             self.alarm.armed(at);
         }
-        self.hub.publish(&room, &commit.events, shown);
+        self.hub.publish(&room, commit.events, shown);
         if let Some(change) = commit.lobby_change {
             self.tell_lobby(&room, change).await;
         }

@@ -13,7 +13,7 @@ use super::EngineError;
 use chrono::{DateTime, Utc};
 
 use crate::game::{
-    deadline_text, winners_of, BoardGame, Game, Hook, HookError, PatchError, PlayerRef,
+    deadline_text, winners_of, BoardGame, Game, Hook, HookError, PatchError, PlayerRef, ValidPatch,
 };
 use crate::model::{AuditEntry, EventKind, LobbyChange, RatedResult, Rematch, Room, RoomEvent};
 use crate::store::RoomCommit;
@@ -212,31 +212,17 @@ impl Transition {
         player: Option<&PlayerRef>,
         mv: Option<&Value>,
     ) -> Result<(), EngineError> {
-        let board = self.room.board_game(self.now);
-        let game = self.game.as_ref();
-        let hook = hook_of(kind);
-        let result = guarded(|| match (kind, player) {
-            (EventKind::RoomStart | EventKind::Reset, Some(_)) => game.on_room_start(&board),
-            (EventKind::Join, Some(player)) => game.on_player_join(player, &board),
-            (EventKind::Quit | EventKind::Abandoned, Some(player)) => {
-                game.on_player_quit(player, &board)
-            }
-            (EventKind::Move, Some(player)) => {
-                game.on_player_move(player, mv.unwrap_or(&Value::Null), &board)
-            }
-            _ => game.on_timeout(&board),
-        });
-        let patch = match result {
-            Ok(patch) => patch,
-            Err(HookError::Refused(refusal)) => return Err(EngineError::GameRefused(refusal)),
-            Err(fault) => return Err(self.hook_failed(hook, &board, fault)),
+        // The hook is shown the working copy's own state and players, lent rather than copied
+        // (the copy is this step's alone); they come back whatever the hook does.
+        let board = BoardGame {
+            players: std::mem::take(&mut self.room.players),
+            state: std::mem::take(&mut self.room.state),
+            ..self.room.board_game_without_state(self.now)
         };
-        let invalid = |error: PatchError| {
-            let error = EngineError::InvalidPatch { hook, error };
-            game.log_fault(hook, &board, &error.to_string());
-            error
-        };
-        let patch = patch.validate().map_err(invalid)?;
+        let patch = self.ask_hook(kind, player, mv, &board);
+        self.room.players = board.players;
+        self.room.state = board.state;
+        let patch = patch?;
         if let Some(state) = patch.state {
             self.room.state = state;
         }
@@ -247,9 +233,6 @@ impl Transition {
             self.room.finished = finished;
         }
         if let Some(deadline) = patch.trigger_timeout_at {
-            if deadline.is_some() && !game.capabilities().timeouts {
-                return Err(invalid(PatchError::NoTimeoutHook));
-            }
             self.room.trigger_timeout_at = match deadline {
                 Some(at) if kind == EventKind::Timeout => {
                     Some(at.max(deadline_text(self.now + TIMEOUT_SPACING)))
@@ -262,6 +245,50 @@ impl Transition {
         }
         self.record(kind, player, mv);
         Ok(())
+    }
+
+    /// The patch of the hook for `kind` on `board`, checked: a refusal, a fault or an invalid
+    /// patch is an error (a game's fault also goes to its logs).
+    fn ask_hook(
+        &self,
+        kind: EventKind,
+        player: Option<&PlayerRef>,
+        mv: Option<&Value>,
+        board: &BoardGame,
+    ) -> Result<ValidPatch, EngineError> {
+        let game = self.game.as_ref();
+        let hook = hook_of(kind);
+        let result = guarded(|| match (kind, player) {
+            (EventKind::RoomStart | EventKind::Reset, Some(_)) => game.on_room_start(board),
+            (EventKind::Join, Some(player)) => game.on_player_join(player, board),
+            (EventKind::Quit | EventKind::Abandoned, Some(player)) => {
+                game.on_player_quit(player, board)
+            }
+            (EventKind::Move, Some(player)) => {
+                game.on_player_move(player, mv.unwrap_or(&Value::Null), board)
+            }
+            _ => game.on_timeout(board),
+        });
+        let patch = match result {
+            Ok(patch) => patch,
+            Err(HookError::Refused(refusal)) => return Err(EngineError::GameRefused(refusal)),
+            Err(fault) => return Err(self.hook_failed(hook, board, fault)),
+        };
+        let invalid = |error: PatchError| {
+            let error = EngineError::InvalidPatch { hook, error };
+            game.log_fault(hook, board, &error.to_string());
+            error
+        };
+        let patch = patch.validate().map_err(invalid)?;
+        if patch
+            .trigger_timeout_at
+            .as_ref()
+            .is_some_and(Option::is_some)
+            && !game.capabilities().timeouts
+        {
+            return Err(invalid(PatchError::NoTimeoutHook));
+        }
+        Ok(patch)
     }
 
     /// Who won the room the last hook finished, as the game says (its `winners` export, or

@@ -68,20 +68,21 @@ impl Hub {
     /// Sends the new versions of `room` to its watchers. Called after the commit is durable,
     /// in version order. `Shown::ToEveryone` frames each version once, for every watcher;
     /// `Shown::PerViewer` (a game with a view hook) sends the versions unframed, for each
-    /// stream to frame for its viewer.
-    pub fn publish(&self, room: &Room, events: &[RoomEvent], shown: Shown) {
+    /// stream to frame for its viewer. The events are the commit's own, handed over rather
+    /// than copied: each holds a whole state.
+    pub fn publish(&self, room: &Room, events: Vec<RoomEvent>, shown: Shown) {
         let sender = self.rooms.lock().expect("hub lock").get(&room.id).cloned();
         if let Some(sender) = sender {
             let header = RoomHeader::from(room);
             for event in events {
                 let frame = match shown {
-                    Shown::ToEveryone => Some(version_frame(&header, &EventView::whole(event))),
+                    Shown::ToEveryone => Some(version_frame(&header, &EventView::whole(&event))),
                     Shown::PerViewer => None,
                 };
                 let update = RoomUpdate {
                     version: event.version,
                     frame,
-                    event: Some(Arc::new(event.clone())),
+                    event: Some(Arc::new(event)),
                     online: None,
                 };
                 // An error only means every reader left meanwhile.
@@ -271,11 +272,11 @@ mod tests {
             created_at: room.created_at.clone(),
             rating_changes: Vec::new(),
         };
-        hub.publish(&room, std::slice::from_ref(&event), Shown::PerViewer);
+        hub.publish(&room, vec![event.clone()], Shown::PerViewer);
         let update = watcher.recv().await.unwrap();
         assert!(update.frame.is_none(), "no frame of the whole state");
         assert_eq!(update.event.as_deref(), Some(&event));
-        hub.publish(&room, std::slice::from_ref(&event), Shown::ToEveryone);
+        hub.publish(&room, vec![event], Shown::ToEveryone);
         let update = watcher.recv().await.unwrap();
         let frame = String::from_utf8(update.frame.clone().unwrap().to_vec()).unwrap();
         assert!(frame.contains("\"secret\":1"), "{frame}");
