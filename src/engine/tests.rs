@@ -67,3 +67,39 @@ async fn the_history_never_runs_ahead_of_the_room() {
     assert_eq!(shown.version, room.version + 1);
     assert_eq!(events.last().map(|e| e.version), Some(room.version + 1));
 }
+
+/// A hook is lent the working copy's state and players, not given copies: whatever the hook
+/// does, refusing included, the copy has them back afterwards.
+#[tokio::test]
+async fn a_refused_hook_gives_the_working_copy_its_state_and_players_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&dir).await;
+    let (x, ..) = engine.register(None, "test").await.unwrap();
+    let (o, ..) = engine.register(None, "test").await.unwrap();
+    let (x, o) = (x.player_ref(), o.player_ref());
+    let room = engine
+        .create_room(&x, "tictactoe", RoomOptions::default())
+        .await
+        .unwrap();
+    let room = engine
+        .act(&room.id, Action::Join(o.clone()), Precondition::default())
+        .await
+        .unwrap();
+    assert_eq!(room.players.len(), 2);
+    assert_ne!(room.state, serde_json::Value::Null);
+
+    let game = engine.game_of(&room).await.unwrap();
+    let mut step = Transition::new(game, Room::clone(&room), Some(room.version));
+    let refused =
+        Action::Move(o, json!({"x": 0, "y": 0})).apply(&mut step, &engine.bots, &engine.idle);
+    assert!(refused.is_err(), "it is X's turn");
+    assert_eq!(step.room.state, room.state);
+    assert_eq!(step.room.players, room.players);
+
+    // And a move the game accepts is made on them.
+    Action::Move(x, json!({"x": 1, "y": 1}))
+        .apply(&mut step, &engine.bots, &engine.idle)
+        .unwrap();
+    assert_eq!(step.room.players, room.players);
+    assert_eq!(step.room.state["board"][1][1], "X", "{}", step.room.state);
+}
