@@ -1,10 +1,13 @@
 //! The engine over a real store, where a test needs a moment no request can hold still.
 
+use std::sync::Arc;
+
 use serde_json::json;
 
 use super::action::Action;
 use super::transition::Transition;
 use super::{Engine, IdleRules, Precondition, RoomOptions};
+use crate::game::PlayerRef;
 use crate::model::Room;
 use crate::sandbox::{Limits, SandboxPool};
 use crate::store::Store;
@@ -30,12 +33,8 @@ async fn engine(dir: &tempfile::TempDir) -> Engine {
     .unwrap()
 }
 
-/// A version committed to storage that this server has not taken in yet, as a commit is while
-/// its log is synced, is not in the history until the room shows it.
-#[tokio::test]
-async fn the_history_never_runs_ahead_of_the_room() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = engine(&dir).await;
+/// A tic-tac-toe room with X (who moves first) and O seated, and the two players.
+async fn tictactoe_in_play(engine: &Engine) -> (PlayerRef, PlayerRef, Arc<Room>) {
     let (x, ..) = engine.register(None, "test").await.unwrap();
     let (o, ..) = engine.register(None, "test").await.unwrap();
     let (x, o) = (x.player_ref(), o.player_ref());
@@ -44,9 +43,19 @@ async fn the_history_never_runs_ahead_of_the_room() {
         .await
         .unwrap();
     let room = engine
-        .act(&room.id, Action::Join(o), Precondition::default())
+        .act(&room.id, Action::Join(o.clone()), Precondition::default())
         .await
         .unwrap();
+    (x, o, room)
+}
+
+/// A version committed to storage that this server has not taken in yet, as a commit is while
+/// its log is synced, is not in the history until the room shows it.
+#[tokio::test]
+async fn the_history_never_runs_ahead_of_the_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&dir).await;
+    let (x, _, room) = tictactoe_in_play(&engine).await;
 
     let game = engine.game_of(&room).await.unwrap();
     let mut step = Transition::new(game, Room::clone(&room), Some(room.version));
@@ -74,17 +83,7 @@ async fn the_history_never_runs_ahead_of_the_room() {
 async fn a_refused_hook_gives_the_working_copy_its_state_and_players_back() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir).await;
-    let (x, ..) = engine.register(None, "test").await.unwrap();
-    let (o, ..) = engine.register(None, "test").await.unwrap();
-    let (x, o) = (x.player_ref(), o.player_ref());
-    let room = engine
-        .create_room(&x, "tictactoe", RoomOptions::default())
-        .await
-        .unwrap();
-    let room = engine
-        .act(&room.id, Action::Join(o.clone()), Precondition::default())
-        .await
-        .unwrap();
+    let (x, o, room) = tictactoe_in_play(&engine).await;
     assert_eq!(room.players.len(), 2);
     assert_ne!(room.state, serde_json::Value::Null);
 

@@ -280,12 +280,7 @@ impl Transition {
             error
         };
         let patch = patch.validate().map_err(invalid)?;
-        if patch
-            .trigger_timeout_at
-            .as_ref()
-            .is_some_and(Option::is_some)
-            && !game.capabilities().timeouts
-        {
+        if matches!(patch.trigger_timeout_at, Some(Some(_))) && !game.capabilities().timeouts {
             return Err(invalid(PatchError::NoTimeoutHook));
         }
         Ok(patch)
