@@ -312,12 +312,16 @@ async fn version_text<D: Dialect>(
 }
 
 /// The SQL for one listing, built for its filter set: only the filters given appear, as plain
-/// equalities, so the planner can use the index made for exactly that set instead of scanning.
-/// A player's rooms are read through their memberships, which carry each room's `seq`, game
-/// and whether it is finished, and are indexed led by `finished`: a player's rooms, finished
-/// or not, are two index ranges, each newest first, merged (read only as far as the page
-/// goes). (Two filters stay a walk, newest first: someone else's view of a player's rooms
-/// skips the private ones, and `joinable=false` without `finished` skips the joinable ones.)
+/// equalities, so that each part is one range of an index, read newest first.
+/// - The lobby's two indexes hold the public rooms by `(joinable, finished, seq)`, and by
+///   `(game, joinable, finished, seq)`: a listing that leaves out either flag reads a range for
+///   each of its values (up to four), merged, and only as far as the page goes.
+/// - A player's rooms are read through their memberships, which carry each room's `seq`, game
+///   and whether it is finished, and are indexed led by `finished`: a player's rooms, finished
+///   or not, are two index ranges merged the same way. (Two filters stay a walk, newest first:
+///   someone else's view of a player's rooms skips the private ones, and `joinable=false`
+///   without `finished` skips the joinable ones.)
+///
 /// `no` is the database's literal for false.
 pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
     let mut sql = String::new();
@@ -366,20 +370,28 @@ pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
             }
         }
         None => {
-            sql.push_str(&format!("SELECT {ROOM_COLUMNS}"));
-            sql.push_str(" FROM rooms r WHERE r.private = ");
-            sql.push_str(no);
-            if let Some(game) = &query.game {
-                filter(&mut sql, " AND r.game = ", game.clone().into());
-            }
-            if let Some(joinable) = query.joinable {
+            // The public rooms are indexed by whether they are open and finished (and by game
+            // before that): a flag left out of the filters is a range for each of its values.
+            let values = |flag: Option<bool>| flag.map_or(vec![false, true], |f| vec![f]);
+            let finished = values(query.finished);
+            let ranges = values(query.joinable)
+                .into_iter()
+                .flat_map(|j| finished.iter().map(move |f| (j, *f)));
+            for (n, (joinable, finished)) in ranges.enumerate() {
+                if n > 0 {
+                    sql.push_str(" UNION ALL ");
+                }
+                sql.push_str(&format!("SELECT {ROOM_COLUMNS}"));
+                sql.push_str(" FROM rooms r WHERE r.private = ");
+                sql.push_str(no);
+                if let Some(game) = &query.game {
+                    filter(&mut sql, " AND r.game = ", game.clone().into());
+                }
                 filter(&mut sql, " AND r.joinable = ", joinable.into());
-            }
-            if let Some(finished) = query.finished {
                 filter(&mut sql, " AND r.finished = ", finished.into());
-            }
-            if let Some(before) = query.before_seq {
-                filter(&mut sql, " AND r.seq < ", before.into());
+                if let Some(before) = query.before_seq {
+                    filter(&mut sql, " AND r.seq < ", before.into());
+                }
             }
         }
     }

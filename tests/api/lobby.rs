@@ -255,6 +255,77 @@ async fn pages_of_rooms_follow_the_cursor_without_repeats() {
     assert_eq!(seen, created);
 }
 
+/// The lobby is read as one range for each value of each flag a listing leaves out (open or
+/// not, finished or not), merged: pages of rooms in every stage, under every filter set, follow
+/// the cursor newest first, without repeats or gaps.
+#[tokio::test]
+async fn pages_of_the_lobby_merge_open_in_play_and_finished_rooms() {
+    let app = TestApp::spawn().await;
+    let x = app.register(&unique("lobbyx")).await;
+    let o = app.register(&unique("lobbyo")).await;
+    // (id, joinable, finished), newest first once reversed.
+    let mut rooms = Vec::new();
+    for n in 0..8 {
+        let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
+        let room = room["id"].as_str().unwrap().to_owned();
+        // Finished, in play, open; again and again.
+        if n % 3 != 2 {
+            app.join(&o, &room).await;
+        }
+        if n % 3 == 0 {
+            for (player, row, col) in [(&x, 0, 0), (&o, 1, 0), (&x, 0, 1), (&o, 1, 1), (&x, 0, 2)] {
+                app.play_ok(player, &room, json!({"x": row, "y": col}))
+                    .await;
+            }
+        }
+        rooms.push((room, n % 3 == 2, n % 3 == 0));
+    }
+    rooms.reverse();
+    for filters in [
+        "game=tictactoe",
+        "joinable=false",
+        "joinable=true",
+        "finished=false",
+        "finished=true",
+        "joinable=false&finished=false",
+        "game=tictactoe&joinable=false",
+        "game=tictactoe&finished=false",
+    ] {
+        let admits = |joinable: bool, finished: bool| {
+            filters.split('&').all(|filter| match filter {
+                "joinable=false" => !joinable,
+                "joinable=true" => joinable,
+                "finished=false" => !finished,
+                "finished=true" => finished,
+                _ => true,
+            })
+        };
+        let expected: Vec<&str> = rooms
+            .iter()
+            .filter(|(_, joinable, finished)| admits(*joinable, *finished))
+            .map(|(id, _, _)| id.as_str())
+            .collect();
+        let first = format!("/rooms?{filters}&limit=2");
+        let (mut seen, mut path) = (Vec::new(), first.clone());
+        loop {
+            let page = app.get_json(&path).await;
+            for room in page["rooms"].as_array().unwrap() {
+                let (joinable, finished) = (room["joinable"].as_bool(), room["finished"].as_bool());
+                assert!(
+                    admits(joinable.unwrap(), finished.unwrap()),
+                    "{filters}: {room}"
+                );
+                seen.push(room["id"].as_str().unwrap().to_owned());
+            }
+            match page["nextCursor"].as_str() {
+                Some(cursor) => path = format!("{first}&cursor={cursor}"),
+                None => break,
+            }
+        }
+        assert_eq!(seen, expected, "{filters}");
+    }
+}
+
 /// A player's rooms whatever their end are read as two ranges merged, the unfinished and the
 /// finished: pages of them follow the cursor newest first, without repeats or gaps.
 #[tokio::test]
