@@ -55,8 +55,8 @@ struct Args {
 type Filters = (bool, Option<bool>, Option<bool>);
 
 /// Each lobby index, its columns, and a listing that without it is no longer read as index
-/// ranges: the finished rooms whatever their game (older than the flood), and one game's rooms
-/// (another game floods every range of the other index).
+/// ranges: the finished rooms whatever their game (older than the flood), and one game's open
+/// rooms (another game's flood the other index's range of open rooms).
 const INDEXES: [(&str, &str, Filters); 2] = [
     (
         "rooms_public_by_joinable_finished",
@@ -66,7 +66,7 @@ const INDEXES: [(&str, &str, Filters); 2] = [
     (
         "rooms_public_by_game_joinable_finished",
         "(game, joinable, finished, seq)",
-        (true, None, None),
+        (true, Some(true), None),
     ),
 ];
 
