@@ -236,23 +236,48 @@ async fn pages_of_rooms_follow_the_cursor_without_repeats() {
         created.push(app.create_room(&p, json!({"game": "tictactoe"})).await["id"].clone());
     }
     created.reverse();
-    let mut seen = Vec::new();
-    let mut path = "/rooms?limit=2".to_owned();
-    loop {
-        let page = app.get_json(&path).await;
-        seen.extend(
-            page["rooms"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["id"].clone()),
-        );
-        match page["nextCursor"].as_str() {
-            Some(cursor) => path = format!("/rooms?limit=2&cursor={cursor}"),
-            None => break,
+    let seen: Vec<Value> = every_page(&app, "/rooms?limit=2")
+        .await
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    assert_eq!(seen, created);
+}
+
+/// A tic-tac-toe room of `x`'s: left open, or with `o` seated, or played on until X wins.
+async fn room_in_stage(app: &TestApp, x: &TestPlayer, o: &TestPlayer, stage: Stage) -> String {
+    let room = app.create_room(x, json!({"game": "tictactoe"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    if stage != Stage::Open {
+        app.join(o, &room).await;
+    }
+    if stage == Stage::Finished {
+        for (player, row, col) in [(x, 0, 0), (o, 1, 0), (x, 0, 1), (o, 1, 1), (x, 0, 2)] {
+            app.play_ok(player, &room, json!({"x": row, "y": col}))
+                .await;
         }
     }
-    assert_eq!(seen, created);
+    room
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Stage {
+    Open,
+    InPlay,
+    Finished,
+}
+
+/// Every room of the listing at `first` (a path with `limit`), page after page by its cursor.
+async fn every_page(app: &TestApp, first: &str) -> Vec<Value> {
+    let (mut rooms, mut path) = (Vec::new(), first.to_owned());
+    loop {
+        let page = app.get_json(&path).await;
+        rooms.extend(page["rooms"].as_array().unwrap().iter().cloned());
+        match page["nextCursor"].as_str() {
+            Some(cursor) => path = format!("{first}&cursor={cursor}"),
+            None => return rooms,
+        }
+    }
 }
 
 /// The lobby is read as one range for each value of each flag a listing leaves out (open or
@@ -266,19 +291,10 @@ async fn pages_of_the_lobby_merge_open_in_play_and_finished_rooms() {
     // (id, joinable, finished), newest first once reversed.
     let mut rooms = Vec::new();
     for n in 0..8 {
-        let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
-        let room = room["id"].as_str().unwrap().to_owned();
         // Finished, in play, open; again and again.
-        if n % 3 != 2 {
-            app.join(&o, &room).await;
-        }
-        if n % 3 == 0 {
-            for (player, row, col) in [(&x, 0, 0), (&o, 1, 0), (&x, 0, 1), (&o, 1, 1), (&x, 0, 2)] {
-                app.play_ok(player, &room, json!({"x": row, "y": col}))
-                    .await;
-            }
-        }
-        rooms.push((room, n % 3 == 2, n % 3 == 0));
+        let stage = [Stage::Finished, Stage::InPlay, Stage::Open][n % 3];
+        let room = room_in_stage(&app, &x, &o, stage).await;
+        rooms.push((room, stage == Stage::Open, stage == Stage::Finished));
     }
     rooms.reverse();
     for filters in [
@@ -305,23 +321,15 @@ async fn pages_of_the_lobby_merge_open_in_play_and_finished_rooms() {
             .filter(|(_, joinable, finished)| admits(*joinable, *finished))
             .map(|(id, _, _)| id.as_str())
             .collect();
-        let first = format!("/rooms?{filters}&limit=2");
-        let (mut seen, mut path) = (Vec::new(), first.clone());
-        loop {
-            let page = app.get_json(&path).await;
-            for room in page["rooms"].as_array().unwrap() {
-                let (joinable, finished) = (room["joinable"].as_bool(), room["finished"].as_bool());
-                assert!(
-                    admits(joinable.unwrap(), finished.unwrap()),
-                    "{filters}: {room}"
-                );
-                seen.push(room["id"].as_str().unwrap().to_owned());
-            }
-            match page["nextCursor"].as_str() {
-                Some(cursor) => path = format!("{first}&cursor={cursor}"),
-                None => break,
-            }
+        let listed = every_page(&app, &format!("/rooms?{filters}&limit=2")).await;
+        for room in &listed {
+            let (joinable, finished) = (room["joinable"].as_bool(), room["finished"].as_bool());
+            assert!(
+                admits(joinable.unwrap(), finished.unwrap()),
+                "{filters}: {room}"
+            );
         }
+        let seen: Vec<&str> = listed.iter().map(|r| r["id"].as_str().unwrap()).collect();
         assert_eq!(seen, expected, "{filters}");
     }
 }
@@ -335,32 +343,17 @@ async fn pages_of_a_players_rooms_merge_the_finished_and_the_unfinished() {
     let o = app.register(&unique("opponent")).await;
     let mut created = Vec::new();
     for n in 0..7 {
-        let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
-        let room = room["id"].as_str().unwrap().to_owned();
         // Finished, finished, open; again and again.
-        if n % 3 != 2 {
-            app.join(&o, &room).await;
-            for (player, row, col) in [(&x, 0, 0), (&o, 1, 0), (&x, 0, 1), (&o, 1, 1), (&x, 0, 2)] {
-                app.play_ok(player, &room, json!({"x": row, "y": col}))
-                    .await;
-            }
-        }
-        created.push(room);
+        let stage = [Stage::Finished, Stage::Finished, Stage::Open][n % 3];
+        created.push(room_in_stage(&app, &x, &o, stage).await);
     }
     created.reverse();
-    let first = format!("/rooms?player={}&limit=2", x.id);
-    let (mut seen, mut finished, mut path) = (Vec::new(), Vec::new(), first.clone());
-    loop {
-        let page = app.get_json(&path).await;
-        for room in page["rooms"].as_array().unwrap() {
-            seen.push(room["id"].as_str().unwrap().to_owned());
-            finished.push(room["finished"].as_bool().unwrap());
-        }
-        match page["nextCursor"].as_str() {
-            Some(cursor) => path = format!("{first}&cursor={cursor}"),
-            None => break,
-        }
-    }
+    let listed = every_page(&app, &format!("/rooms?player={}&limit=2", x.id)).await;
+    let seen: Vec<&str> = listed.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let finished: Vec<bool> = listed
+        .iter()
+        .map(|r| r["finished"].as_bool().unwrap())
+        .collect();
     assert_eq!(seen, created);
     assert_eq!(
         finished,
