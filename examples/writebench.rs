@@ -13,8 +13,8 @@
 //!
 //! `--indexes` (SQLite) also weighs each lobby index: with it dropped, the rate of writes that
 //! move rooms in the lobby (a room created with its creator seated, then finished: two
-//! listing-changing writes) and the time of a listing that without it is no longer index
-//! ranges, against both with every index in place. Each is measured twice, interleaved with the
+//! listing-changing writes) and the time of a listing that without it walks rooms it does
+//! not list, against both with every index in place. Each is measured twice, interleaved with the
 //! baseline, and the median kept. The stored rooms are the case the indexes exist for: a lobby
 //! flooded with open rooms of one game (`tictactoe3d`, the newest 97%), with the rooms those
 //! listings find (`tictactoe` open, in play and finished, 1% each) older than all of them, so
@@ -54,9 +54,9 @@ struct Args {
 /// A listing's filters: by game, joinable, finished.
 type Filters = (bool, Option<bool>, Option<bool>);
 
-/// Each lobby index, its columns, and a listing that without it is no longer read as index
-/// ranges: the finished rooms whatever their game (older than the flood), and one game's open
-/// rooms (another game's flood the other index's range of open rooms).
+/// Each lobby index, its columns, and a listing that without it walks rooms it does not list:
+/// the finished rooms whatever their game (older than the flood), and one game's open rooms
+/// (another game's flood fills the other index's range of open rooms).
 const INDEXES: [(&str, &str, Filters); 2] = [
     (
         "rooms_public_by_joinable_finished",
