@@ -40,8 +40,9 @@ fn store_dir() -> (tempfile::TempDir, String) {
 }
 
 /// Every filter set `GET /rooms` allows (48), with and without a cursor, each with its plan
-/// when it does not read one index range (each filter it can a `col=?` in the index search,
-/// nothing scanned or sorted), or for a player's rooms whatever their end, two merged.
+/// when it does not read its index ranges: one range, or one for each value of a flag left out
+/// (the lobby's, up to four; a player's rooms whatever their end, two), merged, each search
+/// with a `col=?` for every filter it can, nothing scanned or sorted.
 async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
     let flags = [None, Some(true)];
     let (mut checked, mut off) = (0, Vec::new());
@@ -119,7 +120,7 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
     (checked, off)
 }
 
-/// Every listing is an index range.
+/// Every listing is index ranges: one, or a few merged.
 #[tokio::test]
 async fn every_listing_is_an_index_range() {
     let (_dir, path) = store_dir();
@@ -133,7 +134,7 @@ async fn every_listing_is_an_index_range() {
 }
 
 /// No listing index is redundant: with any one of them dropped, some listing no longer reads
-/// one range (the write cost each adds is in `docs/benchmarks.md`).
+/// its ranges (the write cost each adds is in `docs/benchmarks.md`).
 #[tokio::test]
 async fn every_listing_index_is_the_only_range_for_some_listing() {
     let names = [
