@@ -24,6 +24,7 @@ mod presence;
 mod room_cache;
 mod room_locks;
 mod sessions;
+mod solitude;
 mod standing;
 mod transition;
 mod viewing;

@@ -13,17 +13,19 @@
 //!   change (see `follow`), so such retries are rare.
 //!
 //! An entry is replaced only by a higher version (versions only grow), so a read racing a
-//! commit never puts an older room back. When the server is alone again after sharing, the
-//! cache is emptied, since the other server may have changed any room. (A room edited by hand
+//! commit never puts an older room back. When the server is alone again after sharing, or
+//! finds that another server came and went since it last looked, the cache is emptied, since
+//! the other server may have changed any room. (A room edited by hand
 //! in the `sqlite3` shell is not noticed until it is next changed through the server; the
 //! compare-and-set still stops a move on a stale copy.)
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::bounded_cache::BoundedCache;
+use super::solitude::LastLook;
 use super::{Engine, EngineError};
 use crate::model::Room;
 use crate::store::Store;
@@ -31,8 +33,8 @@ use crate::store::Store;
 pub struct RoomCache {
     /// Shared with whoever answered or published the version: a read or a commit copies no room.
     rooms: BoundedCache<String, Arc<Room>>,
-    /// Set while another server shares the database.
-    shared: AtomicBool,
+    /// Whether the server has been alone on its database since the last look.
+    look: LastLook,
     /// Bumped whenever the cache is emptied; a room read before then is not remembered.
     epoch: AtomicU64,
     /// Held while emptying, so no room read in the old epoch slips in after the clear.
@@ -47,7 +49,7 @@ impl RoomCache {
     pub fn new(capacity: usize) -> Self {
         Self {
             rooms: BoundedCache::new(capacity),
-            shared: AtomicBool::new(false),
+            look: LastLook::new(),
             epoch: AtomicU64::new(0),
             clearing: Mutex::new(()),
         }
@@ -55,23 +57,16 @@ impl RoomCache {
 
     /// Call before reading a room from the database or committing one.
     pub fn epoch(&self, store: &Store) -> Epoch {
-        if store.alone() {
-            if self.shared.swap(false, Ordering::AcqRel) {
-                self.clear();
-            }
-        } else {
-            self.shared.store(true, Ordering::Release);
-        }
+        self.look.trusted(store, || self.clear());
         Epoch(self.epoch.load(Ordering::Acquire))
     }
 
     /// The current room, if this server is alone and has it.
     pub fn current(&self, store: &Store, room_id: &str) -> Option<Arc<Room>> {
-        self.epoch(store);
-        if self.shared.load(Ordering::Acquire) {
-            return None;
+        match self.look.trusted(store, || self.clear()) {
+            true => self.rooms.get(room_id),
+            false => None,
         }
-        self.rooms.get(room_id)
     }
 
     /// The room as this server last saw it, which may be behind when the database is shared:
@@ -222,5 +217,13 @@ mod tests {
         );
         cache.remember(cache.epoch(&store), &Arc::new(room(6)));
         assert_eq!(cache.current(&store, "r").map(|r| r.version), Some(6));
+
+        // Another server opens the database and closes it again between two looks.
+        drop(Store::open(&path).await.unwrap());
+        assert_eq!(
+            cache.current(&store, "r"),
+            None,
+            "emptied: company came and went unseen"
+        );
     }
 }

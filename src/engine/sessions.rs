@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::bounded_cache::BoundedCache;
+use super::solitude::LastLook;
 use super::{Engine, EngineError};
 use crate::domain::credentials::{self, hash_secret, PresentedToken};
 use crate::domain::ids::new_id;
@@ -309,17 +310,21 @@ impl EndedSessions {
     }
 }
 
-/// While the database is shared, learns once a second of sessions other servers ended. Each
-/// look reaches back [`ENDED_OVERLAP`] before the previous one began: a session another server
-/// stamped just before that look but committed just after it (or whose clock runs a little
-/// behind) is still found; one found twice changes nothing.
+/// While the database is shared, and once after another server came and went, learns once a
+/// second of sessions other servers ended. Each look reaches back [`ENDED_OVERLAP`] before the
+/// previous one began: a session another server stamped just before that look but committed
+/// just after it (or whose clock runs a little behind) is still found; one found twice changes
+/// nothing.
 pub(super) async fn follow_ended_sessions(engine: Engine) {
     let back = chrono::Duration::from_std(ENDED_OVERLAP).unwrap_or_default();
     let mut since = chrono::Utc::now();
+    let mut last = engine.store.solitude();
     loop {
         tokio::time::sleep(ENDED_POLL).await;
         let look = chrono::Utc::now();
-        if engine.store.alone() {
+        // Alone all along: nobody else could end a session.
+        let now = engine.store.solitude();
+        if now.is_some() && now == last {
             since = look;
             continue;
         }
@@ -330,6 +335,7 @@ pub(super) async fn follow_ended_sessions(engine: Engine) {
         {
             Ok(ended) => {
                 since = look;
+                last = now;
                 engine.sessions_ended(ended.into_iter().map(|(id, _)| id).collect());
             }
             Err(err) => tracing::warn!(error = %err, "could not learn which sessions ended"),
@@ -340,13 +346,15 @@ pub(super) async fn follow_ended_sessions(engine: Engine) {
 /// Sessions kept in memory so that a request's token is checked without a database read.
 ///
 /// Freshness, as for rooms: the cache is read and filled only while this server is alone on
-/// its database, and emptied whenever it is not, since another server may end a session or
-/// rotate its token. A change here bumps the epoch, so a session read before it is never put
+/// its database, and emptied whenever it is not or another server came since the last look,
+/// since another server may end a session or rotate its token. A change here bumps the epoch, so a session read before it is never put
 /// back afterwards.
 pub(super) struct SessionCache {
     /// Shared, so that a request's check copies no more of its session than the caller needs.
     sessions: BoundedCache<String, Arc<Session>>,
     epoch: Mutex<u64>,
+    /// Whether the server has been alone on its database since the last look.
+    look: LastLook,
 }
 
 impl SessionCache {
@@ -354,22 +362,24 @@ impl SessionCache {
         Self {
             sessions: BoundedCache::new(capacity),
             epoch: Mutex::new(0),
+            look: LastLook::new(),
         }
     }
 
     fn get(&self, store: &Store, id: &str) -> Option<Arc<Session>> {
-        if store.alone() {
-            self.sessions.get(id)
-        } else {
-            self.sessions.clear();
-            None
+        match self.look.trusted(store, || self.forget_all()) {
+            true => self.sessions.get(id),
+            false => {
+                self.sessions.clear();
+                None
+            }
         }
     }
 
     /// Call before reading a session from the database: `None` while the database is shared.
     fn epoch(&self, store: &Store) -> Option<u64> {
-        store
-            .alone()
+        self.look
+            .trusted(store, || self.forget_all())
             .then(|| *self.epoch.lock().expect("never poisoned"))
     }
 

@@ -128,13 +128,15 @@ impl Store {
         sqlite::backup(url, dest).await
     }
 
-    /// Whether this store is sure to be the only one writing its database: a SQLite file no
-    /// other server has open. Only then is what this process last wrote sure to be current.
+    /// `Some` when this store is sure to be the only one writing its database: a SQLite file
+    /// no other server has open. Only then is what this process last wrote sure to be current.
+    /// The number in it changes whenever another store opens the file, so a cache that last
+    /// looked at another number knows that company came since, even if it has gone again.
     /// Never on PostgreSQL, which is there to be shared.
-    pub fn alone(&self) -> bool {
+    pub fn solitude(&self) -> Option<u64> {
         match &self.database {
-            Database::Sqlite(db) => db.alone(),
-            Database::Postgres(_) => false,
+            Database::Sqlite(db) => db.solitude(),
+            Database::Postgres(_) => None,
         }
     }
 

@@ -341,3 +341,47 @@ pub async fn assert_versions_match_events(database: &str) {
     .await;
     assert_eq!(uneven, [], "every room's version is its number of events");
 }
+
+/// A second server on the same file that comes, acts and is gone between two requests to the
+/// first (which never saw it running): the first trusts none of what it kept from before, so
+/// it answers with the other's move and refuses the session the other ended.
+#[tokio::test]
+async fn a_server_sees_what_another_did_on_its_file_while_it_was_not_asked() {
+    let (_dir, database, _server, api) = started("shared.db").await;
+    let (id, x, o) = api.started_game("tictactoe").await;
+    let room = format!("/rooms/{id}");
+    let me = |token: &str| {
+        let token = token.to_owned();
+        let api = api.clone();
+        async move {
+            let response = api
+                .request(Method::GET, "/players/me", Some(&token), None)
+                .await;
+            response.status()
+        }
+    };
+    // Both are held in the first server's memory now.
+    let before = api.get_value(&room).await;
+    assert_eq!(me(&o.token).await, StatusCode::OK);
+
+    let other = Server::start(&database);
+    let there = other.api.with_timeout(TIMEOUT);
+    let (status, moved) = there
+        .post_value(
+            &format!("{room}/moves"),
+            Some(&x.token),
+            json!({"x": 1, "y": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(moved["version"], before["version"]);
+    let signed_out = there
+        .request(Method::DELETE, "/sessions/current", Some(&o.token), None)
+        .await;
+    assert_eq!(signed_out.status(), StatusCode::NO_CONTENT);
+    other.kill();
+
+    assert_eq!(api.get_value(&room).await, moved);
+    assert_eq!(me(&o.token).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(me(&x.token).await, StatusCode::OK);
+}

@@ -216,10 +216,9 @@ impl SqliteStore {
         self.log.clone()
     }
 
-    /// Whether this store is the only one open on its database file, in this process or any
-    /// other: only then is what this process last wrote sure to be current.
-    pub(super) fn alone(&self) -> bool {
-        self.presence.as_ref().is_none_or(|p| p.alone())
+    /// See [`Store::solitude`]. A database in memory is this store's alone, for good.
+    pub(super) fn solitude(&self) -> Option<u64> {
+        self.presence.as_ref().map_or(Some(0), |p| p.solitude())
     }
 }
 
