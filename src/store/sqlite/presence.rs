@@ -196,11 +196,17 @@ fn lock(file: &File, command: libc::c_int, kind: libc::c_int) -> io::Result<libc
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_second_store_on_the_file_is_company_until_it_closes() {
+    /// An empty database file in a directory of its own, which must outlive the test.
+    fn database() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let database = dir.path().join("db");
         std::fs::write(&database, b"").unwrap();
+        (dir, database)
+    }
+
+    #[test]
+    fn a_second_store_on_the_file_is_company_until_it_closes() {
+        let (_dir, database) = database();
         let first = Presence::join(&database).unwrap();
         let before = first.solitude().expect("alone");
         assert_eq!(first.solitude(), Some(before), "nobody came");
@@ -213,9 +219,7 @@ mod tests {
 
     #[test]
     fn company_that_came_and_went_between_two_looks_is_seen() {
-        let dir = tempfile::tempdir().unwrap();
-        let database = dir.path().join("db");
-        std::fs::write(&database, b"").unwrap();
+        let (_dir, database) = database();
         let first = Presence::join(&database).unwrap();
         let before = first.solitude().expect("alone");
         drop(Presence::join(&database).unwrap());
