@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 
 use crate::client::Api;
 use crate::real_server::Server;
+use crate::sessions::ends_within;
+use crate::sse_client::EventStream;
 
 /// How long a client waits for a server that may have just been killed.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -344,7 +346,8 @@ pub async fn assert_versions_match_events(database: &str) {
 
 /// A second server on the same file that comes, acts and is gone between two requests to the
 /// first (which never saw it running): the first trusts none of what it kept from before, so
-/// it answers with the other's move and refuses the session the other ended.
+/// it answers with the other's move, refuses the session the other ended, and closes that
+/// session's stream.
 #[tokio::test]
 async fn a_server_sees_what_another_did_on_its_file_while_it_was_not_asked() {
     let (_dir, database, _server, api) = started("shared.db").await;
@@ -363,6 +366,9 @@ async fn a_server_sees_what_another_did_on_its_file_while_it_was_not_asked() {
     // Both are held in the first server's memory now.
     let before = api.get_value(&room).await;
     assert_eq!(me(&o.token).await, StatusCode::OK);
+    let watching = format!("{}{room}/stream?access_token={}", api.address, o.token);
+    let mut stream = EventStream::open(&reqwest::Client::new(), &watching, None).await;
+    stream.event().await;
 
     let other = Server::start(&database);
     let there = other.api.with_timeout(TIMEOUT);
@@ -381,7 +387,17 @@ async fn a_server_sees_what_another_did_on_its_file_while_it_was_not_asked() {
     assert_eq!(signed_out.status(), StatusCode::NO_CONTENT);
     other.kill();
 
-    assert_eq!(api.get_value(&room).await, moved);
+    // As the other answered it, but for who has the room open on each server.
+    let without_online = |mut room: Value| {
+        room.as_object_mut().unwrap().remove("online");
+        room
+    };
+    assert_eq!(
+        without_online(api.get_value(&room).await),
+        without_online(moved)
+    );
     assert_eq!(me(&o.token).await, StatusCode::UNAUTHORIZED);
     assert_eq!(me(&x.token).await, StatusCode::OK);
+    let took = ends_within(&mut stream, Duration::from_millis(2_500)).await;
+    println!("the ended session's stream closed after {took:?}");
 }
