@@ -15,9 +15,9 @@
 //! An entry is replaced only by a higher version (versions only grow), so a read racing a
 //! commit never puts an older room back. When the server is alone again after sharing, or
 //! finds that another server came and went since it last looked, the cache is emptied, since
-//! the other server may have changed any room. (A room edited by hand
-//! in the `sqlite3` shell is not noticed until it is next changed through the server; the
-//! compare-and-set still stops a move on a stale copy.)
+//! the other server may have changed any room. (A room edited by hand in the `sqlite3` shell
+//! is not noticed until it is next changed through the server; the compare-and-set still
+//! stops a move on a stale copy.)
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
@@ -57,16 +57,21 @@ impl RoomCache {
 
     /// Call before reading a room from the database or committing one.
     pub fn epoch(&self, store: &Store) -> Epoch {
-        self.look.trusted(store, || self.clear());
+        self.trusted(store);
         Epoch(self.epoch.load(Ordering::Acquire))
     }
 
     /// The current room, if this server is alone and has it.
     pub fn current(&self, store: &Store, room_id: &str) -> Option<Arc<Room>> {
-        match self.look.trusted(store, || self.clear()) {
+        match self.trusted(store) {
             true => self.rooms.get(room_id),
             false => None,
         }
+    }
+
+    /// Whether entries are current rooms now, emptying the cache first if company came.
+    fn trusted(&self, store: &Store) -> bool {
+        self.look.trusted(store, || self.clear())
     }
 
     /// The room as this server last saw it, which may be behind when the database is shared:

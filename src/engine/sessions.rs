@@ -347,8 +347,8 @@ pub(super) async fn follow_ended_sessions(engine: Engine) {
 ///
 /// Freshness, as for rooms: the cache is read and filled only while this server is alone on
 /// its database, and emptied whenever it is not or another server came since the last look,
-/// since another server may end a session or rotate its token. A change here bumps the epoch, so a session read before it is never put
-/// back afterwards.
+/// since another server may end a session or rotate its token. A change here bumps the epoch,
+/// so a session read before it is never put back afterwards.
 pub(super) struct SessionCache {
     /// Shared, so that a request's check copies no more of its session than the caller needs.
     sessions: BoundedCache<String, Arc<Session>>,
@@ -367,7 +367,7 @@ impl SessionCache {
     }
 
     fn get(&self, store: &Store, id: &str) -> Option<Arc<Session>> {
-        match self.look.trusted(store, || self.forget_all()) {
+        match self.trusted(store) {
             true => self.sessions.get(id),
             false => {
                 self.sessions.clear();
@@ -378,9 +378,13 @@ impl SessionCache {
 
     /// Call before reading a session from the database: `None` while the database is shared.
     fn epoch(&self, store: &Store) -> Option<u64> {
-        self.look
-            .trusted(store, || self.forget_all())
+        self.trusted(store)
             .then(|| *self.epoch.lock().expect("never poisoned"))
+    }
+
+    /// Whether what is held is current now, forgetting it all first if company came.
+    fn trusted(&self, store: &Store) -> bool {
+        self.look.trusted(store, || self.forget_all())
     }
 
     fn remember(&self, epoch: Option<u64>, session: &Arc<Session>) {
