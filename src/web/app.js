@@ -853,7 +853,13 @@ const refreshRoomFacts = debounce(async () => {
   if (!current) return;
   const id = current.id;
   const result = await attempt(() => api.room(id));
-  if (!result.ok || !current || current.id !== id || result.data.version !== current.version) return;
+  if (!result.ok || !current || current.id !== id) return;
+  // A move arrived while the room was read (a quick player right after a join): the facts read
+  // belong to a version already passed, so read them again rather than never learn them.
+  if (result.data.version !== current.version) {
+    refreshRoomFacts();
+    return;
+  }
   const same = (fact) => JSON.stringify(current[fact]) === JSON.stringify(result.data[fact]);
   if (ROOM_FACTS.every(same)) return;
   for (const fact of ROOM_FACTS) {
