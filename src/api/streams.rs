@@ -8,6 +8,7 @@ use std::time::Duration;
 use actix_web::http::header::{self, ContentEncoding};
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
+use futures_util::future::LocalBoxFuture;
 use futures_util::stream::{self, Stream};
 use rand::Rng;
 use serde::Deserialize;
@@ -21,6 +22,7 @@ use crate::engine::{Engine, SignedIn};
 
 use crate::live::{Feed, Here, LOBBY};
 use crate::metrics::Held;
+use crate::store::StoreError;
 use crate::views::{comment_frame, retry_frame};
 
 /// Browsers reconnect after `retry` milliseconds: this much, plus up to `RETRY_SPREAD_MS` so a
@@ -189,8 +191,21 @@ struct Presence {
     ended: watch::Receiver<std::sync::Arc<Vec<String>>>,
 }
 
+/// A feed's `next`, owning the feed until it answers.
+type NextFrame<F> = LocalBoxFuture<'static, (F, Result<Option<Bytes>, StoreError>)>;
+
+/// Asks `feed` for its next frame. The stream keeps this one future until it answers, across
+/// keep-alives and presence ticks, so a feed is never dropped halfway through a frame (a
+/// version taken from the channel while its view is computed would be lost with it).
+fn next_frame<F: Feed + 'static>(mut feed: F) -> NextFrame<F> {
+    Box::pin(async move {
+        let next = feed.next().await;
+        (feed, next)
+    })
+}
+
 struct Streaming<F> {
-    feed: F,
+    next: NextFrame<F>,
     keepalive: Interval,
     shutdown: StreamsShutdown,
     opening: Option<Bytes>,
@@ -210,7 +225,7 @@ fn frames<F: Feed + 'static>(
 ) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
     let retry = RETRY_BASE_MS + rand::rng().random_range(0..RETRY_SPREAD_MS);
     let start = Streaming {
-        feed,
+        next: next_frame(feed),
         keepalive: interval_at(Instant::now() + keepalive, keepalive),
         shutdown,
         opening: Some(retry_frame(retry)),
@@ -223,7 +238,7 @@ fn frames<F: Feed + 'static>(
         }
         let frame = loop {
             let Streaming {
-                feed,
+                next,
                 keepalive,
                 shutdown,
                 presence,
@@ -247,8 +262,9 @@ fn frames<F: Feed + 'static>(
             break tokio::select! {
                 biased;
                 _ = shutdown.wait_for(|stopping| *stopping) => return None,
-                next = feed.next() => match next {
+                (feed, answer) = &mut *next => match answer {
                     Ok(Some(frame)) => {
+                        *next = next_frame(feed);
                         keepalive.reset();
                         frame
                     }

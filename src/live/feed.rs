@@ -27,8 +27,9 @@ pub trait Framer: Send + Sync {
 
 /// A source of stream frames.
 pub trait Feed {
-    /// The next frame, waiting for one; `None` when there will be no more. Cancel-safe:
-    /// dropping the future loses nothing.
+    /// The next frame, waiting for one; `None` when there will be no more. Not cancel-safe
+    /// (a version taken from the channel is held while its view is computed): a stream
+    /// polls each call to its end, whatever else it sends meanwhile.
     fn next(
         &mut self,
     ) -> impl std::future::Future<Output = Result<Option<Bytes>, StoreError>> + Send;

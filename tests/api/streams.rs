@@ -313,3 +313,50 @@ async fn the_lobby_stream_announces_public_rooms_opening_filling_and_finishing()
     let unknown = app.get("/rooms/stream?game=no-such-game").await;
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
 }
+
+/// A game of hidden information whose view of a full room takes longer to compute than a
+/// signed-in stream goes without writing (its keep-alive pulse, one second).
+const SLOW_VIEW_GAME: &str = r#"module.exports = {
+  onRoomStart: () => ({ state: {} }),
+  onPlayerJoin: (player, room) => ({ joinable: room.players.length < 2 }),
+  onPlayerQuit: () => ({}),
+  onPlayerMove: () => ({}),
+  onPlayerView: (viewer, room) => {
+    if (room.players.length === 2) {
+      const until = Date.now() + 1500;
+      while (Date.now() < until) {}
+    }
+    return { seen: room.players.length };
+  },
+};"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_whose_view_outlasts_a_keep_alive_still_reaches_its_viewer() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.hook_limits.time_ms = 10_000;
+    })
+    .await;
+    app.publish("slow-view", SLOW_VIEW_GAME).await;
+    let alice = app.register(&unique("alice")).await;
+    let bob = app.register(&unique("bob")).await;
+    let room = app.create_room(&alice, json!({"game": "slow-view"})).await;
+    let (id, version) = (
+        room["id"].as_str().unwrap(),
+        room["version"].as_i64().unwrap(),
+    );
+    let url = format!(
+        "{}/rooms/{id}/stream?after={version}&access_token={}",
+        app.address, alice.token
+    );
+    let mut stream = EventStream::open(&app.client, &url, None).await;
+    assert_eq!(app.join(&bob, id).await.status(), StatusCode::OK);
+    // While the view is computed the stream's pulse falls due, once at least: the version is
+    // still sent, once framed, and nothing else is lost with it.
+    let next = tokio::time::timeout(Duration::from_secs(20), stream.event())
+        .await
+        .expect("the joined version reaches the stream");
+    assert_eq!(next.event.as_deref(), Some("version"));
+    let data = next.json();
+    assert_eq!(data["version"], version + 1);
+    assert_eq!(data["state"], json!({"seen": 2}));
+}
