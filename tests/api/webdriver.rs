@@ -2,6 +2,7 @@
 //! just what the page tests need (open a page, find, click, type, read, screenshot).
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,6 +30,8 @@ impl Driver {
             .port();
         let child = Command::new(chromedriver())
             .arg(format!("--port={port}"))
+            // A group of its own, which the browsers it starts join (see `Drop`).
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -102,8 +105,12 @@ impl Driver {
 }
 
 impl Drop for Driver {
+    /// Ends chromedriver and every browser it started: they share its process group, so a
+    /// test that fails before closing its browsers leaves none running behind it.
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let group = self.child.id() as libc::pid_t;
+        // SAFETY: a plain signal to the process group made for chromedriver in `start`.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
         let _ = self.child.wait();
     }
 }
