@@ -351,7 +351,7 @@ async fn a_version_whose_view_outlasts_a_keep_alive_still_reaches_its_viewer() {
     let mut stream = EventStream::open(&app.client, &url, None).await;
     assert_eq!(app.join(&bob, id).await.status(), StatusCode::OK);
     // While the view is computed the stream's pulse falls due, once at least: the version is
-    // still sent, once framed, and nothing else is lost with it.
+    // still sent, once framed.
     let next = tokio::time::timeout(Duration::from_secs(20), stream.event())
         .await
         .expect("the joined version reaches the stream");
