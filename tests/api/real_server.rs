@@ -80,3 +80,13 @@ impl Server {
         self.child.wait().unwrap();
     }
 }
+
+/// A server a test did not stop (or that a failing test left behind) is killed with it, not
+/// left running on its port after the tests are done.
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Once the child has been waited for, std sends nothing: no other process is hit.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
