@@ -11,6 +11,7 @@ mod frontends;
 mod game_logs;
 mod games;
 mod health;
+mod json_body;
 pub mod limits;
 mod metrics;
 mod page;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{
     etag, not_modified, parse_cursor, parse_query, Actor, AnyJson, IfMatch, Json, MaybeCaller,
 };
+use super::json_body::json_body;
 use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::engine::{Action, BotSeat, EngineError, Placement, RoomOptions};
@@ -57,10 +58,12 @@ pub(super) async fn room_response(
     viewer: Option<&PlayerRef>,
 ) -> Result<HttpResponse, ApiError> {
     let view = context.engine.view_room(room, viewer).await?;
-    Ok(HttpResponse::build(status)
-        .insert_header((header::ETAG, etag(room.version)))
-        .insert_header((header::VARY, "Authorization"))
-        .json(view))
+    Ok(json_body(
+        HttpResponse::build(status)
+            .insert_header((header::ETAG, etag(room.version)))
+            .insert_header((header::VARY, "Authorization")),
+        &view,
+    ))
 }
 
 /// A room as JSON, with `Location` (for a room just created).
