@@ -178,9 +178,9 @@ fn event(version: i64, kind: EventKind, player: &PlayerRef, room: &Room) -> Room
 }
 
 /// A change of `room` from version `expected` (`None` creates it, with its memberships).
-fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> RoomCommit {
+fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> Box<RoomCommit> {
     let members = expected.is_none();
-    RoomCommit {
+    Box::new(RoomCommit {
         listing_changed: members,
         room,
         expected_version: expected,
@@ -192,7 +192,7 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> RoomComm
         audit: None,
         rated_result: None,
         rating_changes: Default::default(),
-    }
+    })
 }
 
 /// A public room of two seats, its first player seated: two versions, one commit.
@@ -234,11 +234,9 @@ async fn seat_second(store: &Store, mut room: Room, players: &[PlayerRef; 2]) ->
     room.players.push(players[1].clone());
     let events = vec![event(room.version, EventKind::Join, &players[1], &room)];
     let expected = room.version - 1;
-    let change = RoomCommit {
-        listing_changed: true,
-        members_changed: true,
-        ..commit(room, Some(expected), events)
-    };
+    let mut change = commit(room, Some(expected), events);
+    change.listing_changed = true;
+    change.members_changed = true;
     store.commit(change).await.expect("seated").room
 }
 
@@ -254,11 +252,9 @@ async fn finish(store: &Store, mut room: Room) {
         &room,
     )];
     let expected = room.version - 1;
-    let change = RoomCommit {
-        listing_changed: true,
-        finished_changed: true,
-        ..commit(room, Some(expected), events)
-    };
+    let mut change = commit(room, Some(expected), events);
+    change.listing_changed = true;
+    change.finished_changed = true;
     store.commit(change).await.expect("finished");
 }
 

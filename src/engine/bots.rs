@@ -145,13 +145,14 @@ impl Engine {
                     return Ok(room);
                 }
             };
-            match self
-                .update(
-                    &room.id,
-                    Precondition::exactly(room.version),
-                    Action::Move(bot.clone(), mv.clone()),
-                )
-                .await
+            // Boxed: a room with no bot seated never gets here, and unboxed the action's
+            // future would be carried twice by every action's.
+            match Box::pin(self.update(
+                &room.id,
+                Precondition::exactly(room.version),
+                Action::Move(bot.clone(), mv.clone()),
+            ))
+            .await
             {
                 Ok(next) => room = next,
                 // Someone else moved first: look at the room again.

@@ -407,14 +407,21 @@ impl Engine {
                 if let Some(game) = self.hosted.get(&(room.game.clone(), version)) {
                     return Ok(game);
                 }
-                let record = self
-                    .store
-                    .game_version(&room.game, Some(version))
-                    .await?
-                    .ok_or_else(unavailable)?;
-                self.hosted_game(record).await
+                // Boxed: loading is rare, and its future is large; unboxed it would be
+                // carried by every future that asks for a room's game, cached or not.
+                Box::pin(self.load_hosted(&room.game, version)).await
             }
         }
+    }
+
+    /// A hosted game's version, read from the database and started.
+    async fn load_hosted(&self, id: &str, version: i64) -> Result<Arc<dyn Game>, EngineError> {
+        let record = self
+            .store
+            .game_version(id, Some(version))
+            .await?
+            .ok_or_else(|| EngineError::GameUnavailable(id.to_owned()))?;
+        self.hosted_game(record).await
     }
 
     async fn hosted_game(&self, record: GameVersionRecord) -> Result<Arc<dyn Game>, EngineError> {

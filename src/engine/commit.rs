@@ -3,6 +3,7 @@
 //! durable, is remembered, arms the room's deadline and is published to live subscribers. The
 //! life of a move through here is told in `docs/internals.md`.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
 use crate::live::Shown;
 use crate::model::{LobbyChange, Room};
-use crate::store::{QuickPlayGuard, StoreError};
+use crate::store::{QuickPlayGuard, RoomCommit, StoreError};
 
 impl Engine {
     /// Reads the room, applies `action` to a working copy, and commits it if the room is still
@@ -86,21 +87,33 @@ impl Engine {
 
     /// The one way a room changes: the commit, durable once this returns, then its versions
     /// to live subscribers. Callers hold the room's turn, so versions are published in order.
-    pub(super) async fn commit(
+    ///
+    /// The step becomes a boxed commit before anything is awaited: the future then carries a
+    /// pointer, not the step and the commit (about 800 bytes each) copied into every future
+    /// that awaits it, as far up as the HTTP handler's.
+    pub(super) fn commit(
         &self,
         step: Transition,
         quick_play: Option<QuickPlayGuard>,
-    ) -> Result<Arc<Room>, StoreError> {
+    ) -> impl Future<Output = Result<Arc<Room>, StoreError>> + '_ {
         // A game with a view hook frames each version per viewer, in each stream.
         let shown = match step.game().capabilities().player_view {
             true => Shown::PerViewer,
             false => Shown::ToEveryone,
         };
         let mut commit = step.into_commit();
-        let room_id = commit.room.id.clone();
         commit.quick_play = quick_play;
+        self.write_commit(commit, shown)
+    }
+
+    async fn write_commit(
+        &self,
+        commit: Box<RoomCommit>,
+        shown: Shown,
+    ) -> Result<Arc<Room>, StoreError> {
+        let room_id = commit.room.id.clone();
         let epoch = self.rooms.epoch(&self.store);
-        let mut commit = match self.store.commit(commit).await {
+        let commit = match self.store.commit(commit).await {
             Ok(commit) => commit,
             Err(err) => {
                 // Whatever this process remembered of the room may be behind.
@@ -108,25 +121,29 @@ impl Engine {
                 return Err(err);
             }
         };
+        let RoomCommit {
+            room,
+            mut events,
+            rating_changes,
+            rated_result,
+            lobby_change,
+            ..
+        } = *commit;
         // One room from here on, shared by the cache, the caller's answer and the streams.
-        let room = Arc::new(commit.room);
+        let room = Arc::new(room);
         self.rooms.remember(epoch, &room);
         // The version that finished a rated game carries what it did to the ratings.
-        let changes = std::mem::take(&mut *commit.rating_changes.lock().expect("never poisoned"));
-        if let Some(result) = &commit.rated_result {
-            if let Some(event) = commit
-                .events
-                .iter_mut()
-                .find(|e| e.version == result.version)
-            {
+        let changes = std::mem::take(&mut *rating_changes.lock().expect("never poisoned"));
+        if let Some(result) = &rated_result {
+            if let Some(event) = events.iter_mut().find(|e| e.version == result.version) {
                 event.rating_changes = changes;
             }
         }
         if let Some(at) = &room.trigger_timeout_at {
             self.alarm.armed(at);
         }
-        self.hub.publish(&room, commit.events, shown);
-        if let Some(change) = commit.lobby_change {
+        self.hub.publish(&room, events, shown);
+        if let Some(change) = lobby_change {
             self.tell_lobby(&room, change).await;
         }
         Ok(room)
@@ -138,7 +155,8 @@ impl Engine {
         if room.private || !self.hub.lobby_watched() {
             return;
         }
-        match self.view_room(room, None).await {
+        // Boxed, so that a commit's future does not carry a view's while nobody watches.
+        match Box::pin(self.view_room(room, None)).await {
             Ok(view) => self.hub.publish_lobby(&room.game, change, &view),
             Err(err) => {
                 tracing::warn!(room = %room.id, error = %err, "a room could not be shown to the lobby")

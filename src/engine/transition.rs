@@ -382,8 +382,9 @@ impl Transition {
         }
     }
 
-    /// The step as a change for the store to write.
-    pub fn into_commit(self) -> RoomCommit {
+    /// The step as a change for the store to write (boxed: it travels through futures and the
+    /// writer's queue).
+    pub fn into_commit(self) -> Box<RoomCommit> {
         let listing_changed = self.lobby_before.is_none_or(|before| {
             (before.joinable, before.finished) != (self.room.joinable, self.room.finished)
         });
@@ -391,7 +392,7 @@ impl Transition {
             .lobby_before
             .is_none_or(|before| before.finished != self.room.finished);
         let lobby_change = self.lobby_change();
-        RoomCommit {
+        Box::new(RoomCommit {
             lobby_change,
             room: self.room,
             expected_version: self.expected_version,
@@ -403,7 +404,7 @@ impl Transition {
             audit: self.audit,
             rated_result: self.rated_result,
             rating_changes: Default::default(),
-        }
+        })
     }
 }
 

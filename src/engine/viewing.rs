@@ -91,7 +91,18 @@ impl Engine {
     }
 
     /// What the view hook makes of `board` for `viewer`, from memory when it was asked before.
-    async fn viewed(
+    /// Boxed: only games with a view hook ask, and its future is large; unboxed, every view of
+    /// every room would carry it.
+    fn viewed(
+        &self,
+        game: Arc<dyn Game>,
+        board: BoardGame,
+        viewer: Option<PlayerRef>,
+    ) -> BoxFuture<'_, Result<Arc<Value>, EngineError>> {
+        Box::pin(self.make_view(game, board, viewer))
+    }
+
+    async fn make_view(
         &self,
         game: Arc<dyn Game>,
         board: BoardGame,

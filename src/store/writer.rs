@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use sqlx::Pool;
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
 
 use super::batch;
 use super::dialect::Dialect;
@@ -179,10 +180,15 @@ impl Writer {
         write: Write,
         reply: Reply<T, R>,
     ) -> Result<(T, R), StoreError> {
-        self.jobs
-            .send(write)
-            .await
-            .map_err(|_| StoreError::WriterStopped)?;
+        match self.jobs.try_send(write) {
+            Ok(()) => {}
+            // Boxed: waiting for room is rare, and the channel's `send` future (888 bytes)
+            // would otherwise be carried by every future that writes, up to the handler's.
+            Err(TrySendError::Full(write)) => Box::pin(self.jobs.send(write))
+                .await
+                .map_err(|_| StoreError::WriterStopped)?,
+            Err(TrySendError::Closed(_)) => return Err(StoreError::WriterStopped),
+        }
         reply.await.map_err(|_| StoreError::WriterStopped)?
     }
 }
@@ -549,7 +555,7 @@ pub(super) mod tests {
                 new_room(&format!("room-{n:02}"), seated)
             })
             .collect();
-        let results = join_all(commits.into_iter().map(|c| store.commit(c))).await;
+        let results = join_all(commits.into_iter().map(|c| store.commit(Box::new(c)))).await;
         for (n, result) in results.iter().enumerate() {
             assert_eq!(result.is_ok(), n != 17, "{n}: {result:?}");
             let stored = store.room(&format!("room-{n:02}")).await.unwrap();
