@@ -145,8 +145,9 @@ impl Engine {
                     return Ok(room);
                 }
             };
-            // Boxed: a room with no bot seated never gets here, and unboxed the action's
-            // future would be carried twice by every action's.
+            // Boxed: a room with no bot seated never gets here, and unboxed every action's
+            // future would be sized for a bot's turn (this loop's state around a whole
+            // update) rather than for the action's own update.
             match Box::pin(self.update(
                 &room.id,
                 Precondition::exactly(room.version),

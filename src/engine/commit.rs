@@ -155,8 +155,7 @@ impl Engine {
         if room.private || !self.hub.lobby_watched() {
             return;
         }
-        // Boxed, so that a commit's future does not carry a view's while nobody watches.
-        match Box::pin(self.view_room(room, None)).await {
+        match self.view_room(room, None).await {
             Ok(view) => self.hub.publish_lobby(&room.game, change, &view),
             Err(err) => {
                 tracing::warn!(room = %room.id, error = %err, "a room could not be shown to the lobby")
