@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use serde::{Deserialize, Serializer};
 use serde_json::{json, Value};
 
 use super::line_game::{index_lines, move_field, Cell, Geometry, Line, LineGame};
@@ -71,12 +72,12 @@ impl Geometry for Square {
         json!({"x": cell / 3, "y": cell % 3})
     }
 
-    fn board_json(board: &[Cell]) -> Value {
-        json!(board.chunks(3).collect::<Vec<_>>())
+    fn write_board<S: Serializer>(board: &[Cell], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(board.chunks(3))
     }
 
     fn parse_board(board: &Value) -> Option<Vec<Cell>> {
-        let rows: Vec<[Cell; 3]> = serde_json::from_value(board.clone()).ok()?;
+        let rows = Vec::<[Cell; 3]>::deserialize(board).ok()?;
         (rows.len() == 3).then(|| rows.concat())
     }
 

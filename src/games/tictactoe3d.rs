@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
 use super::line_game::{index_lines, move_field, Cell, Geometry, Line, LineGame};
@@ -130,12 +131,12 @@ impl Geometry for Cube {
         json!({"index": cell})
     }
 
-    fn board_json(board: &[Cell]) -> Value {
-        json!(board)
+    fn write_board<S: Serializer>(board: &[Cell], serializer: S) -> Result<S::Ok, S::Error> {
+        board.serialize(serializer)
     }
 
     fn parse_board(board: &Value) -> Option<Vec<Cell>> {
-        let cells: Vec<Cell> = serde_json::from_value(board.clone()).ok()?;
+        let cells = Vec::<Cell>::deserialize(board).ok()?;
         (cells.len() == 27).then_some(cells)
     }
 
