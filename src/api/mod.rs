@@ -200,9 +200,19 @@ pub fn configure(cfg: &mut ServiceConfig, dev: bool) {
         }
     }
     // After every literal path, so `/rooms/quickplay` is never read as a room id; and a scope
-    // matches every path it begins, so the one with more literal segments goes first
-    // (`/players/me/sessions/{id}` before `/players/{id}`, which would take `me`).
-    scoped.sort_by_key(|(prefix, _)| std::cmp::Reverse(prefix.matches('/').count()));
+    // matches every path it begins, so of two with the same first segment the one with more
+    // literal segments goes first (`/players/me/sessions/{id}` before `/players/{id}`, which
+    // would take `me`). Scopes of different first segments never match the same path, and
+    // each one tried is a regex search (and an allocation): the rooms' scope, which every
+    // join and move goes to, is tried first.
+    scoped.sort_by_key(|(prefix, _)| {
+        let first = prefix.split('/').nth(1).unwrap_or_default();
+        (
+            first != "rooms",
+            first,
+            std::cmp::Reverse(prefix.matches('/').count()),
+        )
+    });
     for (prefix, resources) in scoped {
         let scope = resources
             .into_iter()
