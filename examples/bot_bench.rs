@@ -360,7 +360,7 @@ fn started(game: &dyn Game) -> BoardGame {
         version: 1,
         joinable: true,
         finished: false,
-        state: Value::Null,
+        state: Value::Null.into(),
         trigger_timeout_at: None,
         room_start_context: RoomStartContext {
             private: false,
@@ -388,7 +388,7 @@ fn apply(room: &mut BoardGame, patch: HookResult) {
         .validate()
         .expect("a valid patch");
     if let Some(state) = patch.state {
-        room.state = state;
+        room.state = state.into();
     }
     if let Some(joinable) = patch.joinable {
         room.joinable = joinable;

@@ -143,13 +143,13 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
         ..new_room("bench")
     };
     let start = native.on_room_start(&room).unwrap().validate().unwrap();
-    room.state = start.state.unwrap();
+    room.state = start.state.unwrap().into();
     let joined = native
         .on_player_join(&room.players[1].clone(), &room)
         .unwrap()
         .validate()
         .unwrap();
-    room.state = joined.state.unwrap();
+    room.state = joined.state.unwrap().into();
     let mv = json!({"x": 1, "y": 1});
     let args = serde_json::value::to_raw_value(&json!([x, mv, room])).expect("JSON");
 
@@ -281,7 +281,9 @@ fn play_in_pool(pool: &SandboxPool, source: &str) {
         let patch = Patch::from_json(patch)
             .and_then(Patch::validate)
             .expect("a patch");
-        room.state = patch.state.unwrap_or(room.state.take());
+        if let Some(state) = patch.state {
+            room.state = state.into();
+        }
         room.joinable = patch.joinable.unwrap_or(room.joinable);
         room.finished = patch.finished.unwrap_or(room.finished);
         room.version += 1;
@@ -333,7 +335,7 @@ fn new_room(id: &str) -> BoardGame {
         version: 0,
         joinable: true,
         finished: false,
-        state: Value::Null,
+        state: Value::Null.into(),
         room_start_context: RoomStartContext {
             private: false,
             clock: None,

@@ -210,7 +210,7 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
         version: 2,
         joinable: true,
         finished: false,
-        state: json!({"board": [null, null, null, null, null, null, null, null, null]}),
+        state: json!({"board": [null, null, null, null, null, null, null, null, null]}).into(),
         players: vec![players[0].clone()],
         inactive_players: Vec::new(),
         created_at: "2026-01-01T00:00:00Z".into(),
@@ -283,7 +283,7 @@ async fn run_moves(
             while started.elapsed() < duration {
                 let expected = room.version;
                 room.version += 1;
-                room.state = json!({"turn": room.version});
+                room.state = json!({"turn": room.version}).into();
                 let events = vec![event(room.version, EventKind::Move, &players[0], &room)];
                 let sent = Instant::now();
                 room = store

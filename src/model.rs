@@ -1,5 +1,7 @@
 //! The records the engine works on and the store keeps: rooms, their events, and accounts.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -26,7 +28,7 @@ pub struct Room {
     /// Whether finishing the room's games changes its players' ratings: public rooms of people
     /// only, unless opened with `"rated": false`. Set when the room is opened, for its life.
     pub rated: bool,
-    pub state: Value,
+    pub state: Arc<Value>,
     /// When the game's `onTimeout` runs, if a hook set a deadline (RFC 3339, UTC).
     pub trigger_timeout_at: Option<String>,
     /// The clock the room was created with, if any; the same for its whole life.
@@ -105,7 +107,7 @@ impl Room {
             finished: false,
             private,
             rated: false,
-            state: Value::Null,
+            state: Arc::new(Value::Null),
             trigger_timeout_at: None,
             clock: None,
             rematch: None,
@@ -117,23 +119,23 @@ impl Room {
 
     /// The copy of the record a hook is shown, at `now`.
     pub fn board_game(&self, now: chrono::DateTime<chrono::Utc>) -> BoardGame {
-        BoardGame {
-            players: self.players.clone(),
-            state: self.state.clone(),
-            ..self.board_game_without_state(now)
-        }
+        self.board_game_seating(self.players.clone(), now)
     }
 
-    /// The room as a hook sees it, with no players and a null state: for a caller that lends
-    /// the hook its own.
-    pub fn board_game_without_state(&self, now: chrono::DateTime<chrono::Utc>) -> BoardGame {
+    /// The room as a hook sees it with `players` seated: for a caller that lends the hook its
+    /// own. The state is shared, never copied.
+    pub fn board_game_seating(
+        &self,
+        players: Vec<PlayerRef>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> BoardGame {
         BoardGame {
             room_id: self.id.clone(),
-            players: Vec::new(),
+            players,
             version: self.version,
             joinable: self.joinable,
             finished: self.finished,
-            state: Value::Null,
+            state: self.state.clone(),
             trigger_timeout_at: self.trigger_timeout_at.clone(),
             room_start_context: RoomStartContext {
                 private: self.private,
@@ -246,7 +248,7 @@ pub struct RoomEvent {
     pub kind: EventKind,
     pub player: Option<PlayerRef>,
     pub mv: Option<Value>,
-    pub state: Value,
+    pub state: Arc<Value>,
     pub joinable: bool,
     pub finished: bool,
     /// Who was seated at this version, in seat order.

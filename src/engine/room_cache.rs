@@ -170,7 +170,7 @@ mod tests {
             version,
             joinable: true,
             finished: false,
-            state: serde_json::Value::Null,
+            state: serde_json::Value::Null.into(),
             players: vec![],
             inactive_players: vec![],
             created_at: String::new(),

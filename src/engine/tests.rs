@@ -85,7 +85,7 @@ async fn a_refused_hook_gives_the_working_copy_its_state_and_players_back() {
     let engine = engine(&dir).await;
     let (x, o, room) = tictactoe_in_play(&engine).await;
     assert_eq!(room.players.len(), 2);
-    assert_ne!(room.state, serde_json::Value::Null);
+    assert_ne!(*room.state, serde_json::Value::Null);
 
     let game = engine.game_of(&room).await.unwrap();
     let mut step = Transition::new(game, Room::clone(&room), Some(room.version));

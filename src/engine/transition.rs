@@ -161,7 +161,7 @@ impl Transition {
         for player in std::mem::take(&mut self.room.players) {
             self.make_inactive(player);
         }
-        self.room.state = Value::Null;
+        self.room.state = Arc::new(Value::Null);
         self.room.joinable = true;
         self.room.finished = false;
         self.room.trigger_timeout_at = None;
@@ -212,19 +212,15 @@ impl Transition {
         player: Option<&PlayerRef>,
         mv: Option<&Value>,
     ) -> Result<(), EngineError> {
-        // The hook is shown the working copy's own state and players, lent rather than copied
-        // (the copy is this step's alone); they come back whatever the hook does.
-        let board = BoardGame {
-            players: std::mem::take(&mut self.room.players),
-            state: std::mem::take(&mut self.room.state),
-            ..self.room.board_game_without_state(self.now)
-        };
+        // The hook is shown the working copy's own players, lent rather than copied (the copy
+        // is this step's alone; they come back whatever the hook does), and its state, shared.
+        let players = std::mem::take(&mut self.room.players);
+        let board = self.room.board_game_seating(players, self.now);
         let patch = self.ask_hook(kind, player, mv, &board);
         self.room.players = board.players;
-        self.room.state = board.state;
         let patch = patch?;
         if let Some(state) = patch.state {
-            self.room.state = state;
+            self.room.state = Arc::new(state);
         }
         if let Some(joinable) = patch.joinable {
             self.room.joinable = joinable;

@@ -47,9 +47,9 @@ impl Engine {
         let state = if game.capabilities().player_view {
             let board = room.board_game(chrono::Utc::now());
             let state = self.viewed(game, board, member(room, viewer)).await?;
-            Cow::Owned(state.as_ref().clone())
+            Cow::Owned(Value::clone(&state))
         } else {
-            Cow::Borrowed(&room.state)
+            Cow::Borrowed(&*room.state)
         };
         let online = (self.presence.online(&room.id).into_iter())
             .filter(|id| room.is_player(id))

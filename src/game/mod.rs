@@ -15,6 +15,7 @@ pub use patch::{deadline_text, json_type, Patch, PatchError, ValidPatch, MAX_STA
 pub use registry::GameRegistry;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,7 +59,7 @@ pub struct BoardGame {
     pub version: i64,
     pub joinable: bool,
     pub finished: bool,
-    pub state: Value,
+    pub state: Arc<Value>,
     /// When `onTimeout` runs next (RFC 3339, UTC), if a hook set it.
     pub trigger_timeout_at: Option<String>,
     pub room_start_context: RoomStartContext,
@@ -214,7 +215,7 @@ pub trait Game: Send + Sync {
         game: &BoardGame,
     ) -> Result<Value, HookError> {
         let _ = viewer;
-        Ok(game.state.clone())
+        Ok(Value::clone(&game.state))
     }
 
     /// Who won `game`, a room that has just finished (the record of its finishing version):

@@ -315,7 +315,7 @@ impl Game for Battleship {
         game: &BoardGame,
     ) -> Result<Value, HookError> {
         if game.finished {
-            return Ok(game.state.clone());
+            return Ok(Value::clone(&game.state));
         }
         let mut state = State::decode(&game.state)?;
         let seat = viewer.and_then(|v| game.players.iter().position(|p| p.id == v.id));
@@ -437,7 +437,7 @@ mod tests {
             version: 5,
             joinable: false,
             finished,
-            state,
+            state: state.into(),
             trigger_timeout_at: None,
             room_start_context: crate::game::RoomStartContext {
                 private: false,
@@ -459,7 +459,7 @@ mod tests {
         let patch = Battleship.on_player_move(&player(seat), &mv, game)?;
         let patch = patch.validate().unwrap();
         if let Some(state) = patch.state {
-            game.state = state;
+            game.state = state.into();
         }
         if let Some(finished) = patch.finished {
             game.finished = finished;
@@ -536,7 +536,7 @@ mod tests {
         assert_eq!(watcher["fleets"][0], json!([]));
         assert_eq!(watcher["placed"], json!([true, true]));
         game.finished = true;
-        assert_eq!(Battleship.on_player_view(None, &game).unwrap(), game.state);
+        assert_eq!(Battleship.on_player_view(None, &game).unwrap(), *game.state);
     }
 
     #[test]

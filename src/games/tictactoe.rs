@@ -110,7 +110,7 @@ mod tests {
             version: 0,
             joinable: true,
             finished: false,
-            state: Value::Null,
+            state: Value::Null.into(),
             room_start_context: RoomStartContext {
                 private,
                 clock: None,
@@ -134,7 +134,7 @@ mod tests {
             version: 3,
             joinable: true,
             finished: false,
-            state: start.state.unwrap(),
+            state: start.state.unwrap().into(),
             room_start_context: RoomStartContext {
                 private: false,
                 clock: None,
@@ -148,7 +148,7 @@ mod tests {
             .validate()
             .unwrap();
         assert_eq!(join.joinable, Some(false));
-        room.state = join.state.unwrap();
+        room.state = join.state.unwrap().into();
         room
     }
 
@@ -162,10 +162,10 @@ mod tests {
                 .on_player_move(&player(turn % 2), &json!({"x": x, "y": y}), &room)?
                 .validate()
                 .unwrap();
-            room.state = patch.state.unwrap();
+            room.state = patch.state.unwrap().into();
             finished = patch.finished;
         }
-        Ok((room.state, finished))
+        Ok((Value::clone(&room.state), finished))
     }
 
     #[test]
@@ -188,7 +188,7 @@ mod tests {
             version: 1,
             joinable: true,
             finished: false,
-            state,
+            state: state.into(),
             room_start_context: RoomStartContext {
                 private: true,
                 clock: None,
@@ -277,7 +277,7 @@ mod tests {
         assert_eq!(err(2, json!({"x": 1, "y": 1})), "not_a_player");
 
         let mut waiting = started();
-        waiting.state["status"] = json!("preGame");
+        std::sync::Arc::make_mut(&mut waiting.state)["status"] = json!("preGame");
         assert_eq!(
             refusal_reason(
                 game.on_player_move(&player(0), &json!({"x": 0, "y": 0}), &waiting)
@@ -285,7 +285,7 @@ mod tests {
             ),
             "game_not_started"
         );
-        waiting.state = json!({"board": 7});
+        waiting.state = json!({"board": 7}).into();
         assert_eq!(
             refusal_reason(
                 game.on_player_move(&player(0), &json!({"x": 0, "y": 0}), &waiting)
@@ -315,7 +315,7 @@ mod tests {
     fn quitting_before_the_game_reopens_the_seat() {
         let game = TicTacToe::default();
         let mut room = started();
-        room.state["status"] = json!("preGame");
+        std::sync::Arc::make_mut(&mut room.state)["status"] = json!("preGame");
         room.players.truncate(0);
         let patch = game
             .on_player_quit(&player(0), &room)

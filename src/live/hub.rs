@@ -265,7 +265,7 @@ mod tests {
             kind: crate::model::EventKind::RoomStart,
             player: None,
             mv: None,
-            state: serde_json::json!({"secret": 1}),
+            state: serde_json::json!({"secret": 1}).into(),
             joinable: true,
             finished: false,
             players: Vec::new(),

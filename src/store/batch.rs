@@ -356,7 +356,7 @@ mod tests {
                 version: 1,
                 joinable: true,
                 finished: false,
-                state: serde_json::Value::Null,
+                state: serde_json::Value::Null.into(),
                 players: Vec::new(),
                 inactive_players: Vec::new(),
                 created_at: String::new(),

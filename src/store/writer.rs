@@ -493,7 +493,7 @@ pub(super) mod tests {
             version: 1,
             joinable: true,
             finished: false,
-            state: serde_json::json!({}),
+            state: serde_json::json!({}).into(),
             players: vec![seated.clone()],
             inactive_players: Vec::new(),
             created_at: String::new(),

@@ -104,7 +104,7 @@ mod tests {
             kind: EventKind::Move,
             player: Some(alice.clone()),
             mv: Some(json!({"text": "two\nlines"})),
-            state: json!({"board": [null, "X"]}),
+            state: json!({"board": [null, "X"]}).into(),
             joinable: false,
             finished: false,
             players: vec![alice],
