@@ -1,5 +1,7 @@
 //! The HTTP edge: each resource's routes live in their own module; this one only composes them
 //! into one table, which both registers the routes and tells the OpenAPI test what is served.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 mod admin;
 pub mod compress;
