@@ -170,7 +170,7 @@ impl<G: Geometry> Position<G> {
 /// The game state as stored in the room and shown to clients, read where it lies (the board
 /// by [`Geometry::parse_board`]) and written straight from a [`TurnState`]: each move does
 /// both, and copying the whole tree on the way in and again on the way out was a quarter of
-/// the allocations of serving a move.
+/// the HTTP workers' allocations under load (`docs/benchmarks.md`, "Where the time goes").
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct StateFields {
