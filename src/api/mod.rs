@@ -70,12 +70,16 @@ where
     Args: FromRequest + 'static,
     F::Output: Responder + 'static,
 {
-    // Every GET also answers HEAD (RFC 9110 asks it of every general-purpose server).
-    let guard = guard::Any(guard::Method(method.clone()));
-    let guard = match method {
-        Method::GET => guard.or(guard::Head()),
-        _ => guard,
-    };
+    // Every GET also answers HEAD (RFC 9110 asks it of every general-purpose server). A
+    // function, not actix's `guard::Method`: that one also records each method it is asked
+    // about in the request's extensions (two allocations a route tried), for an `Allow`
+    // header the resources here write themselves (`allowed_methods`).
+    let also_head = method == Method::GET;
+    let served = method.clone();
+    let guard = guard::fn_guard(move |ctx| {
+        let asked = &ctx.head().method;
+        *asked == served || (also_head && *asked == Method::HEAD)
+    });
     RouteDef {
         route: web::route().guard(guard).to(handler),
         method,
