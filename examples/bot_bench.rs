@@ -356,7 +356,7 @@ fn hosted(file: &str, source: &Arc<str>, pool: &SandboxPool) -> HostedGame {
 fn started(game: &dyn Game) -> BoardGame {
     let mut room = BoardGame {
         room_id: "bench".into(),
-        players: Vec::new(),
+        players: Vec::new().into(),
         version: 1,
         joinable: true,
         finished: false,
@@ -375,7 +375,7 @@ fn started(game: &dyn Game) -> BoardGame {
             id: format!("{name:0>32}"),
             username: name.into(),
         };
-        room.players.push(player.clone());
+        std::sync::Arc::make_mut(&mut room.players).push(player.clone());
         let patch = game.on_player_join(&player, &room);
         apply(&mut room, patch);
     }
@@ -407,7 +407,7 @@ fn positions(game: &HostedGame, wanted: usize, seed: u64) -> Vec<(BoardGame, Pla
     while seen.len() < wanted * 4 {
         let mut room = started(game);
         while !room.finished {
-            let Some((mover, mv)) = room.players.clone().into_iter().find_map(|player| {
+            let Some((mover, mv)) = Vec::clone(&room.players).into_iter().find_map(|player| {
                 let mv = game
                     .bot_move(BotLevel::Easy, &player, &room, rng.random())
                     .expect("the search runs");

@@ -137,7 +137,7 @@ fn direct_calls(config: &Config, source: &str, calls: usize) {
     let native = turnhouse::games::tictactoe::TicTacToe::default();
     let (x, o) = (player("x"), player("o"));
     let mut room = BoardGame {
-        players: vec![x.clone(), o],
+        players: vec![x.clone(), o].into(),
         version: 3,
         joinable: false,
         ..new_room("bench")
@@ -292,7 +292,7 @@ fn play_in_pool(pool: &SandboxPool, source: &str) {
     let args = json!([room]);
     call(&mut room, Hook::RoomStart, args);
     for seat in [&x, &o] {
-        room.players.push(seat.clone());
+        std::sync::Arc::make_mut(&mut room.players).push(seat.clone());
         let args = json!([seat, room]);
         call(&mut room, Hook::PlayerJoin, args);
     }
@@ -331,7 +331,7 @@ fn large_bundle() -> String {
 fn new_room(id: &str) -> BoardGame {
     BoardGame {
         room_id: id.into(),
-        players: Vec::new(),
+        players: Vec::new().into(),
         version: 0,
         joinable: true,
         finished: false,

@@ -211,7 +211,7 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
         joinable: true,
         finished: false,
         state: json!({"board": [null, null, null, null, null, null, null, null, null]}).into(),
-        players: vec![players[0].clone()],
+        players: vec![players[0].clone()].into(),
         inactive_players: Vec::new(),
         created_at: "2026-01-01T00:00:00Z".into(),
         updated_at: "2026-01-01T00:00:00Z".into(),
@@ -231,7 +231,7 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
 async fn seat_second(store: &Store, mut room: Room, players: &[PlayerRef; 2]) -> Room {
     room.version += 1;
     room.joinable = false;
-    room.players.push(players[1].clone());
+    std::sync::Arc::make_mut(&mut room.players).push(players[1].clone());
     let events = vec![event(room.version, EventKind::Join, &players[1], &room)];
     let expected = room.version - 1;
     let mut change = commit(room, Some(expected), events);

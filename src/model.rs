@@ -19,7 +19,7 @@ pub struct Room {
     /// The version of an uploaded game this room plays, for its whole life; built-in games
     /// have none.
     pub game_version: Option<i64>,
-    pub players: Vec<PlayerRef>,
+    pub players: Arc<Vec<PlayerRef>>,
     pub inactive_players: Vec<PlayerRef>,
     pub version: i64,
     pub joinable: bool,
@@ -100,7 +100,7 @@ impl Room {
             id,
             game,
             game_version,
-            players: Vec::new(),
+            players: Arc::default(),
             inactive_players: Vec::new(),
             version: 0,
             joinable: true,
@@ -117,21 +117,12 @@ impl Room {
         }
     }
 
-    /// The copy of the record a hook is shown, at `now`.
+    /// The record a hook is shown, at `now`. Its state and players are the room's own,
+    /// shared, never copied: a hook returns new ones rather than changing them.
     pub fn board_game(&self, now: chrono::DateTime<chrono::Utc>) -> BoardGame {
-        self.board_game_seating(self.players.clone(), now)
-    }
-
-    /// The room as a hook sees it with `players` seated: for a caller that lends the hook its
-    /// own. The state is shared, never copied.
-    pub fn board_game_seating(
-        &self,
-        players: Vec<PlayerRef>,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> BoardGame {
         BoardGame {
             room_id: self.id.clone(),
-            players,
+            players: self.players.clone(),
             version: self.version,
             joinable: self.joinable,
             finished: self.finished,
@@ -252,7 +243,7 @@ pub struct RoomEvent {
     pub joinable: bool,
     pub finished: bool,
     /// Who was seated at this version, in seat order.
-    pub players: Vec<PlayerRef>,
+    pub players: Arc<Vec<PlayerRef>>,
     pub trigger_timeout_at: Option<String>,
     pub created_at: String,
     /// For the version that finished a rated game: how it changed each player's rating.

@@ -4,6 +4,8 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::bots::BotRoster;
@@ -251,7 +253,7 @@ impl Action {
             }
             Action::Rename(player) => {
                 step.require_player(&player.id)?;
-                for seat in &mut step.room.players {
+                for seat in Arc::make_mut(&mut step.room.players) {
                     if seat.id == player.id {
                         seat.username.clone_from(&player.username);
                     }

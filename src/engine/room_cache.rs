@@ -171,7 +171,7 @@ mod tests {
             joinable: true,
             finished: false,
             state: serde_json::Value::Null.into(),
-            players: vec![],
+            players: vec![].into(),
             inactive_players: vec![],
             created_at: String::new(),
             updated_at: String::new(),

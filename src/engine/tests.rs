@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::action::Action;
 use super::transition::Transition;
@@ -77,28 +77,42 @@ async fn the_history_never_runs_ahead_of_the_room() {
     assert_eq!(events.last().map(|e| e.version), Some(room.version + 1));
 }
 
-/// A hook is lent the working copy's state and players, not given copies: whatever the hook
-/// does, refusing included, the copy has them back afterwards.
+/// A hook is shown the working copy's own state and players, shared with the cached room
+/// and never copied; whatever the hook does, refusing included, they are not changed in
+/// place, so the cached room's stay as they were.
 #[tokio::test]
-async fn a_refused_hook_gives_the_working_copy_its_state_and_players_back() {
+async fn a_hook_shares_the_rooms_state_and_players_and_changes_neither_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir).await;
     let (x, o, room) = tictactoe_in_play(&engine).await;
     assert_eq!(room.players.len(), 2);
     assert_ne!(*room.state, serde_json::Value::Null);
+    let (state, players) = (Value::clone(&room.state), Vec::clone(&room.players));
 
     let game = engine.game_of(&room).await.unwrap();
     let mut step = Transition::new(game, Room::clone(&room), Some(room.version));
+    assert!(Arc::ptr_eq(&step.room.players, &room.players));
     let refused =
         Action::Move(o, json!({"x": 0, "y": 0})).apply(&mut step, &engine.bots, &engine.idle);
     assert!(refused.is_err(), "it is X's turn");
-    assert_eq!(step.room.state, room.state);
-    assert_eq!(step.room.players, room.players);
+    assert!(Arc::ptr_eq(&step.room.state, &room.state));
+    assert!(Arc::ptr_eq(&step.room.players, &room.players));
 
-    // And a move the game accepts is made on them.
-    Action::Move(x, json!({"x": 1, "y": 1}))
+    // A move the game accepts gives the working copy a new state, and its version's event
+    // shares it; the cached room's is untouched.
+    Action::Move(x.clone(), json!({"x": 1, "y": 1}))
         .apply(&mut step, &engine.bots, &engine.idle)
         .unwrap();
-    assert_eq!(step.room.players, room.players);
     assert_eq!(step.room.state["board"][1][1], "X", "{}", step.room.state);
+    assert_eq!(*room.state, state);
+
+    // Seating changes are made on a copy of the list, never on the shared one.
+    step.remove_player(&x.id);
+    assert_eq!(step.room.players.len(), 1);
+    assert_eq!(*room.players, players);
+    let commit = step.into_commit();
+    let event = commit.events.last().unwrap();
+    assert!(Arc::ptr_eq(&event.state, &commit.room.state));
+    assert!(Arc::ptr_eq(&event.players, &room.players));
+    assert_eq!(*event.players, players);
 }

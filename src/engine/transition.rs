@@ -115,7 +115,7 @@ impl Transition {
     /// Seats a player at the end of `players` (a former player leaves `inactive_players`).
     pub fn add_player(&mut self, player: &PlayerRef) {
         self.room.inactive_players.retain(|p| p.id != player.id);
-        self.room.players.push(player.clone());
+        Arc::make_mut(&mut self.room.players).push(player.clone());
         self.members_changed = true;
     }
 
@@ -151,14 +151,14 @@ impl Transition {
     /// Moves a current player to `inactive_players`.
     pub fn remove_player(&mut self, player_id: &str) {
         if let Some(index) = self.room.players.iter().position(|p| p.id == player_id) {
-            let player = self.room.players.remove(index);
+            let player = Arc::make_mut(&mut self.room.players).remove(index);
             self.make_inactive(player);
         }
     }
 
     /// Back to a room before any hook: every player inactive, no state, open, unfinished.
     pub fn restart(&mut self) {
-        for player in std::mem::take(&mut self.room.players) {
+        for player in Arc::unwrap_or_clone(std::mem::take(&mut self.room.players)) {
             self.make_inactive(player);
         }
         self.room.state = Arc::new(Value::Null);
@@ -212,13 +212,9 @@ impl Transition {
         player: Option<&PlayerRef>,
         mv: Option<&Value>,
     ) -> Result<(), EngineError> {
-        // The hook is shown the working copy's own players, lent rather than copied (the copy
-        // is this step's alone; they come back whatever the hook does), and its state, shared.
-        let players = std::mem::take(&mut self.room.players);
-        let board = self.room.board_game_seating(players, self.now);
-        let patch = self.ask_hook(kind, player, mv, &board);
-        self.room.players = board.players;
-        let patch = patch?;
+        // The hook is shown the working copy's own players and state, shared, not copied.
+        let board = self.room.board_game(self.now);
+        let patch = self.ask_hook(kind, player, mv, &board)?;
         if let Some(state) = patch.state {
             self.room.state = Arc::new(state);
         }
@@ -332,7 +328,7 @@ impl Transition {
             {
                 self.room.score.count(&winners);
                 if self.room.rated {
-                    let mut players = self.room.players.clone();
+                    let mut players = Vec::clone(&self.room.players);
                     // One whose leaving ended the game played it too (and lost, most likely).
                     if let (EventKind::Quit | EventKind::Abandoned, Some(left)) = (kind, player) {
                         if !players.iter().any(|p| p.id == left.id) {

@@ -55,7 +55,8 @@ pub struct BoardGame {
     /// The room this record belongs to, for a game's logs; not part of what a hook is shown.
     #[serde(skip)]
     pub room_id: String,
-    pub players: Vec<PlayerRef>,
+    /// Shared with the room's own list (and its versions'): never changed in place.
+    pub players: Arc<Vec<PlayerRef>>,
     pub version: i64,
     pub joinable: bool,
     pub finished: bool,

@@ -433,7 +433,7 @@ mod tests {
     fn room(state: Value, finished: bool) -> BoardGame {
         BoardGame {
             room_id: "r".into(),
-            players: vec![player(0), player(1)],
+            players: vec![player(0), player(1)].into(),
             version: 5,
             joinable: false,
             finished,

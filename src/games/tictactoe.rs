@@ -106,7 +106,7 @@ mod tests {
     fn blank(private: bool) -> BoardGame {
         BoardGame {
             room_id: "r".into(),
-            players: vec![],
+            players: vec![].into(),
             version: 0,
             joinable: true,
             finished: false,
@@ -130,7 +130,7 @@ mod tests {
             .unwrap();
         let mut room = BoardGame {
             room_id: "r".into(),
-            players: vec![player(0), player(1)],
+            players: vec![player(0), player(1)].into(),
             version: 3,
             joinable: true,
             finished: false,
@@ -184,7 +184,7 @@ mod tests {
         );
         let room = BoardGame {
             room_id: "r".into(),
-            players: vec![player(0)],
+            players: vec![player(0)].into(),
             version: 1,
             joinable: true,
             finished: false,
@@ -299,7 +299,7 @@ mod tests {
     fn quitting_mid_game_forfeits_to_the_other_player() {
         let game = TicTacToe::default();
         let mut room = started();
-        room.players.remove(0);
+        std::sync::Arc::make_mut(&mut room.players).remove(0);
         let patch = game
             .on_player_quit(&player(0), &room)
             .unwrap()
@@ -316,7 +316,7 @@ mod tests {
         let game = TicTacToe::default();
         let mut room = started();
         std::sync::Arc::make_mut(&mut room.state)["status"] = json!("preGame");
-        room.players.truncate(0);
+        std::sync::Arc::make_mut(&mut room.players).truncate(0);
         let patch = game
             .on_player_quit(&player(0), &room)
             .unwrap()

@@ -268,7 +268,7 @@ mod tests {
             state: serde_json::json!({"secret": 1}).into(),
             joinable: true,
             finished: false,
-            players: Vec::new(),
+            players: Vec::new().into(),
             created_at: room.created_at.clone(),
             rating_changes: Vec::new(),
         };

@@ -357,7 +357,7 @@ mod tests {
                 joinable: true,
                 finished: false,
                 state: serde_json::Value::Null.into(),
-                players: Vec::new(),
+                players: Vec::new().into(),
                 inactive_players: Vec::new(),
                 created_at: String::new(),
                 updated_at: String::new(),

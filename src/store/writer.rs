@@ -494,7 +494,7 @@ pub(super) mod tests {
             joinable: true,
             finished: false,
             state: serde_json::json!({}).into(),
-            players: vec![seated.clone()],
+            players: vec![seated.clone()].into(),
             inactive_players: Vec::new(),
             created_at: String::new(),
             updated_at: String::new(),
@@ -508,7 +508,7 @@ pub(super) mod tests {
             state: room.state.clone(),
             joinable: true,
             finished: false,
-            players: vec![seated],
+            players: vec![seated].into(),
             created_at: String::new(),
             rating_changes: Vec::new(),
         };

@@ -107,7 +107,7 @@ mod tests {
             state: json!({"board": [null, "X"]}).into(),
             joinable: false,
             finished: false,
-            players: vec![alice],
+            players: vec![alice].into(),
             created_at: "2026-01-01T00:00:00.000Z".into(),
             rating_changes: Vec::new(),
         };

@@ -304,7 +304,7 @@ async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
         .await
         .unwrap()
         .into_iter()
-        .map(|e| e.players.into_iter().map(|p| p.username).collect())
+        .map(|e| e.players.iter().map(|p| p.username.clone()).collect())
         .collect();
     let expected: [&[&str]; 9] = [
         &[],
