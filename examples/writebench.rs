@@ -167,7 +167,7 @@ fn event(version: i64, kind: EventKind, player: &PlayerRef, room: &Room) -> Room
         version,
         kind,
         player: Some(player.clone()),
-        mv: (kind == EventKind::Move).then(|| json!(version)),
+        mv: (kind == EventKind::Move).then(|| json!(version).into()),
         state: room.state.clone(),
         joinable: room.joinable,
         finished: room.finished,

@@ -238,7 +238,8 @@ pub struct RoomEvent {
     pub version: i64,
     pub kind: EventKind,
     pub player: Option<PlayerRef>,
-    pub mv: Option<Value>,
+    /// The move, shared with the action that made it (never copied).
+    pub mv: Option<Arc<Value>>,
     pub state: Arc<Value>,
     pub joinable: bool,
     pub finished: bool,

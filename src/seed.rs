@@ -40,7 +40,7 @@ pub async fn seed_rooms(engine: &Engine, count: u64) -> Result<String, SeedError
         .await?;
     for (turn, (row, col)) in MOVES.iter().enumerate() {
         let player = if turn % 2 == 0 { &x } else { &o };
-        let action = Action::Move(player.clone(), json!({"x": row, "y": col}));
+        let action = Action::Move(player.clone(), json!({"x": row, "y": col}).into());
         engine.act(&room.id, action, Precondition::Any).await?;
     }
     let mut written = 1;

@@ -288,7 +288,7 @@ async fn play(
     IfMatch(pinned): IfMatch,
     AnyJson(mv): AnyJson,
 ) -> Result<HttpResponse, ApiError> {
-    let action = Action::Move(player.clone(), mv);
+    let action = Action::Move(player.clone(), mv.into());
     let room = context.engine.act(&room_id(path)?, action, pinned).await?;
     room_response(&context, StatusCode::OK, &room, Some(&player)).await
 }

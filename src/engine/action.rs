@@ -23,7 +23,8 @@ pub enum Action {
     /// forfeit, usually); from a finished room the player only moves to the inactive players.
     Quit(PlayerRef),
     /// The player sends a move, any JSON: `onPlayerMove`.
-    Move(PlayerRef, Value),
+    /// The move is shared with the version it records, not copied into it.
+    Move(PlayerRef, Arc<Value>),
     /// Play again in a finished room: the players become inactive, `onRoomStart` runs again,
     /// then the player and any seated bots join; the version keeps counting and the history is
     /// kept. The other people who were seated at the end are offered a rematch: their seats
@@ -237,7 +238,11 @@ impl Action {
                     return Err(EngineError::RoomFinished);
                 }
                 step.room.finished = true;
-                step.record(EventKind::Closed, None, Some(&json!({"reason": reason})));
+                step.record(
+                    EventKind::Closed,
+                    None,
+                    Some(&Arc::new(json!({"reason": reason}))),
+                );
                 if *audited {
                     let details = json!({"version": step.room.version, "game": step.room.game});
                     let target = ("room", step.room.id.as_str());

@@ -151,7 +151,7 @@ impl Engine {
             match Box::pin(self.update(
                 &room.id,
                 Precondition::exactly(room.version),
-                Action::Move(bot.clone(), mv.clone()),
+                Action::Move(bot.clone(), mv.clone().into()),
             ))
             .await
             {

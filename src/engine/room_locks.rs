@@ -25,8 +25,15 @@ impl RoomLocks {
                 .rooms
                 .lock()
                 .expect("the room lock map is never poisoned");
-            match rooms.get(room_id).and_then(Weak::upgrade) {
-                Some(mutex) => mutex,
+            // A room's lock lives while an action holds or waits for it, so most actions
+            // find their room's entry with its lock gone: it is given a new one in place,
+            // keeping the key rather than allocating it again.
+            match rooms.get_mut(room_id) {
+                Some(weak) => weak.upgrade().unwrap_or_else(|| {
+                    let mutex = Arc::new(AsyncMutex::new(()));
+                    *weak = Arc::downgrade(&mutex);
+                    mutex
+                }),
                 None => {
                     if rooms.len() % PRUNE_EVERY == PRUNE_EVERY - 1 {
                         rooms.retain(|_, weak| weak.strong_count() > 0);

@@ -59,7 +59,7 @@ async fn the_history_never_runs_ahead_of_the_room() {
 
     let game = engine.game_of(&room).await.unwrap();
     let mut step = Transition::new(game, Room::clone(&room), Some(room.version));
-    Action::Move(x, json!({"x": 0, "y": 0}))
+    Action::Move(x, json!({"x": 0, "y": 0}).into())
         .apply(&mut step, &engine.bots, &engine.idle)
         .unwrap();
     let written = engine.store.commit(step.into_commit()).await.unwrap();
@@ -92,15 +92,18 @@ async fn a_hook_shares_the_rooms_state_and_players_and_changes_neither_in_place(
     let game = engine.game_of(&room).await.unwrap();
     let mut step = Transition::new(game, Room::clone(&room), Some(room.version));
     assert!(Arc::ptr_eq(&step.room.players, &room.players));
-    let refused =
-        Action::Move(o, json!({"x": 0, "y": 0})).apply(&mut step, &engine.bots, &engine.idle);
+    let refused = Action::Move(o, json!({"x": 0, "y": 0}).into()).apply(
+        &mut step,
+        &engine.bots,
+        &engine.idle,
+    );
     assert!(refused.is_err(), "it is X's turn");
     assert!(Arc::ptr_eq(&step.room.state, &room.state));
     assert!(Arc::ptr_eq(&step.room.players, &room.players));
 
     // A move the game accepts gives the working copy a new state, and its version's event
     // shares it; the cached room's is untouched.
-    Action::Move(x.clone(), json!({"x": 1, "y": 1}))
+    Action::Move(x.clone(), json!({"x": 1, "y": 1}).into())
         .apply(&mut step, &engine.bots, &engine.idle)
         .unwrap();
     assert_eq!(step.room.state["board"][1][1], "X", "{}", step.room.state);

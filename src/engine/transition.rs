@@ -180,7 +180,7 @@ impl Transition {
         &mut self,
         kind: EventKind,
         player: &PlayerRef,
-        mv: Option<&Value>,
+        mv: Option<&Arc<Value>>,
     ) -> Result<(), EngineError> {
         self.run(kind, Some(player), mv)
     }
@@ -210,11 +210,11 @@ impl Transition {
         &mut self,
         kind: EventKind,
         player: Option<&PlayerRef>,
-        mv: Option<&Value>,
+        mv: Option<&Arc<Value>>,
     ) -> Result<(), EngineError> {
         // The hook is shown the working copy's own players and state, shared, not copied.
         let board = self.room.board_game(self.now);
-        let patch = self.ask_hook(kind, player, mv, &board)?;
+        let patch = self.ask_hook(kind, player, mv.map(|mv| &**mv), &board)?;
         if let Some(state) = patch.state {
             self.room.state = Arc::new(state);
         }
@@ -311,7 +311,7 @@ impl Transition {
 
     /// Adds a version for a change the platform made without a hook. A finished room is
     /// neither open nor timed.
-    pub fn record(&mut self, kind: EventKind, player: Option<&PlayerRef>, mv: Option<&Value>) {
+    pub fn record(&mut self, kind: EventKind, player: Option<&PlayerRef>, mv: Option<&Arc<Value>>) {
         if self.room.finished {
             self.room.joinable = false;
             self.room.trigger_timeout_at = None;

@@ -79,7 +79,7 @@ impl Engine {
             let state = self.viewed(game.clone(), board, viewer.clone()).await?;
             let own = event.player.as_ref().map(|p| &p.id) == viewer.as_ref().map(|v| &v.id);
             let mv = (room.finished || own)
-                .then_some(event.mv.as_ref().map(Cow::Borrowed))
+                .then_some(event.mv.as_deref().map(Cow::Borrowed))
                 .flatten();
             views.push(EventView::new(
                 event,

@@ -103,7 +103,7 @@ mod tests {
             version: 7,
             kind: EventKind::Move,
             player: Some(alice.clone()),
-            mv: Some(json!({"text": "two\nlines"})),
+            mv: Some(json!({"text": "two\nlines"}).into()),
             state: json!({"board": [null, "X"]}).into(),
             joinable: false,
             finished: false,

@@ -148,7 +148,7 @@ impl<'a> EventView<'a> {
         Self::new(
             event,
             Cow::Borrowed(&event.state),
-            event.mv.as_ref().map(Cow::Borrowed),
+            event.mv.as_deref().map(Cow::Borrowed),
         )
     }
 }
