@@ -145,13 +145,14 @@ impl Engine {
                     return Ok(room);
                 }
             };
+            let mv = Arc::new(mv);
             // Boxed: a room with no bot seated never gets here, and unboxed every action's
             // future would be sized for a bot's turn (this loop's state around a whole
             // update) rather than for the action's own update.
             match Box::pin(self.update(
                 &room.id,
                 Precondition::exactly(room.version),
-                Action::Move(bot.clone(), mv.clone().into()),
+                Action::Move(bot.clone(), mv.clone()),
             ))
             .await
             {
