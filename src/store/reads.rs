@@ -172,8 +172,75 @@ pub(super) async fn rooms<D: Dialect>(
     pool: &Pool<D>,
     query: &RoomQuery,
 ) -> Result<Vec<(i64, Room)>, StoreError> {
-    let rows = D::fetch_all(&mut *pool.acquire().await?, listing(query, D::FALSE)).await?;
+    let mut conn = pool.acquire().await?;
+    let mut ranges = Vec::new();
+    if let Some(player) = &query.player {
+        for finished in player_ends(query) {
+            match &query.game {
+                Some(game) => ranges.push(MemberRange::new(finished, Some(game))),
+                None => {
+                    let statement = Statement::new(PLAYER_GAMES)
+                        .bind(finished)
+                        .bind(player.as_str())
+                        .bind(GAMES_AS_RANGES as i64 + 1);
+                    let games = D::fetch_all(&mut *conn, statement).await?;
+                    match games.len() > GAMES_AS_RANGES {
+                        true => ranges.push(MemberRange::new(finished, None)),
+                        false => {
+                            for row in &games {
+                                let game = D::text(row, "game")?;
+                                ranges.push(MemberRange::new(finished, Some(&game)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if ranges.is_empty() {
+            // No memberships at all: nothing to list.
+            return Ok(Vec::new());
+        }
+    }
+    let rows = D::fetch_all(&mut *conn, listing(query, D::FALSE, &ranges)).await?;
     rows.iter().map(rows::room::<D>).collect()
+}
+
+/// A player's games of more than this many are not read a range each (a statement of that
+/// many parts) but in one walk of the player's memberships, sorted: see [`listing`].
+pub(super) const GAMES_AS_RANGES: usize = 50;
+
+/// The games player `$2` has memberships of that have ended (`$1` true) or not, in order, at
+/// most `$3`: one seek of the memberships' index per game, each past the last game found.
+pub(super) const PLAYER_GAMES: &str = "WITH RECURSIVE g (game) AS (\
+     SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 \
+     ORDER BY game LIMIT 1) \
+     UNION ALL SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 \
+     AND game > g.game ORDER BY game LIMIT 1) FROM g WHERE g.game IS NOT NULL) \
+     SELECT game FROM g WHERE game IS NOT NULL LIMIT $3";
+
+/// Which ends (`finished`) of a player's memberships a listing of their rooms reads.
+fn player_ends(query: &RoomQuery) -> Vec<bool> {
+    // A joinable room is never finished: "joinable" reads the unfinished range.
+    match (query.finished, query.joinable) {
+        (Some(finished), _) => vec![finished],
+        (None, Some(true)) => vec![false],
+        (None, _) => vec![false, true],
+    }
+}
+
+/// One range of a player's memberships a listing reads: the rooms that have ended
+/// (`finished`) or not, of one game, or (`game` none) of all of them, a walk.
+#[derive(Debug, Clone)]
+pub(super) struct MemberRange {
+    finished: bool,
+    game: Option<String>,
+}
+
+impl MemberRange {
+    pub(super) fn new(finished: bool, game: Option<&str>) -> Self {
+        let game = game.map(str::to_owned);
+        Self { finished, game }
+    }
 }
 
 /// Events of a room with a version above `after`, oldest first, at most `limit`.
@@ -317,13 +384,16 @@ async fn version_text<D: Dialect>(
 ///   `(game, joinable, finished, seq)`: a listing that leaves out either flag reads a range for
 ///   each of its values (up to four), merged, and only as far as the page goes.
 /// - A player's rooms are read through their memberships, which carry each room's `seq`, game
-///   and whether it is finished, and are indexed led by `finished`: a player's rooms, finished
-///   or not, are two index ranges merged the same way. (Two filters stay a walk, newest first:
-///   someone else's view of a player's rooms skips the private ones, and `joinable=false`
-///   without `finished` skips the joinable ones.)
+///   and whether it is finished, and are indexed by `(finished, player_id, game, room_seq)`:
+///   one index range for each of `ranges` (see [`rooms`]), the rooms of one game that have
+///   ended or not, merged the same way. A player's rooms of every game are a range for each
+///   game they have played, found first ([`PLAYER_GAMES`]); past [`GAMES_AS_RANGES`] games, a
+///   walk of all their memberships at that end, sorted. (Two filters stay a walk, newest
+///   first: someone else's view of a player's rooms skips the private ones, and
+///   `joinable=false` without `finished` skips the joinable ones.)
 ///
 /// `no` is the database's literal for false.
-pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
+pub(super) fn listing(query: &RoomQuery, no: &str, ranges: &[MemberRange]) -> Statement {
     let mut sql = String::new();
     let mut args = Vec::new();
     // Appends `<clause>$n`, binding `value` as the n-th argument.
@@ -335,16 +405,7 @@ pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
     };
     match &query.player {
         Some(player) => {
-            // A joinable room is never finished: "joinable" reads the unfinished range.
-            let finished = match (query.finished, query.joinable) {
-                (None, Some(true)) => Some(false),
-                (finished, _) => finished,
-            };
-            let ranges = match finished {
-                Some(finished) => vec![finished],
-                None => vec![false, true],
-            };
-            for (n, finished) in ranges.into_iter().enumerate() {
+            for (n, range) in ranges.iter().enumerate() {
                 if n > 0 {
                     sql.push_str(" UNION ALL ");
                 }
@@ -352,9 +413,9 @@ pub(super) fn listing(query: &RoomQuery, no: &str) -> Statement {
                 sql.push_str("SELECT ");
                 sql.push_str(&ROOM_COLUMNS.replacen("r.seq", "m.room_seq AS seq", 1));
                 sql.push_str(" FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE");
-                filter(&mut sql, " m.finished = ", finished.into());
+                filter(&mut sql, " m.finished = ", range.finished.into());
                 filter(&mut sql, " AND m.player_id = ", player.clone().into());
-                if let Some(game) = &query.game {
+                if let Some(game) = &range.game {
                     filter(&mut sql, " AND m.game = ", game.clone().into());
                 }
                 if let Some(joinable) = query.joinable {

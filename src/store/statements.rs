@@ -3,6 +3,7 @@
 //! there, in review, as the final text; the test fails until the new snapshot is committed.
 
 use super::dialect::{Dialect, SetSql};
+use super::reads::MemberRange;
 use super::types::RoomQuery;
 use super::{
     batch, moderation, postgres, profiles, ratings, reads, sessions, sqlite, writer, writes,
@@ -113,14 +114,17 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("GAME_LOG_AFTER", reads::GAME_LOG_AFTER.into()),
         ("GAME_LOG_NEWEST", reads::GAME_LOG_NEWEST.into()),
     ];
-    for (name, query) in listings() {
-        list.push((name, reads::listing(&query, D::FALSE).sql().to_owned()));
+    list.push(("PLAYER_GAMES", reads::PLAYER_GAMES.into()));
+    for (name, query, ranges) in listings() {
+        let sql = reads::listing(&query, D::FALSE, &ranges).sql().to_owned();
+        list.push((name, sql));
     }
     list.into_iter().map(|(n, s)| (n.to_owned(), s)).collect()
 }
 
-/// One listing of each shape `GET /rooms` can ask for.
-fn listings() -> Vec<(&'static str, RoomQuery)> {
+/// One listing of each shape `GET /rooms` can ask for, with the ranges of a player's
+/// memberships it reads (for a player of two games, `g` and `h`, where it names no game).
+fn listings() -> Vec<(&'static str, RoomQuery, Vec<MemberRange>)> {
     let query = |game: Option<&str>, player: Option<&str>, joinable, finished, private| RoomQuery {
         game: game.map(str::to_owned),
         player: player.map(str::to_owned),
@@ -130,23 +134,45 @@ fn listings() -> Vec<(&'static str, RoomQuery)> {
         before_seq: Some(1000),
         limit: 20,
     };
+    let ranges = |ends: &[bool], games: &[&str]| -> Vec<MemberRange> {
+        ends.iter()
+            .flat_map(|&end| {
+                games
+                    .iter()
+                    .map(move |&game| MemberRange::new(end, Some(game)))
+            })
+            .collect()
+    };
     vec![
-        ("LISTING (the lobby)", query(None, None, None, None, false)),
+        (
+            "LISTING (the lobby)",
+            query(None, None, None, None, false),
+            Vec::new(),
+        ),
         (
             "LISTING (one game's open rooms)",
             query(Some("g"), None, Some(true), Some(false), false),
+            Vec::new(),
         ),
         (
             "LISTING (my rooms of one game, finished)",
             query(Some("g"), Some("p"), None, Some(true), true),
+            ranges(&[true], &["g"]),
         ),
         (
-            "LISTING (someone's joinable rooms)",
+            "LISTING (someone's joinable rooms, of two games: two ranges merged)",
             query(None, Some("p"), Some(true), None, false),
+            ranges(&[false], &["g", "h"]),
         ),
         (
-            "LISTING (my rooms, finished or not: two ranges merged)",
+            "LISTING (my rooms of two games, finished or not: four ranges merged)",
             query(None, Some("p"), None, None, true),
+            ranges(&[false, true], &["g", "h"]),
+        ),
+        (
+            "LISTING (my rooms, finished, of more games than are read as ranges: a walk)",
+            query(None, Some("p"), None, Some(true), true),
+            vec![MemberRange::new(true, None)],
         ),
     ]
 }

@@ -334,31 +334,63 @@ async fn pages_of_the_lobby_merge_open_in_play_and_finished_rooms() {
     }
 }
 
-/// A player's rooms whatever their end are read as two ranges merged, the unfinished and the
-/// finished: pages of them follow the cursor newest first, without repeats or gaps.
+/// A player's rooms whatever their end and game are read as a range for each end and game,
+/// merged: pages of them follow the cursor newest first, without repeats or gaps, and so do
+/// those of one game.
 #[tokio::test]
-async fn pages_of_a_players_rooms_merge_the_finished_and_the_unfinished() {
+async fn pages_of_a_players_rooms_merge_their_ends_and_games() {
     let app = TestApp::spawn().await;
     let x = app.register(&unique("merged")).await;
     let o = app.register(&unique("opponent")).await;
+    // (id, game, finished), newest first once reversed.
     let mut created = Vec::new();
-    for n in 0..7 {
-        // Finished, finished, open; again and again.
-        let stage = [Stage::Finished, Stage::Finished, Stage::Open][n % 3];
-        created.push(room_in_stage(&app, &x, &o, stage).await);
+    for n in 0..9 {
+        // Finished, finished, open, open of another game; again and again.
+        let room = match n % 4 {
+            3 => {
+                let room = app.create_room(&x, json!({"game": "tictactoe3d"})).await;
+                (
+                    room["id"].as_str().unwrap().to_owned(),
+                    "tictactoe3d",
+                    false,
+                )
+            }
+            stage => {
+                let stage = [Stage::Finished, Stage::Finished, Stage::Open][stage];
+                let room = room_in_stage(&app, &x, &o, stage).await;
+                (room, "tictactoe", stage == Stage::Finished)
+            }
+        };
+        created.push(room);
     }
     created.reverse();
-    let listed = every_page(&app, &format!("/rooms?player={}&limit=2", x.id)).await;
-    let seen: Vec<&str> = listed.iter().map(|r| r["id"].as_str().unwrap()).collect();
-    let finished: Vec<bool> = listed
-        .iter()
-        .map(|r| r["finished"].as_bool().unwrap())
-        .collect();
-    assert_eq!(seen, created);
+    for game in [None, Some("tictactoe"), Some("tictactoe3d")] {
+        let filter = game.map_or(String::new(), |game| format!("&game={game}"));
+        let path = format!("/rooms?player={}&limit=2{filter}", x.id);
+        let listed = every_page(&app, &path).await;
+        let seen: Vec<(&str, &str, bool)> = listed
+            .iter()
+            .map(|r| {
+                let id = r["id"].as_str().unwrap();
+                (
+                    id,
+                    r["game"].as_str().unwrap(),
+                    r["finished"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        let expected: Vec<(&str, &str, bool)> = created
+            .iter()
+            .filter(|(_, g, _)| game.is_none_or(|game| game == *g))
+            .map(|(id, g, finished)| (id.as_str(), *g, *finished))
+            .collect();
+        assert_eq!(seen, expected, "{game:?}");
+    }
+    let ends: Vec<bool> = created.iter().map(|room| room.2).collect();
     assert_eq!(
-        finished,
-        [true, false, true, true, false, true, true],
-        "both ends, in one order"
+        ends,
+        [true, false, false, true, true, false, false, true, true],
+        "both ends and both games, in one order"
     );
 }
 

@@ -5,7 +5,7 @@ use sqlx::Row;
 use sqlx::Sqlite;
 
 use super::super::dialect::Dialect;
-use super::super::reads::{listing, EVENTS_PAGE, ONE_ROOM};
+use super::super::reads::{listing, MemberRange, EVENTS_PAGE, ONE_ROOM, PLAYER_GAMES};
 use super::super::{RoomQuery, Store};
 use super::{database_before, SqliteStore};
 use crate::model::Room;
@@ -64,7 +64,29 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
                             before_seq,
                             limit: 51,
                         };
-                        let sql = listing(&query, Sqlite::FALSE).sql().to_owned();
+                        // A player's rooms of every game: those of each game they played
+                        // (here two), merged.
+                        let games = match &game {
+                            Some(game) => vec![game.as_str()],
+                            None => vec!["tictactoe", "connect4"],
+                        };
+                        let ends = match (finished, joinable) {
+                            (Some(finished), _) => vec![finished],
+                            (None, Some(true)) => vec![false],
+                            (None, _) => vec![false, true],
+                        };
+                        let member_ranges: Vec<MemberRange> = match player {
+                            Some(_) => ends
+                                .iter()
+                                .flat_map(|&end| {
+                                    games.iter().map(move |&g| MemberRange::new(end, Some(g)))
+                                })
+                                .collect(),
+                            None => Vec::new(),
+                        };
+                        let sql = listing(&query, Sqlite::FALSE, &member_ranges)
+                            .sql()
+                            .to_owned();
                         let steps = plan(store, &sql).await;
                         checked += 1;
                         let (table, seq) = if player.is_some() {
@@ -76,14 +98,10 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
                             .iter()
                             .filter(|s| s.starts_with(&format!("SEARCH {table} ")))
                             .collect();
-                        // A player's rooms whatever their end: the unfinished range and the
-                        // finished one, merged. The lobby: a range for each value of each
-                        // flag left out, merged.
+                        // A player's rooms: a range for each end and game, merged. The
+                        // lobby: a range for each value of each flag left out, merged.
                         let ranges = match player {
-                            Some(_) => match finished.is_none() && joinable.is_none() {
-                                true => 2,
-                                false => 1,
-                            },
+                            Some(_) => member_ranges.len(),
                             None => [joinable, finished]
                                 .iter()
                                 .map(|flag| if flag.is_some() { 1 } else { 2 })
@@ -94,7 +112,7 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
                             expected.push("finished=?".to_owned());
                             expected.push("player_id=?".to_owned());
                         }
-                        if game.is_some() {
+                        if game.is_some() || player.is_some() {
                             expected.push("game=?".to_owned());
                         }
                         if player.is_none() {
@@ -120,6 +138,34 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
     (checked, off)
 }
 
+/// A player's games are found by seeking through the memberships' index, a seek per game.
+#[tokio::test]
+async fn a_players_games_are_seeks_of_the_membership_index() {
+    let (_dir, path) = store_dir();
+    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
+        .await
+        .unwrap()
+        .0;
+    let steps = plan(&store, PLAYER_GAMES).await;
+    let searches = steps
+        .iter()
+        .filter(|step| step.contains("SEARCH room_players USING COVERING INDEX"))
+        .count();
+    // The only scans are of the recursion's own rows (`g`) and its first, constant row.
+    let scanned = |step: &&String| step.starts_with("SCAN") && !step.ends_with(" g");
+    let other_scans: Vec<&String> = steps
+        .iter()
+        .filter(scanned)
+        .filter(|step| !step.contains("CONSTANT ROW"))
+        .collect();
+    assert_eq!(searches, 2, "{steps:#?}");
+    assert!(other_scans.is_empty(), "{steps:#?}");
+    assert!(
+        !steps.iter().any(|step| step.contains("TEMP B-TREE")),
+        "{steps:#?}"
+    );
+}
+
 /// Every listing is index ranges: one, or a few merged.
 #[tokio::test]
 async fn every_listing_is_an_index_range() {
@@ -140,7 +186,6 @@ async fn every_listing_index_is_the_only_range_for_some_listing() {
     let names = [
         "rooms_public_by_joinable_finished",
         "rooms_public_by_game_joinable_finished",
-        "room_players_by_player_finished",
         "room_players_by_player_game_finished",
     ];
     // The control: an index no listing reads.
@@ -216,6 +261,75 @@ async fn memberships_from_before_listing_indexes_are_listed() {
         ids(store.rooms(&listed(Some("tictactoe"))).await.unwrap()),
         ["r3", "r1"]
     );
+    drop(dir);
+}
+
+/// A player of more games than are read as a range each is listed from one walk of their
+/// memberships, newest first, page after page, as a player of a few games is.
+#[tokio::test]
+async fn a_player_of_many_games_is_listed_newest_first() {
+    let (dir, path) = store_dir();
+    let store = Store::open(&path).await.unwrap();
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{path}"))
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO players (id, username, token_hash, created_at) VALUES ('p', 'pat', '', '')",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    // Two rooms of each game, the second finished; the games' rooms interleaved in time.
+    let games = super::super::reads::GAMES_AS_RANGES + 2;
+    for round in 0..2 {
+        for game in 0..games {
+            let (id, game) = (format!("r{round}-{game:02}"), format!("g{game:02}"));
+            sqlx::query(
+                "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
+                     players, inactive_players, created_at, updated_at) \
+                     VALUES (?, ?, 0, 1, 0, ?, 'null', '[]', '[]', '', '')",
+            )
+            .bind(&id)
+            .bind(&game)
+            .bind(round)
+            .execute(&db)
+            .await
+            .unwrap();
+            sqlx::query(
+                "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
+                     SELECT id, 'p', 1, seq, game, finished FROM rooms WHERE id = ?",
+            )
+            .bind(&id)
+            .execute(&db)
+            .await
+            .unwrap();
+        }
+    }
+    let page = |finished: Option<bool>, before_seq: Option<i64>| RoomQuery {
+        player: Some("p".into()),
+        finished,
+        before_seq,
+        limit: 40,
+        ..RoomQuery::default()
+    };
+    for finished in [None, Some(true), Some(false)] {
+        let mut listed = Vec::new();
+        let mut before_seq = None;
+        loop {
+            let rooms = store.rooms(&page(finished, before_seq)).await.unwrap();
+            let Some((seq, _)) = rooms.last() else { break };
+            before_seq = Some(*seq);
+            listed.extend(rooms.into_iter().map(|(seq, room)| (seq, room.finished)));
+        }
+        let expected = match finished {
+            None => 2 * games,
+            Some(_) => games,
+        };
+        assert_eq!(listed.len(), expected, "{finished:?}");
+        assert!(listed.windows(2).all(|w| w[0].0 > w[1].0), "newest first");
+        assert!(finished.is_none_or(|f| listed.iter().all(|(_, done)| *done == f)));
+    }
+    db.close().await;
     drop(dir);
 }
 
