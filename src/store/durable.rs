@@ -162,7 +162,7 @@ mod tests {
     }
 
     /// After a sync, what the log holds goes on into the database file, long before the log
-    /// reaches the 1,000 pages at which the writer's commit would copy it there itself: a copy
+    /// reaches the 4,000 pages at which the writer's commit would copy it there itself: a copy
     /// of the database file alone, without its log, soon has the account.
     #[tokio::test]
     async fn what_is_synced_reaches_the_database_file_before_the_writer_checkpoints() {

@@ -2,13 +2,13 @@
 //! seldom have to.
 //!
 //! In WAL mode SQLite copies the log's pages into the database file, a checkpoint, in the
-//! commit that takes the log past 1,000 pages. That commit then writes every page the log
-//! holds and syncs the log and the database file, while every write queued behind it waits:
-//! under load those commits were the slow tail of action latency. Here a connection of its own
-//! checkpoints after the log is synced (at most every [`GAP`]), in `PASSIVE` mode, which
-//! never waits for and never blocks the writer or a reader. When the writer's commit does
-//! cross 1,000 pages, nearly all of them are already in the database, and its checkpoint
-//! copies only the few since; that completed checkpoint is also what lets the next commit
+//! commit that takes the log past a bound (the writer's [`super::LOG_BOUND_PAGES`]). That
+//! commit then writes every page the log holds and syncs the log and the database file, while
+//! every write queued behind it waits: under load those commits were the slow tail of action
+//! latency. Here a connection of its own checkpoints after the log is synced (at most every
+//! [`GAP`]), in `PASSIVE` mode, which never waits for and never blocks the writer or a reader.
+//! When the writer's commit does cross the bound, nearly all of the log is already in the
+//! database, and its checkpoint copies only the pages since; that completed checkpoint is also what lets the next commit
 //! start the log again from its beginning, so the log stays the size it was. (Left to this
 //! connection alone the log would grow without end under load: it is started again only when
 //! a checkpoint has caught up between two commits, which beside a busy writer never happens.)
@@ -31,8 +31,10 @@ use crate::store::types::StoreError;
 /// index) is copied and the more the database file is synced. `scripts/ab` at 64 games in
 /// flight, four pairs each against the writer checkpointing alone: every 5 ms, action p99 0.90×
 /// and server CPU per game 1.11×; every 15 ms, p99 0.82× (lower in every pair) and CPU 1.01×,
-/// for 1.09× the bytes written (`docs/benchmarks.md`).
-const GAP: Duration = Duration::from_millis(15);
+/// for 1.09× the bytes written. With the log's bound at 4,000 pages, every 45 ms rather than
+/// 15: CPU per game 0.97× (`scripts/ab --together`, `docs/benchmarks.md`). At about 30 pages a
+/// commit and several hundred commits a second, 45 ms is about a third of the bound.
+const GAP: Duration = Duration::from_millis(45);
 
 /// Wakes the checkpointing connection; it closes once every clone of this is dropped.
 #[derive(Clone)]

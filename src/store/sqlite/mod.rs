@@ -23,6 +23,14 @@ use presence::Presence;
 use raw::{Prepared, RawBatch};
 
 const READ_CONNECTIONS: u32 = 8;
+
+/// The pages of log past which the writer's commit checkpoints (copies the log into the
+/// database file) itself, where SQLite's default is 1,000: about 16 MiB of log. The
+/// checkpointing connection (`checkpoint.rs`) copies the log long before, so the bound is what
+/// that connection has in hand; with a few of its checkpoints between two of the writer's,
+/// games/s 1.03–1.08× and action p99 0.92–0.97× (`scripts/ab --together`, three pairs, with
+/// its checkpoints every 15 ms as before; `docs/benchmarks.md`).
+pub(super) const LOG_BOUND_PAGES: u32 = 4_000;
 #[derive(Clone)]
 pub(super) struct SqliteStore {
     pub(super) read: SqlitePool,
@@ -167,10 +175,12 @@ impl SqliteStore {
         // ends so that a failing one can be undone alone) stay in memory: past 64 KiB SQLite
         // moves them to a temporary file, and writing that file was a twelfth of the server's
         // time. They are never needed after a crash, which undoes the whole transaction.
+        // Its own checkpoints come at LOG_BOUND_PAGES of log rather than SQLite's 1,000.
         let writing = options
             .clone()
             .synchronous(SqliteSynchronous::Normal)
-            .pragma("temp_store", "memory");
+            .pragma("temp_store", "memory")
+            .pragma("wal_autocheckpoint", LOG_BOUND_PAGES.to_string());
         // Never tested before it is taken (a round trip to sqlx's thread per batch) or
         // replaced: the writer keeps statements prepared on it (`raw::Prepared`), which sqlx
         // could not close. Were sqlx's thread for it ever to die, writes would be answered
