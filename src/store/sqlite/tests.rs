@@ -39,6 +39,16 @@ fn store_dir() -> (tempfile::TempDir, String) {
     (dir, path)
 }
 
+/// A store on a fresh database, in a directory that lasts as long as the first value.
+async fn fresh_store() -> (tempfile::TempDir, SqliteStore) {
+    let (dir, path) = store_dir();
+    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
+        .await
+        .unwrap()
+        .0;
+    (dir, store)
+}
+
 /// Every filter set `GET /rooms` allows (48), with and without a cursor, each with its plan
 /// when it does not read its index ranges: one range, or one for each value of a flag left out
 /// (the lobby's, up to four; a player's rooms whatever their end, two), merged, each search
@@ -141,11 +151,7 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
 /// A player's games are found by seeking through the memberships' index, a seek per game.
 #[tokio::test]
 async fn a_players_games_are_seeks_of_the_membership_index() {
-    let (_dir, path) = store_dir();
-    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
-        .await
-        .unwrap()
-        .0;
+    let (_dir, store) = fresh_store().await;
     let steps = plan(&store, PLAYER_GAMES).await;
     let searches = steps
         .iter()
@@ -169,11 +175,7 @@ async fn a_players_games_are_seeks_of_the_membership_index() {
 /// Every listing is index ranges: one, or a few merged.
 #[tokio::test]
 async fn every_listing_is_an_index_range() {
-    let (_dir, path) = store_dir();
-    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
-        .await
-        .unwrap()
-        .0;
+    let (_dir, store) = fresh_store().await;
     let (checked, off) = listings_off_their_range(&store).await;
     assert_eq!(checked, 48);
     assert!(off.is_empty(), "{}", off.join("\n\n"));
@@ -193,11 +195,7 @@ async fn every_listing_index_is_the_only_range_for_some_listing() {
     for name in names.into_iter().chain([control]) {
         // A fresh database each time: SQLite breaks ties between equally good indexes by
         // their order in the schema, which re-creating one would change.
-        let (_dir, path) = store_dir();
-        let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
-            .await
-            .unwrap()
-            .0;
+        let (_dir, store) = fresh_store().await;
         sqlx::query(sqlx::AssertSqlSafe(format!("DROP INDEX {name}")))
             .execute(&store.read)
             .await
@@ -337,11 +335,7 @@ async fn a_player_of_many_games_is_listed_newest_first() {
 /// sweeper's look for idle waiting rooms.
 #[tokio::test]
 async fn lookups_are_index_searches() {
-    let (_dir, path) = store_dir();
-    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
-        .await
-        .unwrap()
-        .0;
+    let (_dir, store) = fresh_store().await;
     let idle_waiting_rooms = <Sqlite as Dialect>::IDLE_WAITING_ROOMS;
     for sql in [OLDEST_OPEN_ROOM, ONE_ROOM, EVENTS_PAGE, idle_waiting_rooms] {
         let steps = plan(&store, sql).await;
@@ -439,11 +433,7 @@ async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
 #[tokio::test]
 async fn a_leaderboard_page_is_one_index_range() {
     use super::super::ratings::{LEADERBOARD_AFTER, LEADERBOARD_FIRST};
-    let (_dir, path) = store_dir();
-    let store = SqliteStore::open(&path, crate::store::DEFAULT_BUSY_TIMEOUT)
-        .await
-        .unwrap()
-        .0;
+    let (_dir, store) = fresh_store().await;
     for sql in [LEADERBOARD_FIRST, LEADERBOARD_AFTER] {
         let steps = plan(&store, sql).await;
         assert_no_scan(sql, &steps);
