@@ -219,7 +219,7 @@ pub(super) const PLAYER_GAMES: &str = "WITH RECURSIVE g (game) AS (\
      SELECT game FROM g WHERE game IS NOT NULL LIMIT $3";
 
 /// Which ends (`finished`) of a player's memberships a listing of their rooms reads.
-fn player_ends(query: &RoomQuery) -> Vec<bool> {
+pub(super) fn player_ends(query: &RoomQuery) -> Vec<bool> {
     // A joinable room is never finished: "joinable" reads the unfinished range.
     match (query.finished, query.joinable) {
         (Some(finished), _) => vec![finished],
@@ -230,7 +230,7 @@ fn player_ends(query: &RoomQuery) -> Vec<bool> {
 
 /// One range of a player's memberships a listing reads: the rooms that have ended
 /// (`finished`) or not, of one game, or (`game` none) of all of them, a walk.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct MemberRange {
     finished: bool,
     game: Option<String>,
@@ -240,6 +240,14 @@ impl MemberRange {
     pub(super) fn new(finished: bool, game: Option<&str>) -> Self {
         let game = game.map(str::to_owned);
         Self { finished, game }
+    }
+
+    /// The ranges of each of `games` at each of `ends`.
+    pub(super) fn of_games(ends: &[bool], games: &[&str]) -> Vec<Self> {
+        let ranges = ends
+            .iter()
+            .flat_map(|&end| games.iter().map(move |&game| Self::new(end, Some(game))));
+        ranges.collect()
     }
 }
 

@@ -134,15 +134,7 @@ fn listings() -> Vec<(&'static str, RoomQuery, Vec<MemberRange>)> {
         before_seq: Some(1000),
         limit: 20,
     };
-    let ranges = |ends: &[bool], games: &[&str]| -> Vec<MemberRange> {
-        ends.iter()
-            .flat_map(|&end| {
-                games
-                    .iter()
-                    .map(move |&game| MemberRange::new(end, Some(game)))
-            })
-            .collect()
-    };
+    let ranges = MemberRange::of_games;
     vec![
         (
             "LISTING (the lobby)",

@@ -8,10 +8,11 @@
 //! latency. Here a connection of its own checkpoints after the log is synced (at most every
 //! [`GAP`]), in `PASSIVE` mode, which never waits for and never blocks the writer or a reader.
 //! When the writer's commit does cross the bound, nearly all of the log is already in the
-//! database, and its checkpoint copies only the pages since; that completed checkpoint is also what lets the next commit
-//! start the log again from its beginning, so the log stays the size it was. (Left to this
-//! connection alone the log would grow without end under load: it is started again only when
-//! a checkpoint has caught up between two commits, which beside a busy writer never happens.)
+//! database, and its checkpoint copies only the pages since; that completed checkpoint is
+//! also what lets the next commit start the log again from its beginning, so the log stays the
+//! size it was. (Left to this connection alone the log would grow without end under load: it
+//! is started again only when a checkpoint has caught up between two commits, which beside a
+//! busy writer never happens.)
 //!
 //! A failed checkpoint changes nothing: the writer's own goes on bounding the log.
 //!
@@ -33,7 +34,7 @@ use crate::store::types::StoreError;
 /// and server CPU per game 1.11×; every 15 ms, p99 0.82× (lower in every pair) and CPU 1.01×,
 /// for 1.09× the bytes written. With the log's bound at 4,000 pages, every 45 ms rather than
 /// 15: CPU per game 0.97× (`scripts/ab --together`, `docs/benchmarks.md`). At about 30 pages a
-/// commit and several hundred commits a second, 45 ms is about a third of the bound.
+/// commit and several hundred commits a second, 45 ms of log is about a quarter of the bound.
 const GAP: Duration = Duration::from_millis(45);
 
 /// Wakes the checkpointing connection; it closes once every clone of this is dropped.

@@ -5,7 +5,7 @@ use sqlx::Row;
 use sqlx::Sqlite;
 
 use super::super::dialect::Dialect;
-use super::super::reads::{listing, MemberRange, EVENTS_PAGE, ONE_ROOM, PLAYER_GAMES};
+use super::super::reads::{listing, player_ends, MemberRange, EVENTS_PAGE, ONE_ROOM, PLAYER_GAMES};
 use super::super::{RoomQuery, Store};
 use super::{database_before, SqliteStore};
 use crate::model::Room;
@@ -80,18 +80,8 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
                             Some(game) => vec![game.as_str()],
                             None => vec!["tictactoe", "connect4"],
                         };
-                        let ends = match (finished, joinable) {
-                            (Some(finished), _) => vec![finished],
-                            (None, Some(true)) => vec![false],
-                            (None, _) => vec![false, true],
-                        };
-                        let member_ranges: Vec<MemberRange> = match player {
-                            Some(_) => ends
-                                .iter()
-                                .flat_map(|&end| {
-                                    games.iter().map(move |&g| MemberRange::new(end, Some(g)))
-                                })
-                                .collect(),
+                        let member_ranges = match player {
+                            Some(_) => MemberRange::of_games(&player_ends(&query), &games),
                             None => Vec::new(),
                         };
                         let sql = listing(&query, Sqlite::FALSE, &member_ranges)
@@ -111,7 +101,10 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
                         // A player's rooms: a range for each end and game, merged. The
                         // lobby: a range for each value of each flag left out, merged.
                         let ranges = match player {
-                            Some(_) => member_ranges.len(),
+                            Some(_) => match finished.is_none() && joinable.is_none() {
+                                true => 2 * games.len(),
+                                false => games.len(),
+                            },
                             None => [joinable, finished]
                                 .iter()
                                 .map(|flag| if flag.is_some() { 1 } else { 2 })
