@@ -175,22 +175,25 @@ pub(super) async fn rooms<D: Dialect>(
     let mut conn = pool.acquire().await?;
     let mut ranges = Vec::new();
     if let Some(player) = &query.player {
-        for finished in player_ends(query) {
-            match &query.game {
-                Some(game) => ranges.push(MemberRange::new(finished, Some(game))),
-                None => {
+        let ends = player_ends(query);
+        match &query.game {
+            Some(game) => ranges = MemberRange::of_games(&ends, &[game]),
+            None => {
+                for finished in ends {
                     let statement = Statement::new(PLAYER_GAMES)
                         .bind(finished)
                         .bind(player.as_str())
                         .bind(GAMES_AS_RANGES as i64 + 1);
-                    let games = D::fetch_all(&mut *conn, statement).await?;
+                    let rows = D::fetch_all(&mut *conn, statement).await?;
+                    let games = rows
+                        .iter()
+                        .map(|row| D::text(row, "game"))
+                        .collect::<Result<Vec<String>, _>>()?;
                     match games.len() > GAMES_AS_RANGES {
                         true => ranges.push(MemberRange::new(finished, None)),
                         false => {
-                            for row in &games {
-                                let game = D::text(row, "game")?;
-                                ranges.push(MemberRange::new(finished, Some(&game)));
-                            }
+                            let games: Vec<&str> = games.iter().map(String::as_str).collect();
+                            ranges.extend(MemberRange::of_games(&[finished], &games));
                         }
                     }
                 }
