@@ -9,6 +9,14 @@ use turnhouse::startup::{self, Application};
 use turnhouse::store::Store;
 use turnhouse::{games, sandbox, seed, telemetry};
 
+/// mimalloc rather than glibc's allocator: a request allocates and frees many small blocks,
+/// often on another thread than made them, and glibc's bookkeeping for that (its free lists'
+/// consolidation, its arenas' locks) was a seventh of the server's samples at load. Measured in
+/// `docs/benchmarks.md` ("Where the time goes"). The sandbox processes run this binary too:
+/// see `Worker::spawn` for what they need of it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let matches = Config::command().get_matches();
     let config = Config::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
