@@ -10,10 +10,10 @@ use turnhouse::store::Store;
 use turnhouse::{games, sandbox, seed, telemetry};
 
 /// mimalloc rather than glibc's allocator: a request allocates and frees many small blocks,
-/// often on another thread than made them, and glibc's bookkeeping for that (its free lists'
-/// consolidation, its arenas' locks) was a seventh of the server's samples at load. Measured in
-/// `docs/benchmarks.md` ("Where the time goes"). The sandbox processes run this binary too:
-/// see `Worker::spawn` for what they need of it.
+/// often on another thread than made them, and allocating was about a seventh of the server's
+/// samples at load, much of it glibc's own bookkeeping (`malloc_consolidate`, `_int_free`).
+/// Measured in `docs/benchmarks.md` ("Where the time goes"). The sandbox processes run this
+/// binary too: see `Worker::spawn` for what they need of it.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -310,8 +310,10 @@ async fn a_stalled_sandbox_process_is_killed_and_replaced() {
 }
 
 /// A sandbox process keeps its data segment within the limit it set itself (`RLIMIT_DATA`, the
-/// second line behind the engine's own) while it serves calls. An allocator that reserves large
-/// arenas up front would not: with mimalloc a sandbox process could not even load a game.
+/// second line behind the engine's own) while it serves calls. The binary's allocator, mimalloc,
+/// makes its first arena of a gigabyte writable at once unless told not to: started any other
+/// way than the server starts it, a sandbox process could not even load a game. Like the
+/// server, it runs without transparent huge pages.
 #[tokio::test]
 async fn a_sandbox_process_stays_within_its_data_limit() {
     let dir = tempfile::tempdir().unwrap();
@@ -336,6 +338,11 @@ async fn a_sandbox_process_stays_within_its_data_limit() {
         data_kib * 1024 < limit,
         "data segment {data_kib} KiB, limit {limit} bytes"
     );
+    let huge_pages = status
+        .lines()
+        .find_map(|line| line.strip_prefix("THP_enabled:"))
+        .map(str::trim);
+    assert_eq!(huge_pages, Some("0"), "transparent huge pages are off");
 }
 
 /// A server with one sandbox process, started from a path of its own under `dir` (see
