@@ -13,7 +13,8 @@ use turnhouse::{games, sandbox, seed, telemetry};
 /// often on another thread than made them, and allocating was about a seventh of the server's
 /// samples at load, much of it glibc's own bookkeeping (`malloc_consolidate`, `_int_free`).
 /// Measured in `docs/benchmarks.md` ("Where the time goes"). The sandbox processes run this
-/// binary too: see `Worker::spawn` for what they need of it.
+/// binary too: see `Worker::spawn` for what they need of it. SQLite's own allocations go
+/// through mimalloc as well (`store::sqlite::allocator`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,5 +1,6 @@
 //! The embedded default: one SQLite file, in WAL mode, written by one connection.
 
+mod allocator;
 mod checkpoint;
 mod presence;
 mod raw;
@@ -154,6 +155,7 @@ impl SqliteStore {
         url: &str,
         busy_timeout: Duration,
     ) -> Result<(Self, SqlitePool), StoreError> {
+        allocator::configure();
         let options = connect_options(url, busy_timeout)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
