@@ -99,12 +99,17 @@ mod tests {
             // and then it keeps its defaults.
             let name = "store::sqlite::allocator::tests::\
                         sqlite_allocates_through_mimalloc_and_keeps_no_statistics";
-            let status = std::process::Command::new(std::env::current_exe().unwrap())
+            let run = std::process::Command::new(std::env::current_exe().unwrap())
                 .args([name, "--exact", "--test-threads=1"])
                 .env(FRESH, "1")
-                .status()
+                .output()
                 .unwrap();
-            assert!(status.success(), "the test failed in a process of its own");
+            assert!(
+                run.status.success(),
+                "the test failed in a process of its own:\n{}{}",
+                String::from_utf8_lossy(&run.stdout),
+                String::from_utf8_lossy(&run.stderr)
+            );
             return;
         }
         configure();
