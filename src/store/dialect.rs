@@ -70,8 +70,8 @@ impl SetSql {
 pub(super) struct SetRow<'a> {
     statement: &'a mut Statement,
     sql: SetSql,
-    /// The columns given a value so far.
-    put: usize,
+    /// How many columns have been given a value so far.
+    given: usize,
 }
 
 impl<'a> SetRow<'a> {
@@ -79,23 +79,23 @@ impl<'a> SetRow<'a> {
         Self {
             statement,
             sql: *sql,
-            put: 0,
+            given: 0,
         }
     }
 
     pub(super) fn put(&mut self, column: &str, value: impl Into<Arg>) {
         debug_assert_eq!(
-            self.sql.columns.split(", ").nth(self.put),
+            self.sql.columns.split(", ").nth(self.given),
             Some(column),
             "values are put in the order of the statement's columns"
         );
-        self.put += 1;
+        self.given += 1;
         self.statement.push(value);
     }
 
     /// Whether every column was given a value.
     pub(super) fn complete(self) -> bool {
-        self.put == self.sql.width()
+        self.given == self.sql.width()
     }
 }
 
