@@ -155,7 +155,6 @@ impl SqliteStore {
         url: &str,
         busy_timeout: Duration,
     ) -> Result<(Self, SqlitePool), StoreError> {
-        allocator::configure();
         let options = connect_options(url, busy_timeout)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -235,8 +234,10 @@ impl SqliteStore {
 }
 
 /// How to reach the database at `url` (a `sqlite:` URL or a plain file path), waiting up to
-/// `busy_timeout` for a lock held elsewhere.
+/// `busy_timeout` for a lock held elsewhere. Every connection starts here, so SQLite's
+/// allocator is set before the first of them, whichever way in (the server, a backup).
 fn connect_options(url: &str, busy_timeout: Duration) -> Result<SqliteConnectOptions, StoreError> {
+    allocator::configure();
     let url = match url.starts_with("sqlite:") {
         true => url.to_owned(),
         false => format!("sqlite://{url}"),
