@@ -226,8 +226,9 @@ pub struct AbuseLimits {
     #[arg(global = true, long, env = "SIGN_IN_RATE", default_value = "30/min")]
     pub sign_in_rate: RateSetting,
 
-    /// Failed password sign-ins per account, from anywhere: past this, the account's
-    /// sign-ins are refused until the limit refills.
+    /// Failed password sign-ins per account from one client address: past this, that
+    /// address's sign-ins to the account are refused until the limit refills (others' are
+    /// not, so a stranger guessing slows only themselves).
     #[arg(
         global = true,
         long,
@@ -235,6 +236,20 @@ pub struct AbuseLimits {
         default_value = "10/h"
     )]
     pub password_failure_rate: RateSetting,
+
+    /// Failed password sign-ins per account from every address together: the ceiling for
+    /// guessing spread over many addresses, much higher than the one per address.
+    #[arg(
+        global = true,
+        long,
+        env = "ACCOUNT_FAILURE_RATE",
+        default_value = "200/h"
+    )]
+    pub account_failure_rate: RateSetting,
+
+    /// Sign-in codes a player may ask for (besides the few that may work at once).
+    #[arg(global = true, long, env = "SIGN_IN_CODE_RATE", default_value = "20/h")]
+    pub sign_in_code_rate: RateSetting,
 
     /// Actions (new rooms, quick play, joins, moves, quits, play again, token rotation) per
     /// player.
@@ -257,6 +272,8 @@ impl Default for AbuseLimits {
             signup_rate: rate("300/h"),
             sign_in_rate: rate("30/min"),
             password_failure_rate: rate("10/h"),
+            account_failure_rate: rate("200/h"),
+            sign_in_code_rate: rate("20/h"),
             action_rate: rate("1200/min"),
             upload_rate: rate("60/h"),
             rate_limits: "on".into(),
@@ -274,6 +291,8 @@ impl AbuseLimits {
             signups: limiter(self.signup_rate),
             sign_ins: limiter(self.sign_in_rate),
             password_failures: limiter(self.password_failure_rate),
+            account_failures: limiter(self.account_failure_rate),
+            sign_in_codes: limiter(self.sign_in_code_rate),
             actions: limiter(self.action_rate),
             uploads: limiter(self.upload_rate),
         }

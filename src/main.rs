@@ -123,13 +123,19 @@ async fn admin(config: &Config, change: &RoleChange) -> ExitCode {
     let action = if grant { "grant" } else { "revoke" };
     // The target is the player the name belongs to, which the store fills in.
     let audit = AuditEntry::new(None, action, ("player", ""), "", serde_json::json!({}));
-    let changed = match Store::open_with(&config.database_url, busy_timeout).await {
+    let changed = match Store::open_existing(&config.database_url, busy_timeout).await {
         Ok(store) => store
             .set_role(&args.username, args.role, grant, audit)
             .await
             .map_err(|e| e.to_string())
             .and_then(|player| {
-                player.ok_or_else(|| format!("there is no player named {}", args.username))
+                player.ok_or_else(|| {
+                    format!(
+                        "there is no player named {} in {}",
+                        args.username,
+                        config.database_for_logs()
+                    )
+                })
             }),
         Err(err) => Err(err.to_string()),
     };
@@ -150,7 +156,7 @@ async fn admin(config: &Config, change: &RoleChange) -> ExitCode {
 async fn rebuild_ratings(config: &Config) -> ExitCode {
     telemetry::init("warn");
     let busy_timeout = std::time::Duration::from_millis(config.database_busy_timeout_ms);
-    let rebuilt = match Store::open_with(&config.database_url, busy_timeout).await {
+    let rebuilt = match Store::open_existing(&config.database_url, busy_timeout).await {
         Ok(store) => store.rebuild_ratings().await.map_err(|e| e.to_string()),
         Err(err) => Err(err.to_string()),
     };

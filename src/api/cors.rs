@@ -109,7 +109,13 @@ pub async fn handle(
         .app_data::<web::Data<AppContext>>()
         .map(|context| context.cors.clone())
         .unwrap_or(CorsOrigins::Any);
-    let allowed = origins.allow(req.headers().get(header::ORIGIN));
+    // The dev routes (which hand out the local players' tokens) are for the dev page on the
+    // same origin only: no other page may read them.
+    let path = req.path();
+    let dev = path == "/dev.js" || path.starts_with("/dev/");
+    let allowed = (!dev)
+        .then(|| origins.allow(req.headers().get(header::ORIGIN)))
+        .flatten();
     let mut response = next.call(req).await?;
     decorate(response.headers_mut(), &origins, allowed);
     Ok(response)

@@ -179,6 +179,7 @@ fn session_of<'a>(
     context: &'a AppContext,
     game: &str,
 ) -> Result<&'a Arc<DevSession>, ApiError> {
+    loopback_host(req)?;
     match &context.dev {
         Some(session) if session.state.borrow().game == game => Ok(session),
         _ => Err(ApiError::RouteNotFound {
@@ -186,6 +187,33 @@ fn session_of<'a>(
             path: req.path().to_owned(),
         }),
     }
+}
+
+/// Refuses a request whose `Host` is not this machine by a loopback name. The dev routes hand
+/// out every seat's token: a website whose own name was made to resolve to 127.0.0.1 (DNS
+/// rebinding) would otherwise reach them as a same-origin page, since its requests carry
+/// its own name as the `Host`.
+fn loopback_host(req: &HttpRequest) -> Result<(), ApiError> {
+    let host = (req.headers().get(actix_web::http::header::HOST))
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    match is_loopback_host(host) {
+        true => Ok(()),
+        false => Err(ApiError::HostNotLoopback(host.to_owned())),
+    }
+}
+
+/// Whether `host` (a `Host` header: a name or address, with a port or not) names this machine
+/// by loopback: `localhost`, an address in 127.0.0.0/8, or `[::1]`.
+pub(super) fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map_or("", |(address, _)| address),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 async fn script(req: HttpRequest) -> HttpResponse {
@@ -327,4 +355,36 @@ async fn fire_deadline(
     let room = context.engine.fire_deadline_now(&body.room).await?;
     let view = RoomView::new(&room, std::borrow::Cow::Borrowed(&room.state));
     Ok(HttpResponse::Ok().json(view))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback_host;
+
+    #[test]
+    fn only_loopback_names_are_this_machine() {
+        for host in [
+            "localhost",
+            "LOCALHOST:8080",
+            "127.0.0.1",
+            "127.0.0.1:8080",
+            "127.1.2.3:80",
+            "[::1]",
+            "[::1]:8080",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "",
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io",
+            "10.0.0.1:8080",
+            "[::2]:8080",
+            "0.0.0.0",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
 }

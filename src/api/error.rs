@@ -33,6 +33,8 @@ pub enum ApiError {
     RouteNotFound { method: String, path: String },
     #[error("the origin {0} may not call this API from a browser (see --cors-origins)")]
     OriginNotAllowed(String),
+    #[error("the dev routes answer only requests addressed to this machine (localhost, 127.0.0.1 or [::1]), not to `{0}`")]
+    HostNotLoopback(String),
     #[error("{method} is not allowed on {path}")]
     MethodNotAllowed {
         method: String,
@@ -86,6 +88,7 @@ impl ApiError {
             ApiError::RouteNotFound { .. } => (S::NOT_FOUND, "route_not_found"),
             ApiError::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
             ApiError::OriginNotAllowed(_) => (S::FORBIDDEN, "origin_not_allowed"),
+            ApiError::HostNotLoopback(_) => (S::FORBIDDEN, "host_not_loopback"),
             ApiError::PayloadTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "payload_too_large"),
             ApiError::UsernameTaken(_) => (S::CONFLICT, "username_taken"),
             ApiError::RateLimited { .. } => (S::TOO_MANY_REQUESTS, "rate_limited"),

@@ -118,13 +118,17 @@ impl RateLimiter {
     }
 }
 
-/// The three limits the server applies.
+/// The limits the server applies.
 pub struct Limits {
     pub signups: RateLimiter,
     /// Sign-in attempts per client address (codes and passwords alike).
     pub sign_ins: RateLimiter,
-    /// Failed password sign-ins per account, whoever makes them.
+    /// Failed password sign-ins per account and client address.
     pub password_failures: RateLimiter,
+    /// Failed password sign-ins per account, from every address together.
+    pub account_failures: RateLimiter,
+    /// Sign-in codes asked for, per player.
+    pub sign_in_codes: RateLimiter,
     pub actions: RateLimiter,
     pub uploads: RateLimiter,
 }

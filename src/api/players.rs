@@ -85,7 +85,10 @@ async fn profile(
         .collect();
     let mut rooms = Vec::with_capacity(profile.rooms.len());
     for room in &profile.rooms {
-        let view = context.engine.view_room(room, caller.as_ref()).await?;
+        let view = context
+            .engine
+            .view_listed_room(room, caller.as_ref())
+            .await?;
         let mut entry = json!({"room": view, "replay": format!("/#/room/{}/v/1", room.id)});
         if let Some(change) = profile.changes.get(&room.id) {
             entry["ratingChange"] = json!({

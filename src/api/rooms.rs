@@ -230,7 +230,12 @@ async fn list(
     };
     let mut rooms = Vec::with_capacity(rows.len());
     for (_, room) in &rows {
-        rooms.push(context.engine.view_room(room, caller.as_ref()).await?);
+        rooms.push(
+            context
+                .engine
+                .view_listed_room(room, caller.as_ref())
+                .await?,
+        );
     }
     Ok(HttpResponse::Ok()
         .insert_header((header::VARY, "Authorization"))

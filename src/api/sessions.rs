@@ -139,17 +139,25 @@ async fn sign_in(
     let (session, token) = match (body.code, body.username, body.password) {
         (Some(code), None, None) => engine.sign_in_with_code(&code, &label).await?,
         (None, Some(username), Some(password)) => {
-            // An account someone keeps guessing at is slowed down, whoever guesses.
+            // Guessing at an account is slowed for whoever guesses, by their address (so a
+            // stranger cannot lock the owner out), and for everyone only past a much higher
+            // ceiling (guessing spread over many addresses). Names ignore case.
             let account = username.to_lowercase();
+            let from_here = format!("{account} {address}");
+            limits.password_failures.check(
+                &from_here,
+                "failed sign-ins to this account from this address",
+            )?;
             limits
-                .password_failures
+                .account_failures
                 .check(&account, "failed sign-ins to this account")?;
             match engine
                 .sign_in_with_password(&username, &password, &label)
                 .await
             {
                 Err(EngineError::InvalidCredentials) => {
-                    limits.password_failures.take(&account).ok();
+                    limits.password_failures.take(&from_here).ok();
+                    limits.account_failures.take(&account).ok();
                     return Err(EngineError::InvalidCredentials.into());
                 }
                 other => other?,
@@ -270,6 +278,7 @@ async fn new_code(
     context: web::Data<AppContext>,
     Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
+    (context.limits.sign_in_codes).admit(&me.player.id, "sign-in codes")?;
     let (code, expires_at) = context.engine.issue_sign_in_code(&me).await?;
     Ok(HttpResponse::Created().json(Code { code, expires_at }))
 }

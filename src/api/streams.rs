@@ -253,7 +253,11 @@ fn frames<F: Feed + 'static>(
                             false
                         }
                         changed = presence.ended.changed() => {
-                            changed.is_ok() && presence.ended.borrow_and_update().contains(&presence.viewer.session)
+                            // Its session ended, or its token was replaced: the stream goes
+                            // unless the token it was opened with still works.
+                            let mentioned = changed.is_ok()
+                                && presence.ended.borrow_and_update().contains(&presence.viewer.session);
+                            mentioned && !presence.engine.still_signed_in(&presence.viewer).await
                         }
                     },
                     None => std::future::pending().await,

@@ -269,6 +269,8 @@ fn form_setting(sent: &mut Sent, field: &str, text: String) -> Result<(), ApiErr
         "maxPlayers" => settings.max_players = whole(&text)?,
         "frontendBackground" => settings.frontend_background = Some(text),
         "frontendHeight" => settings.frontend_height = whole(&text)?,
+        // An empty field is no example, as a form leaves a field it has no value for.
+        "moveExample" if text.trim().is_empty() => sent.move_example = Carry::Remove,
         "moveExample" => {
             // A form field is text by its nature: text that is not JSON is a setting the game
             // cannot take, as an oversized example is.

@@ -71,6 +71,8 @@ pub enum EngineError {
     SessionNotFound,
     #[error("that sign-in code is not valid: codes work once, for ten minutes")]
     InvalidCode,
+    #[error("you have {0} sign-in codes that work already: use one, or wait until one expires (codes work for ten minutes)")]
+    TooManyCodes(i64),
     #[error("the name and password do not match a player")]
     InvalidCredentials,
     #[error("{0}")]
@@ -169,6 +171,7 @@ impl EngineError {
             EngineError::NoDeadline => (K::Conflict, "no_deadline"),
             EngineError::SessionNotFound => (K::NotFound, "session_not_found"),
             EngineError::InvalidCode => (K::Unauthorized, "invalid_code"),
+            EngineError::TooManyCodes(_) => (K::Conflict, "too_many_codes"),
             EngineError::InvalidCredentials => (K::Unauthorized, "invalid_credentials"),
             EngineError::InvalidPassword(_) => (K::Unprocessable, "invalid_password"),
             EngineError::SignInBusy => (K::Unavailable, "sign_in_busy"),

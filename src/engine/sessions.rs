@@ -25,13 +25,16 @@ use crate::domain::credentials::{self, hash_secret, PresentedToken};
 use crate::domain::ids::new_id;
 use crate::game::{deadline_text, PlayerRef};
 use crate::model::{now, to_the_minute, Session};
-use crate::store::{Ending, Store, StoreError};
+use crate::store::{Ending, Store, StoreError, MAX_LIVE_CODES};
 
 /// Who made a request: a player, through one of their sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedIn {
     pub player: PlayerRef,
     pub session: String,
+    /// The hash of the token's secret, which a stream opened with it holds on to: once the
+    /// session's token is replaced, the stream no longer signs anyone in.
+    token_hash: String,
 }
 
 /// How long a sign-in code works.
@@ -131,7 +134,22 @@ impl Engine {
         Ok(Some(SignedIn {
             player: session.player.clone(),
             session: session.id.clone(),
+            token_hash: session.token_hash.clone(),
         }))
+    }
+
+    /// Whether the token `me` signed in with still works: its session has not ended, its
+    /// player is not suspended, and its token was not replaced. A store that cannot answer
+    /// leaves it so (the next change of sessions asks again).
+    pub async fn still_signed_in(&self, me: &SignedIn) -> bool {
+        let session = match self.sessions.get(&self.store, &me.session) {
+            Some(session) => Some(session),
+            None => match self.store.session(&me.session).await {
+                Ok(stored) => stored.map(Arc::new),
+                Err(_) => return true,
+            },
+        };
+        session.is_some_and(|s| s.token_hash == me.token_hash)
     }
 
     /// Opens another session for `player`; its token, shown this once.
@@ -192,7 +210,11 @@ impl Engine {
             .await?;
         self.sessions.forget(&me.session);
         match rotated {
-            true => Ok(issued.token),
+            true => {
+                // Streams opened with the old token close, as if its session had ended.
+                self.sessions_changed(vec![(me.session.clone(), now())]);
+                Ok(issued.token)
+            }
             // Ended meanwhile, from another device.
             false => Err(EngineError::SessionNotFound),
         }
@@ -216,7 +238,8 @@ impl Engine {
                 )
                 .await
             {
-                Ok(()) => return Ok((code, expires_at)),
+                Ok(true) => return Ok((code, expires_at)),
+                Ok(false) => return Err(EngineError::TooManyCodes(MAX_LIVE_CODES)),
                 Err(StoreError::Conflict) => continue,
                 Err(err) => return Err(err.into()),
             }
@@ -257,23 +280,33 @@ impl Engine {
         Ok((Session { player, ..session }, token))
     }
 
-    /// These sessions ended: refused from now on here, and their streams closed.
+    /// These sessions ended, here: refused from now on here, and their streams closed.
     pub(super) fn sessions_ended(&self, ids: Vec<String>) {
-        for id in &ids {
-            self.sessions.forget(id);
-        }
-        self.ended.add(ids);
+        let at = now();
+        self.sessions_changed(ids.into_iter().map(|id| (id, at.clone())).collect());
     }
 
-    /// Sessions that ended lately, for streams to close theirs.
+    /// These sessions ended or had their token replaced, each at its time: refused from now
+    /// on here (unless with their new token), and streams opened with what no longer works
+    /// closed.
+    fn sessions_changed(&self, changes: Vec<(String, String)>) {
+        for (id, _) in &changes {
+            self.sessions.forget(id);
+        }
+        self.ended.add(changes);
+    }
+
+    /// Sessions that ended or changed token lately, for streams to check theirs.
     pub fn ended_sessions(&self) -> watch::Receiver<Arc<Vec<String>>> {
         self.ended.subscribe()
     }
 }
 
-/// Sessions ended lately, published to every open stream whenever more end.
+/// Sessions ended or re-keyed lately, published to every open stream whenever more are.
 pub(super) struct EndedSessions {
-    recent: Mutex<HashMap<String, Instant>>,
+    /// Each change by session and time, so a session re-keyed twice wakes streams twice,
+    /// while one change heard of again (the looks overlap) wakes none.
+    recent: Mutex<HashMap<(String, String), Instant>>,
     published: watch::Sender<Arc<Vec<String>>>,
 }
 
@@ -287,21 +320,22 @@ impl Default for EndedSessions {
 }
 
 impl EndedSessions {
-    fn add(&self, ids: Vec<String>) {
-        if ids.is_empty() {
+    fn add(&self, changes: Vec<(String, String)>) {
+        if changes.is_empty() {
             return;
         }
         let mut recent = self.recent.lock().expect("never poisoned");
         let now = Instant::now();
         recent.retain(|_, at| now.duration_since(*at) < ENDED_KEPT);
         let mut news = false;
-        for id in ids {
-            news |= recent.insert(id, now).is_none();
+        for change in changes {
+            news |= recent.insert(change, now).is_none();
         }
-        // A session heard of again (the looks overlap) wakes no stream.
         if news {
-            self.published
-                .send_replace(Arc::new(recent.keys().cloned().collect()));
+            let mut ids: Vec<String> = recent.keys().map(|(id, _)| id.clone()).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            self.published.send_replace(Arc::new(ids));
         }
     }
 
@@ -336,7 +370,7 @@ pub(super) async fn follow_ended_sessions(engine: Engine) {
             Ok(ended) => {
                 since = look;
                 last = now;
-                engine.sessions_ended(ended.into_iter().map(|(id, _)| id).collect());
+                engine.sessions_changed(ended);
             }
             Err(err) => tracing::warn!(error = %err, "could not learn which sessions ended"),
         }

@@ -33,8 +33,11 @@ pub(super) const CACHED_VIEWS: usize = 4096;
 
 /// Views by room, version and viewer (`""` for anyone not seated). Each entry is made once:
 /// streams that ask for the same view at the same moment (every watcher of a version that
-/// was just committed) wait for one call rather than each making their own.
-pub(super) type ViewCache = BoundedCache<(String, i64, String), Arc<OnceCell<Arc<Value>>>>;
+/// was just committed) wait for one call rather than each making their own. A fault of the
+/// game's code is kept too, so a broken view hook runs once per version and viewer, not once
+/// per listing (a sandbox that could not be had is not kept: it may pass).
+pub(super) type ViewCache =
+    BoundedCache<(String, i64, String), Arc<OnceCell<Result<Arc<Value>, HookError>>>>;
 
 impl Engine {
     /// `room` as `viewer` (a player, or `None` for anyone else) may see it.
@@ -51,12 +54,35 @@ impl Engine {
         } else {
             Cow::Borrowed(&*room.state)
         };
+        Ok(self.dressed(RoomView::new(room, state), room))
+    }
+
+    /// `view` of `room` with what the engine knows beside its record: who has it open, and
+    /// its idle times.
+    fn dressed<'a>(&self, view: RoomView<'a>, room: &Room) -> RoomView<'a> {
         let online = (self.presence.online(&room.id).into_iter())
             .filter(|id| room.is_player(id))
             .collect();
-        Ok(RoomView::new(room, state)
-            .with_idle_times(self.idle.closes_at(room), self.idle.claimable_at(room))
-            .with_online(online))
+        view.with_idle_times(self.idle.closes_at(room), self.idle.claimable_at(room))
+            .with_online(online)
+    }
+
+    /// `room` as `viewer` may see it, for a listing of many rooms: a room whose view hook
+    /// fails is shown without its state (and with the fault's code) rather than failing the
+    /// whole listing, so one game's broken hook never takes the lobby down for everyone. The
+    /// fault is in the game's log for its owner.
+    pub async fn view_listed_room<'a>(
+        &self,
+        room: &'a Room,
+        viewer: Option<&PlayerRef>,
+    ) -> Result<RoomView<'a>, EngineError> {
+        match self.view_room(room, viewer).await {
+            Err(err) if err.is_game_fault() => {
+                let view = RoomView::new(room, Cow::Owned(Value::Null));
+                Ok(self.dressed(view, room).with_view_fault(err.code()))
+            }
+            other => other,
+        }
     }
 
     /// `events` of `room` as `viewer` may see them, each at its own version. In a game with a
@@ -119,18 +145,31 @@ impl Engine {
         let view = cell
             .get_or_try_init(|| async {
                 self.views_made.fetch_add(1, Ordering::Relaxed);
-                let view = run_hooks(&self.sandbox, game, move |game| {
-                    guarded(|| game.on_player_view(viewer.as_ref(), &board)).map_err(|fault| {
-                        let error = view_fault(fault);
-                        game.log_fault(Hook::PlayerView, &board, &error.to_string());
-                        error
-                    })
+                let made = run_hooks(&self.sandbox, game, move |game| {
+                    Ok(
+                        guarded(|| game.on_player_view(viewer.as_ref(), &board)).map_err(|fault| {
+                            let fault = view_fault(fault);
+                            let error =
+                                EngineError::from_hook_fault(Hook::PlayerView, fault.clone());
+                            game.log_fault(Hook::PlayerView, &board, &error.to_string());
+                            fault
+                        }),
+                    )
                 })
                 .await?;
-                Ok::<_, EngineError>(Arc::new(view))
+                match made {
+                    Err(HookError::Unavailable(why)) => Err(EngineError::SandboxUnavailable(why)),
+                    made => Ok(made.map(Arc::new)),
+                }
             })
             .await?;
-        Ok(view.clone())
+        match view {
+            Ok(view) => Ok(view.clone()),
+            Err(fault) => Err(EngineError::from_hook_fault(
+                Hook::PlayerView,
+                fault.clone(),
+            )),
+        }
     }
 }
 
@@ -189,13 +228,13 @@ impl Engine {
 
 /// A view hook that fails, throws included (there is no action to refuse), is the game's
 /// fault.
-fn view_fault(fault: HookError) -> EngineError {
+fn view_fault(fault: HookError) -> HookError {
     let fault = match fault {
         HookError::Refused(refusal) => HookError::Crashed(format!("threw: {refusal}")),
         other => other,
     };
     tracing::error!(hook = %Hook::PlayerView, error = %fault, "a game's view hook failed");
-    EngineError::from_hook_fault(Hook::PlayerView, fault)
+    fault
 }
 
 /// `viewer`, if they are or were seated in `room`; anyone else sees what a watcher does.

@@ -66,7 +66,7 @@ use crate::model::{
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};
 pub use ratings::{Rebuilt, Standing};
-pub use sessions::Ending;
+pub use sessions::{Ending, MAX_LIVE_CODES};
 use sqlite::SqliteStore;
 use writer::Writer;
 use writes::{Job, NewBot, RoomCopies, Seen, Write};
@@ -90,6 +90,22 @@ enum Database {
     Postgres(PgStore),
 }
 
+/// A URL with a scheme that names neither database (`mysql://…`) is a mistake, not a file
+/// path: taken as one, it would be served as a new, empty SQLite database.
+fn refuse_unknown_scheme(url: &str) -> Result<(), StoreError> {
+    let Some((scheme, _)) = url.split_once("://") else {
+        return Ok(());
+    };
+    let is_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    match is_scheme && !matches!(scheme, "sqlite" | "postgres" | "postgresql") {
+        true => Err(StoreError::UnknownScheme(scheme.to_owned())),
+        false => Ok(()),
+    }
+}
+
 /// How long a statement waits for a lock held elsewhere (someone in `sqlite3`, another server
 /// on the same file) before giving up.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -104,6 +120,7 @@ impl Store {
     /// Like [`Store::open`], waiting up to `busy_timeout` for a lock another connection holds
     /// before a statement fails with [`StorageFault::Busy`].
     pub async fn open_with(url: &str, busy_timeout: Duration) -> Result<Self, StoreError> {
+        refuse_unknown_scheme(url)?;
         let (database, writer) = if postgres::is_postgres_url(url) {
             let (store, write) = PgStore::open(url, busy_timeout).await?;
             (Database::Postgres(store), Writer::start(write, None)?)
@@ -115,20 +132,26 @@ impl Store {
         Ok(Self { writer, database })
     }
 
+    /// Like [`Store::open_with`], for a command that works on a server's existing database (an
+    /// admin's, a rebuild): a SQLite file that is not there is refused, naming where it was
+    /// looked for, rather than created empty.
+    pub async fn open_existing(url: &str, busy_timeout: Duration) -> Result<Self, StoreError> {
+        refuse_unknown_scheme(url)?;
+        if !postgres::is_postgres_url(url) {
+            sqlite::existing_file(url)?;
+        }
+        Self::open_with(url, busy_timeout).await
+    }
+
     /// Copies the SQLite database at `url` to the new file `dest` while servers keep writing to
     /// it (see `sqlite::backup`); its size. PostgreSQL has `pg_dump` for this.
     pub async fn backup(url: &str, dest: &std::path::Path) -> Result<u64, StoreError> {
+        refuse_unknown_scheme(url)?;
         if postgres::is_postgres_url(url) {
-            return Err(StoreError::BadUrl(
-                "this is a PostgreSQL database: back it up with pg_dump (docs/operations.md)"
-                    .into(),
-            ));
+            return Err(StoreError::PostgresBackup);
         }
         if dest.exists() {
-            return Err(StoreError::BadUrl(format!(
-                "{} already exists; a backup is written to a new file",
-                dest.display()
-            )));
+            return Err(StoreError::BackupExists(dest.display().to_string()));
         }
         sqlite::backup(url, dest).await
     }

@@ -13,9 +13,10 @@ use crate::domain::roles::Role;
 use crate::game::PlayerRef;
 use crate::model::{AuditEntry, AuditTarget, PlayerRecord, Suspended};
 
-/// The player named `$1` (never a bot).
-pub(super) const PLAYER_BY_NAME: &str =
-    "SELECT id, username FROM players WHERE username = $1 AND bot IS NULL";
+/// The player named `$1`, ignoring case (never a bot; the exact name first).
+pub(super) const PLAYER_BY_NAME: &str = "SELECT id, username FROM players \
+     WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL \
+     ORDER BY username = $1 DESC LIMIT 1";
 
 /// Player `$1` (never a bot).
 pub(super) const PLAYER_BY_ID: &str =
@@ -44,18 +45,21 @@ pub(super) const UNSUSPEND: &str = "UPDATE players \
      SET suspended_at = NULL, suspension_reason = NULL \
      WHERE id = $1 AND bot IS NULL RETURNING id, username";
 
-/// A player (no bot) by name, as an admin looks them up.
+/// A player (no bot) by name, ignoring case (the exact name first), as an admin looks them up.
 pub(super) const PLAYER_RECORD: &str = "SELECT id, username, created_at, last_seen_at, \
-     suspended_at, suspension_reason FROM players WHERE username = $1 AND bot IS NULL";
+     suspended_at, suspension_reason FROM players \
+     WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL \
+     ORDER BY username = $1 DESC LIMIT 1";
 
 /// Why player `$1` is suspended, if they are.
 pub(super) const SUSPENSION: &str =
     "SELECT suspension_reason AS reason FROM players WHERE id = $1 AND suspended_at IS NOT NULL";
 
-/// Names player `$2` `$1`, unless another player has that name (nothing is returned then).
-pub(super) const RENAME: &str = "UPDATE players SET username = $1 \
-     WHERE id = $2 AND bot IS NULL \
-     AND NOT EXISTS (SELECT 1 FROM players o WHERE o.username = $1 AND o.id <> $2) \
+/// Names player `$2` `$1`, unless another player has that name, ignoring case (nothing is
+/// returned then).
+pub(super) const RENAME: &str = "UPDATE players SET username = $1, username_key = lower($1) \
+     WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o \
+     WHERE (o.username = $1 OR o.username_key = lower($1)) AND o.id <> $2) \
      RETURNING id";
 
 /// Unpublishes game `$3` (the first time kept, the latest reason).

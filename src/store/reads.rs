@@ -46,8 +46,10 @@ pub(super) const GAME_LOG_NEWEST: &str = "SELECT id, game, game_version, at, roo
 
 pub(super) const ACCOUNT: &str = "SELECT id, username, created_at FROM players WHERE id = $1";
 
-pub(super) const ACCOUNT_BY_NAME: &str =
-    "SELECT id, username, created_at FROM players WHERE username = $1";
+/// The player named `$1`, ignoring case (the exact name first: names that differed only by
+/// case before that was refused are kept).
+pub(super) const ACCOUNT_BY_NAME: &str = "SELECT id, username, created_at FROM players \
+     WHERE (username = $1 OR username_key = lower($1)) ORDER BY username = $1 DESC LIMIT 1";
 
 /// Versions of games with their owners, in the columns [`rows::game_version`] reads: version
 /// `$2` of game `$1`, or the latest of each game where `$2` is null, of every game where `$1`

@@ -39,33 +39,49 @@ pub(super) const END_SESSION: &str = "UPDATE sessions SET ended_at = $1 \
 pub(super) const END_OTHER_SESSIONS: &str = "UPDATE sessions SET ended_at = $1 \
      WHERE player_id = $2 AND ended_at IS NULL AND id <> $3 RETURNING id";
 
-/// A new secret for player `$3`'s working session `$2`.
-pub(super) const SET_SESSION_TOKEN: &str = "UPDATE sessions SET token_hash = $1 \
+/// A new secret for player `$3`'s working session `$2`, at `$4`.
+pub(super) const SET_SESSION_TOKEN: &str =
+    "UPDATE sessions SET token_hash = $1, token_changed_at = $4 \
      WHERE id = $2 AND player_id = $3 AND ended_at IS NULL RETURNING id";
 
 /// When session `$2` was last used, to the minute: `$1`, unless that is not later.
 pub(super) const MARK_SESSION_USED: &str =
     "UPDATE sessions SET last_used_at = $1 WHERE id = $2 AND last_used_at < $1";
 
-/// Sessions ended after `$1`, in the order they ended: one range of `sessions_ended`.
-pub(super) const ENDED_SINCE: &str = "SELECT id, ended_at FROM sessions \
-     WHERE ended_at IS NOT NULL AND ended_at > $1 ORDER BY ended_at LIMIT 1000";
+/// Sessions ended, or whose token was replaced, after `$1`, in that order: one range each of
+/// `sessions_ended` and `sessions_token_changed`.
+pub(super) const ENDED_SINCE: &str = "SELECT id, ended_at AS at FROM sessions \
+     WHERE ended_at IS NOT NULL AND ended_at > $1 \
+     UNION ALL SELECT id, token_changed_at AS at FROM sessions \
+     WHERE token_changed_at IS NOT NULL AND token_changed_at > $1 ORDER BY at LIMIT 1000";
 
 /// A sign-in code for player `$2`, by its hash.
 pub(super) const INSERT_CODE: &str =
     "INSERT INTO sign_in_codes (code_hash, player_id, created_at, expires_at) \
      VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING code_hash";
 
-/// Uses code `$1` at `$2`, if it is unused and unexpired: its player.
-pub(super) const REDEEM_CODE: &str = "UPDATE sign_in_codes SET used_at = $2 \
+/// Uses code `$1` at `$2`, if it is unexpired: its player. A code works once, so it goes.
+pub(super) const REDEEM_CODE: &str = "DELETE FROM sign_in_codes \
      WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING player_id";
+
+/// Forgets every code expired at `$1`.
+pub(super) const PRUNE_CODES: &str = "DELETE FROM sign_in_codes WHERE expires_at <= $1";
+
+/// How many codes player `$1` has that work.
+pub(super) const LIVE_CODES: &str =
+    "SELECT count(*) AS live FROM sign_in_codes WHERE player_id = $1";
+
+/// The most sign-in codes a player may have working at once.
+pub const MAX_LIVE_CODES: i64 = 5;
 
 /// Player `$2`'s password hash: `$1` (NULL for none).
 pub(super) const SET_PASSWORD: &str = "UPDATE players SET password_hash = $1 WHERE id = $2";
 
-/// The player named `$1` (no bot) and their password hash, if any.
-pub(super) const PASSWORD_BY_NAME: &str =
-    "SELECT id, username, password_hash FROM players WHERE username = $1 AND bot IS NULL";
+/// The player named `$1`, ignoring case (no bot; the exact name first), and their password
+/// hash, if any.
+pub(super) const PASSWORD_BY_NAME: &str = "SELECT id, username, password_hash FROM players \
+     WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL \
+     ORDER BY username = $1 DESC LIMIT 1";
 
 /// Player `$1`'s password hash, if any.
 pub(super) const PASSWORD_OF: &str =
@@ -119,6 +135,8 @@ pub(super) enum SessionOutcome {
     Rotated(bool),
     /// The code's player, whose new session was opened; `None`: no such code, used, expired.
     Redeemed(Option<PlayerRef>),
+    /// No code was issued: the player has [`MAX_LIVE_CODES`] working already.
+    TooManyCodes,
 }
 
 pub(super) async fn apply<D: Dialect>(
@@ -158,7 +176,8 @@ pub(super) async fn apply<D: Dialect>(
             let statement = Statement::new(SET_SESSION_TOKEN)
                 .bind(token_hash.as_str())
                 .bind(session_id.as_str())
-                .bind(player_id.as_str());
+                .bind(player_id.as_str())
+                .bind(crate::model::now());
             Ok(SessionOutcome::Rotated(
                 D::fetch_optional(conn, statement).await?.is_some(),
             ))
@@ -169,6 +188,15 @@ pub(super) async fn apply<D: Dialect>(
             created_at,
             expires_at,
         } => {
+            D::execute(conn, Statement::new(PRUNE_CODES).bind(created_at.as_str())).await?;
+            let live = Statement::new(LIVE_CODES).bind(player_id.as_str());
+            let live = match D::fetch_optional(conn, live).await? {
+                Some(row) => D::int(&row, "live")?,
+                None => 0,
+            };
+            if live >= MAX_LIVE_CODES {
+                return Ok(SessionOutcome::TooManyCodes);
+            }
             let statement = Statement::new(INSERT_CODE)
                 .bind(code_hash.as_str())
                 .bind(player_id.as_str())
@@ -296,7 +324,7 @@ pub(super) async fn ended_since<D: Dialect>(
     let statement = Statement::new(ENDED_SINCE).bind(after);
     let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
     rows.iter()
-        .map(|row| Ok((D::text(row, "id")?, D::text(row, "ended_at")?)))
+        .map(|row| Ok((D::text(row, "id")?, D::text(row, "at")?)))
         .collect()
 }
 
@@ -351,22 +379,24 @@ impl Store {
         ))
     }
 
-    /// Keeps a sign-in code for `player_id`, by its hash, until `expires_at`;
-    /// [`StoreError::Conflict`] if a code with that hash is already kept.
+    /// Keeps a sign-in code for `player_id`, by its hash, until `expires_at`, forgetting every
+    /// expired code; `false`, with nothing kept, when the player has [`MAX_LIVE_CODES`]
+    /// working already. [`StoreError::Conflict`] if a code with that hash is already kept.
     pub async fn issue_code(
         &self,
         code_hash: &str,
         player_id: &str,
         created_at: &str,
         expires_at: &str,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let write = SessionWrite::IssueCode {
             code_hash: code_hash.to_owned(),
             player_id: player_id.to_owned(),
             created_at: created_at.to_owned(),
             expires_at: expires_at.to_owned(),
         };
-        self.session_write(write).await.map(|_| ())
+        let outcome = self.session_write(write).await?;
+        Ok(!matches!(outcome, SessionOutcome::TooManyCodes))
     }
 
     /// Uses the code with this hash and opens `session` for its player, in one commit; the

@@ -60,6 +60,8 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("ENDED_SINCE", sessions::ENDED_SINCE.into()),
         ("INSERT_CODE", sessions::INSERT_CODE.into()),
         ("REDEEM_CODE", sessions::REDEEM_CODE.into()),
+        ("PRUNE_CODES", sessions::PRUNE_CODES.into()),
+        ("LIVE_CODES", sessions::LIVE_CODES.into()),
         ("SET_PASSWORD", sessions::SET_PASSWORD.into()),
         ("PLAYER_BY_NAME", moderation::PLAYER_BY_NAME.into()),
         ("PLAYER_BY_ID", moderation::PLAYER_BY_ID.into()),

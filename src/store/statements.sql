@@ -87,7 +87,7 @@ SELECT e.version, e.kind, e.player_id, p.username, CAST(e.move AS TEXT) AS move,
 SELECT id, username, created_at FROM players WHERE id = $1;
 
 -- SQLite and PostgreSQL: ACCOUNT_BY_NAME
-SELECT id, username, created_at FROM players WHERE username = $1;
+SELECT id, username, created_at FROM players WHERE (username = $1 OR username_key = lower($1)) ORDER BY username = $1 DESC LIMIT 1;
 
 -- SQLite and PostgreSQL: VERSIONS
 SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, v.winners, (SELECT count(*) FROM game_frontend_files f WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, v.frontend_background, v.frontend_height, v.created_at, g.owner_id, p.username AS owner_name, g.created_at AS game_created_at, g.unpublished_at FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) ORDER BY v.game_id;
@@ -111,10 +111,10 @@ SELECT player_id, MAX(version) AS version FROM room_events WHERE room_id = $1 AN
 UPDATE players SET last_seen_at = $1 WHERE id = $2 AND (last_seen_at IS NULL OR last_seen_at < $1);
 
 -- SQLite and PostgreSQL: INSERT_ACCOUNT
-INSERT INTO players (id, username, token_hash, created_at) VALUES ($1, $2, '', $3) ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO players (id, username, username_key, token_hash, created_at) VALUES ($1, $2, lower($2), '', $3) ON CONFLICT DO NOTHING RETURNING id;
 
 -- SQLite and PostgreSQL: INSERT_BOT
-INSERT INTO players (id, username, token_hash, created_at, bot) VALUES ($1, $2, '', $3, $4) ON CONFLICT DO NOTHING;
+INSERT INTO players (id, username, username_key, token_hash, created_at, bot) VALUES ($1, $2, lower($2), '', $3, $4) ON CONFLICT DO NOTHING;
 
 -- SQLite and PostgreSQL: BOT_ACCOUNT
 SELECT id, username FROM players WHERE bot = $1;
@@ -135,25 +135,31 @@ UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL AND 
 UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL AND id <> $3 RETURNING id;
 
 -- SQLite and PostgreSQL: SET_SESSION_TOKEN
-UPDATE sessions SET token_hash = $1 WHERE id = $2 AND player_id = $3 AND ended_at IS NULL RETURNING id;
+UPDATE sessions SET token_hash = $1, token_changed_at = $4 WHERE id = $2 AND player_id = $3 AND ended_at IS NULL RETURNING id;
 
 -- SQLite and PostgreSQL: MARK_SESSION_USED
 UPDATE sessions SET last_used_at = $1 WHERE id = $2 AND last_used_at < $1;
 
 -- SQLite and PostgreSQL: ENDED_SINCE
-SELECT id, ended_at FROM sessions WHERE ended_at IS NOT NULL AND ended_at > $1 ORDER BY ended_at LIMIT 1000;
+SELECT id, ended_at AS at FROM sessions WHERE ended_at IS NOT NULL AND ended_at > $1 UNION ALL SELECT id, token_changed_at AS at FROM sessions WHERE token_changed_at IS NOT NULL AND token_changed_at > $1 ORDER BY at LIMIT 1000;
 
 -- SQLite and PostgreSQL: INSERT_CODE
 INSERT INTO sign_in_codes (code_hash, player_id, created_at, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING code_hash;
 
 -- SQLite and PostgreSQL: REDEEM_CODE
-UPDATE sign_in_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING player_id;
+DELETE FROM sign_in_codes WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING player_id;
+
+-- SQLite and PostgreSQL: PRUNE_CODES
+DELETE FROM sign_in_codes WHERE expires_at <= $1;
+
+-- SQLite and PostgreSQL: LIVE_CODES
+SELECT count(*) AS live FROM sign_in_codes WHERE player_id = $1;
 
 -- SQLite and PostgreSQL: SET_PASSWORD
 UPDATE players SET password_hash = $1 WHERE id = $2;
 
 -- SQLite and PostgreSQL: PLAYER_BY_NAME
-SELECT id, username FROM players WHERE username = $1 AND bot IS NULL;
+SELECT id, username FROM players WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL ORDER BY username = $1 DESC LIMIT 1;
 
 -- SQLite and PostgreSQL: PLAYER_BY_ID
 SELECT id, username FROM players WHERE id = $1 AND bot IS NULL;
@@ -180,7 +186,7 @@ UPDATE players SET suspended_at = NULL, suspension_reason = NULL WHERE id = $1 A
 SELECT suspension_reason AS reason FROM players WHERE id = $1 AND suspended_at IS NOT NULL;
 
 -- SQLite and PostgreSQL: PLAYER_RECORD
-SELECT id, username, created_at, last_seen_at, suspended_at, suspension_reason FROM players WHERE username = $1 AND bot IS NULL;
+SELECT id, username, created_at, last_seen_at, suspended_at, suspension_reason FROM players WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL ORDER BY username = $1 DESC LIMIT 1;
 
 -- SQLite: RATINGS_OF
 WITH v (game, player_id) AS (VALUES (?, ?), (?, ?)) SELECT r.game, r.player_id, r.rating, r.deviation, r.volatility, r.games FROM v JOIN ratings r ON r.game = v.game AND r.player_id = v.player_id;
@@ -240,7 +246,7 @@ WITH v (room_id, player_id) AS (VALUES (?, ?), (?, ?)) SELECT c.room_id, c.ratin
 WITH v (room_id, player_id) AS (VALUES ($1, $2), ($3, $4)) SELECT c.room_id, c.rating_before, c.rating_after, c.won FROM v JOIN rating_changes c ON c.room_id = v.room_id AND c.player_id = v.player_id ORDER BY c.seq;
 
 -- SQLite and PostgreSQL: RENAME
-UPDATE players SET username = $1 WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o WHERE o.username = $1 AND o.id <> $2) RETURNING id;
+UPDATE players SET username = $1, username_key = lower($1) WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o WHERE (o.username = $1 OR o.username_key = lower($1)) AND o.id <> $2) RETURNING id;
 
 -- SQLite and PostgreSQL: UNPUBLISH
 UPDATE games SET unpublished_at = coalesce(unpublished_at, $1), unpublish_reason = $2 WHERE id = $3 RETURNING id;
@@ -258,7 +264,7 @@ SELECT room_id FROM room_players WHERE player_id = $1 AND finished = FALSE AND a
 SELECT id, joinable FROM rooms WHERE game = $1 AND finished = FALSE ORDER BY seq;
 
 -- SQLite and PostgreSQL: PASSWORD_BY_NAME
-SELECT id, username, password_hash FROM players WHERE username = $1 AND bot IS NULL;
+SELECT id, username, password_hash FROM players WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL ORDER BY username = $1 DESC LIMIT 1;
 
 -- SQLite and PostgreSQL: PASSWORD_OF
 SELECT id, username, password_hash FROM players WHERE id = $1 AND bot IS NULL;

@@ -26,6 +26,23 @@ pub enum StoreError {
     Corrupt(String),
     #[error("bad database URL: {0}")]
     BadUrl(String),
+    #[error(
+        "`{0}:` databases are not supported: give a file path, a sqlite: URL or a postgres:// URL"
+    )]
+    UnknownScheme(String),
+    /// A command that works on an existing database found none where it looked.
+    #[error("there is no database at {0} (set --database or DATABASE_URL to the server's)")]
+    NoDatabase(String),
+    #[error("cannot connect to PostgreSQL at {host}:{port}: {cause}")]
+    Unreachable {
+        host: String,
+        port: u16,
+        cause: String,
+    },
+    #[error("{0} already exists; a backup is written to a new file")]
+    BackupExists(String),
+    #[error("this is a PostgreSQL database: back it up with pg_dump (docs/operations.md)")]
+    PostgresBackup,
     #[error(transparent)]
     Database(#[from] sqlx::Error),
     /// The transaction holding this write could not be committed; nothing in it happened.

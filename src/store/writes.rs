@@ -190,16 +190,15 @@ impl Write {
     }
 }
 
-/// A new account; returns nothing if its name is taken.
-/// A new player (whose tokens are their sessions', so `token_hash` is empty).
+/// A new player; returns nothing if its name is taken, ignoring case. A new player (whose tokens are their sessions', so `token_hash` is empty).
 pub(super) const INSERT_ACCOUNT: &str =
-    "INSERT INTO players (id, username, token_hash, created_at) \
-     VALUES ($1, $2, '', $3) ON CONFLICT DO NOTHING RETURNING id";
+    "INSERT INTO players (id, username, username_key, token_hash, created_at) \
+     VALUES ($1, $2, lower($2), '', $3) ON CONFLICT DO NOTHING RETURNING id";
 
 /// A bot's account, unless it exists.
 pub(super) const INSERT_BOT: &str =
-    "INSERT INTO players (id, username, token_hash, created_at, bot) \
-     VALUES ($1, $2, '', $3, $4) ON CONFLICT DO NOTHING";
+    "INSERT INTO players (id, username, username_key, token_hash, created_at, bot) \
+     VALUES ($1, $2, lower($2), '', $3, $4) ON CONFLICT DO NOTHING";
 
 /// The bot account of level `$1`.
 pub(super) const BOT_ACCOUNT: &str = "SELECT id, username FROM players WHERE bot = $1";

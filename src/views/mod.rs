@@ -57,6 +57,10 @@ pub struct RoomView<'a> {
     updated_at: &'a str,
     /// Its players with a stream of it open now, on any server.
     online: Vec<String>,
+    /// In a listing, the code of the fault that kept this viewer's view of the state from
+    /// being made (the state is then `null`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    view_fault: Option<&'static str>,
 }
 
 impl<'a> RoomView<'a> {
@@ -83,7 +87,14 @@ impl<'a> RoomView<'a> {
             created_at: &room.created_at,
             updated_at: &room.updated_at,
             online: Vec::new(),
+            view_fault: None,
         }
+    }
+
+    /// Without its state, which the game's view hook failed to make (`code` says how).
+    pub fn with_view_fault(mut self, code: &'static str) -> Self {
+        self.view_fault = Some(code);
+        self
     }
 
     /// With which of its players have a stream of it open.

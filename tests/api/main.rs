@@ -1,5 +1,6 @@
 //! Black-box tests: the real server over HTTP, a fresh SQLite file each.
 
+mod account_abuse;
 mod accounts_browser;
 mod backup;
 mod bots;
@@ -11,6 +12,7 @@ mod clocks_exactly_once;
 mod compression;
 mod concurrency;
 mod cube;
+mod database_urls;
 mod databases;
 mod dev;
 mod dev_browser;
@@ -29,6 +31,7 @@ mod hosted;
 mod hosted_bots;
 mod idle_rooms;
 mod lobby;
+mod lobby_faults;
 mod metrics;
 mod moderation;
 mod openapi;

@@ -37,7 +37,7 @@ fn game_id(prefix: &str) -> String {
 }
 
 /// A new player granted the admin role from the command line.
-async fn new_admin(app: &TestApp) -> TestPlayer {
+pub async fn new_admin(app: &TestApp) -> TestPlayer {
     let admin = app.register(&unique("admin")).await;
     let (ok, said) = admin_command(app, &["grant", &admin.username]);
     assert!(ok, "{said}");

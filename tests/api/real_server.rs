@@ -42,6 +42,7 @@ impl Server {
             .expect("the server binary starts");
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
+        let mut early = Vec::new();
         let address = loop {
             let line = lines
                 .next()
@@ -50,9 +51,10 @@ impl Server {
             if let Some(rest) = line.split("listening on ").nth(1) {
                 break rest.split_whitespace().next().unwrap().to_owned();
             }
+            early.push(line);
         };
         // Keep draining the log (and keep it) so the server never blocks on a full pipe.
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::new(Mutex::new(early));
         let kept = log.clone();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {

@@ -191,6 +191,32 @@ impl Dialect for Postgres {
     }
 }
 
+/// How long the first connection may take before the server gives up on PostgreSQL.
+const FIRST_CONNECTION: Duration = Duration::from_secs(10);
+
+/// One connection made before any pool: a pool retries a refused connection until its own
+/// time-out (30 s) and then says only that it timed out, where an operator needs the address
+/// and the cause at once.
+async fn first_connection(options: &PgConnectOptions) -> Result<(), StoreError> {
+    let unreachable = |cause: String| StoreError::Unreachable {
+        host: options.get_host().to_owned(),
+        port: options.get_port(),
+        cause,
+    };
+    let connecting = sqlx::ConnectOptions::connect(options);
+    match tokio::time::timeout(FIRST_CONNECTION, connecting).await {
+        Ok(Ok(conn)) => {
+            let _ = sqlx::Connection::close(conn).await;
+            Ok(())
+        }
+        Ok(Err(err)) => Err(unreachable(err.to_string())),
+        Err(_) => Err(unreachable(format!(
+            "no answer within {} s",
+            FIRST_CONNECTION.as_secs()
+        ))),
+    }
+}
+
 impl PgStore {
     /// Connects to the database at `url` and brings its schema up to date (migrations run
     /// under PostgreSQL's advisory lock, so servers starting together apply them once). A
@@ -207,6 +233,7 @@ impl PgStore {
                 ("lock_timeout", busy_timeout.as_millis().to_string()),
                 ("turnhouse.instance", instance.clone()),
             ]);
+        first_connection(&options).await?;
         // One writing connection per server: its batches already carry every write waiting.
         let write = PgPoolOptions::new()
             .max_connections(1)

@@ -161,7 +161,12 @@ impl SqliteStore {
             // FULL: an acknowledged write survives a power cut, not only a process kill.
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true);
-        if let Some(dir) = Path::new(options.get_filename()).parent() {
+        let file = Path::new(options.get_filename());
+        if !in_memory(url) && !file.exists() {
+            let shown = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
+            tracing::info!(file = %shown.display(), "creating a new database");
+        }
+        if let Some(dir) = file.parent() {
             if !dir.as_os_str().is_empty() {
                 std::fs::create_dir_all(dir)?;
             }
@@ -247,6 +252,23 @@ fn connect_options(url: &str, busy_timeout: Duration) -> Result<SqliteConnectOpt
         .busy_timeout(busy_timeout))
 }
 
+/// How to reach the database file at `url`, which must exist: a command that works on a
+/// server's database refuses to make an empty one, and names the file it looked for.
+pub(super) fn existing_file(url: &str) -> Result<SqliteConnectOptions, StoreError> {
+    let options = connect_options(url, Duration::from_secs(5))?;
+    let file = options.get_filename();
+    if in_memory(url) || file.exists() {
+        return Ok(options);
+    }
+    let shown = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
+    Err(StoreError::NoDatabase(shown.display().to_string()))
+}
+
+/// Whether `url` names a database in memory, which has no file.
+fn in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
 /// A consistent copy of the database to the new file `?`.
 pub(super) const BACKUP: &str = "VACUUM INTO ?";
 
@@ -255,13 +277,7 @@ pub(super) const BACKUP: &str = "VACUUM INTO ?";
 /// up to one moment and none after, and writers are never held up (in WAL mode a reader does
 /// not block them). Returns the copy's size in bytes.
 pub(super) async fn backup(url: &str, dest: &Path) -> Result<u64, StoreError> {
-    let options = connect_options(url, Duration::from_secs(5))?;
-    if !Path::new(options.get_filename()).exists() {
-        return Err(StoreError::BadUrl(format!(
-            "no database at {}",
-            options.get_filename().display()
-        )));
-    }
+    let options = existing_file(url)?;
     let mut conn = sqlx::ConnectOptions::connect(&options.read_only(true)).await?;
     sqlx::query(BACKUP)
         .bind(dest.display().to_string())

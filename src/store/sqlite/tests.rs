@@ -461,3 +461,60 @@ async fn the_writer_keeps_its_statement_journals_in_memory() {
     assert_eq!(temp_store(write).await, 2);
     assert_eq!(temp_store(store.read.clone()).await, 0);
 }
+
+/// Names that differed only by case before names were unique ignoring it keep working, each
+/// found by its exact name; no new name can take any of them in another case.
+#[tokio::test]
+async fn names_that_differed_only_by_case_are_kept() {
+    let (dir, path) = store_dir();
+    let old = database_before(std::path::Path::new(&path), 25).await;
+    for (id, name, created) in [
+        ("p1", "alice", "2026-01-01T00:00:00.000Z"),
+        ("p2", "Alice", "2026-01-02T00:00:00.000Z"),
+        ("p3", "bob", "2026-01-03T00:00:00.000Z"),
+    ] {
+        sqlx::query(
+            "INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, '', ?)",
+        )
+        .bind(id)
+        .bind(name)
+        .bind(created)
+        .execute(&old)
+        .await
+        .unwrap();
+    }
+    old.close().await;
+    let store = Store::open(&path).await.unwrap();
+    let found = |name: &'static str| {
+        let store = store.clone();
+        async move { store.account_by_name(name).await.unwrap().map(|a| a.id) }
+    };
+    assert_eq!(found("alice").await.as_deref(), Some("p1"));
+    assert_eq!(found("Alice").await.as_deref(), Some("p2"));
+    assert_eq!(found("ALICE").await.as_deref(), Some("p1"), "the oldest");
+    assert_eq!(found("BOB").await.as_deref(), Some("p3"));
+    let account = |id: &str, name: &str| crate::model::Account {
+        id: id.into(),
+        username: name.into(),
+        created_at: "2026-02-01T00:00:00.000Z".into(),
+    };
+    for taken in ["ALICE", "aLiCe", "Bob"] {
+        let session = crate::model::Session {
+            id: format!("s-{taken}"),
+            player: crate::game::PlayerRef {
+                id: taken.into(),
+                username: taken.into(),
+            },
+            label: "A device".into(),
+            token_hash: String::new(),
+            created_at: "2026-02-01T00:00:00.000Z".into(),
+            last_used_at: "2026-02-01T00:00Z".into(),
+        };
+        let made = store.create_account(&account(taken, taken), &session).await;
+        assert!(
+            matches!(made, Err(crate::store::StoreError::UsernameTaken)),
+            "{taken} is taken: {made:?}"
+        );
+    }
+    drop(dir);
+}
