@@ -112,9 +112,14 @@ impl ApiError {
             ApiError::Engine(EngineError::PlayerSuspended(reason)) => {
                 extra.insert("reason".into(), json!(reason));
             }
-            ApiError::Engine(EngineError::InvalidGameCode {
-                line: Some(line), ..
-            }) => {
+            ApiError::Engine(
+                EngineError::InvalidGameCode {
+                    line: Some(line), ..
+                }
+                | EngineError::HookFailed {
+                    line: Some(line), ..
+                },
+            ) => {
                 extra.insert("line".into(), json!(line));
             }
             ApiError::Engine(EngineError::InvalidFrontend(err)) => {

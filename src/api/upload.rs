@@ -117,11 +117,30 @@ impl FromRequest for Upload {
                 let form = Multipart::new(req.headers(), payload.take());
                 Box::pin(read_form(form))
             }
-            _ => {
+            media => {
                 // JSON escapes can double a source's size (and more, for control characters).
                 let limit = (MAX_SOURCE_BYTES + MAX_FRONTEND_BYTES) * 2 + 64 * 1024;
                 let body = read_body_within(req, payload, limit);
-                Box::pin(async move { read_json(&body.await?) })
+                let declared = media == "application/json";
+                let media = media.to_owned();
+                Box::pin(async move {
+                    read_json(&body.await?).map_err(|err| match err {
+                        // Most often the source itself, sent without saying what it is (curl's
+                        // `--data-binary` says form data): say how to send it.
+                        ApiError::MalformedJson(why) if !declared => {
+                            ApiError::MalformedJson(format!(
+                                "{why}; the body was read as JSON since its Content-Type is {}: \
+                                 to upload the source itself, send it with \
+                                 `Content-Type: application/javascript`",
+                                match media.is_empty() {
+                                    true => "missing".to_owned(),
+                                    false => format!("`{media}`"),
+                                }
+                            ))
+                        }
+                        other => other,
+                    })
+                })
             }
         };
         Box::pin(async move {

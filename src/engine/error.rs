@@ -1,5 +1,5 @@
 use crate::frontend::FrontendError;
-use crate::game::{GameError, Hook, HookError, PatchError};
+use crate::game::{at_line, GameError, Hook, HookError, PatchError};
 use crate::store::{StorageFault, StoreError};
 
 /// Why an action on a room was not applied. Whatever the variant, nothing was written.
@@ -29,7 +29,7 @@ pub enum EngineError {
     NotTheOwner(String),
     #[error("only the owner of an uploaded game may read its logs, and `{0}` is not yours")]
     LogsNotYours(String),
-    #[error("the game's code cannot be hosted: {message}")]
+    #[error("the game's code cannot be hosted: {message}{}", at_line(*line))]
     InvalidGameCode { message: String, line: Option<u32> },
     #[error("{0}")]
     InvalidGameSettings(String),
@@ -59,6 +59,12 @@ pub enum EngineError {
     InvalidPatch { hook: Hook, error: PatchError },
     #[error("the game's {hook} hook crashed: {message}")]
     HookCrashed { hook: Hook, message: String },
+    #[error("the game's {hook} hook has a bug: {error}{}", at_line(*line))]
+    HookFailed {
+        hook: Hook,
+        error: String,
+        line: Option<u32>,
+    },
     #[error("the game's {hook} hook ran past its time limit of {limit_ms} ms and was stopped")]
     HookTimeout { hook: Hook, limit_ms: u64 },
     #[error("the game's {hook} hook ran out of memory (its limit is {limit_mib} MiB)")]
@@ -166,6 +172,7 @@ impl EngineError {
             EngineError::GameRefused(_) => (K::Unprocessable, "game_refused"),
             EngineError::InvalidPatch { .. } => (K::GameFault, "invalid_patch"),
             EngineError::HookCrashed { .. } => (K::GameFault, "hook_crashed"),
+            EngineError::HookFailed { .. } => (K::GameFault, "hook_failed"),
             EngineError::HookTimeout { .. } => (K::GameFault, "hook_timeout"),
             EngineError::HookOutOfMemory { .. } => (K::GameFault, "hook_out_of_memory"),
             EngineError::NoDeadline => (K::Conflict, "no_deadline"),
@@ -220,6 +227,7 @@ impl EngineError {
             EngineError::GameRefused(_)
                 | EngineError::InvalidPatch { .. }
                 | EngineError::HookCrashed { .. }
+                | EngineError::HookFailed { .. }
                 | EngineError::HookTimeout { .. }
                 | EngineError::HookOutOfMemory { .. }
         )
@@ -230,6 +238,7 @@ impl EngineError {
         match self {
             EngineError::InvalidPatch { hook, .. }
             | EngineError::HookCrashed { hook, .. }
+            | EngineError::HookFailed { hook, .. }
             | EngineError::HookTimeout { hook, .. }
             | EngineError::HookOutOfMemory { hook, .. } => Some(*hook),
             _ => None,
@@ -245,6 +254,7 @@ impl EngineError {
                 EngineError::HookOutOfMemory { hook, limit_mib }
             }
             HookError::Crashed(message) => EngineError::HookCrashed { hook, message },
+            HookError::Failed { error, line } => EngineError::HookFailed { hook, error, line },
             HookError::InvalidResult(message) => EngineError::InvalidPatch {
                 hook,
                 error: PatchError::Unrepresentable(message),

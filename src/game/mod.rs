@@ -164,6 +164,11 @@ pub enum HookError {
     /// The hook failed in some other way: a panic, a stack overflow, an engine failure.
     #[error("{0}")]
     Crashed(String),
+    /// The game's code went wrong where the engine raised an error (a `TypeError`,
+    /// `ReferenceError`, `RangeError` or `SyntaxError` it did not make itself), at `line` of
+    /// its source when known.
+    #[error("{error}{}", at_line(*line))]
+    Failed { error: String, line: Option<u32> },
     /// The hook returned something that is not a patch a record can hold (not JSON, cyclic…).
     #[error("{0}")]
     InvalidResult(String),
@@ -174,6 +179,11 @@ pub enum HookError {
 }
 
 pub type HookResult = Result<Patch, HookError>;
+
+/// ` (line N)` after a message about a game's source, when the line is known.
+pub fn at_line(line: Option<u32>) -> String {
+    line.map(|l| format!(" (line {l})")).unwrap_or_default()
+}
 
 /// A turn-based game written as four lifecycle hooks. Every hook is a pure function of its
 /// arguments: no I/O, no clock, no shared mutable state.

@@ -92,6 +92,7 @@ impl HostedGame {
                 limit_mib: (self.pool.limits().memory_bytes >> 20) as u64,
             }),
             Outcome::Crashed { message } => Err(HookError::Crashed(message)),
+            Outcome::Failed { error, line } => Err(HookError::Failed { error, line }),
             Outcome::InvalidResult { message } => Err(HookError::InvalidResult(message)),
         }
     }

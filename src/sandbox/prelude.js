@@ -89,8 +89,51 @@
     return text === undefined ? 'null' : text;
   }
 
-  // [reason, message] of anything a hook threw: the error's `code` when it is a string, else
-  // its `name`; its `message`, else the value itself as text.
+  // What a hook throws is the game refusing, but for the errors the engine itself raises when
+  // the code goes wrong (reading a property of undefined, calling what is not a function, an
+  // undefined name): those are bugs in the game. Both are instances of the same classes, so
+  // the errors the game makes itself (`new TypeError(…)`, `RangeError(…)`, a subclass) are
+  // marked as they are made; the engine makes its own without calling these constructors.
+  const authored = new WeakSet();
+  const markAuthored = WeakSet.prototype.add;
+  const isAuthored = WeakSet.prototype.has;
+  const construct = Reflect.construct;
+  const apply = Reflect.apply;
+  const Marking = Proxy;
+  const engineErrors = ['TypeError', 'ReferenceError', 'RangeError', 'SyntaxError'];
+  for (let i = 0; i < engineErrors.length; i += 1) {
+    const original = globalThis[engineErrors[i]];
+    const marking = new Marking(original, {
+      construct(target, args, newTarget) {
+        const error = construct(target, args, newTarget);
+        apply(markAuthored, authored, [error]);
+        return error;
+      },
+      apply(target, self, args) {
+        const error = apply(target, self, args);
+        apply(markAuthored, authored, [error]);
+        return error;
+      },
+    });
+    const hidden = { value: marking, writable: true, enumerable: false, configurable: true };
+    defineProperty(original.prototype, 'constructor', hidden);
+    defineProperty(globalThis, engineErrors[i], hidden);
+  }
+
+  // The line of `game.js` an error was raised at, from its stack; 0 when it has none.
+  function lineOf(error) {
+    const stack = error.stack;
+    if (typeof stack !== 'string') return 0;
+    const at = stack.indexOf('game.js:');
+    if (at < 0) return 0;
+    const line = parseInt(stack.slice(at + 8), 10);
+    return line > 0 ? line : 0;
+  }
+
+  // [reason, message, line] of anything a hook threw: the error's `code` when it is a string,
+  // else its `name`; its `message`, else the value itself as text. `line` is 0 for a refusal;
+  // for an error the engine raised (a bug in the game), the line of `game.js` it was raised
+  // at, or -1 where that is not known.
   function describe(thrown) {
     try {
       if (thrown !== null && (typeof thrown === 'object' || typeof thrown === 'function')) {
@@ -98,11 +141,16 @@
         const name = thrown.name;
         const message = thrown.message;
         const reason = typeof code === 'string' ? code : typeof name === 'string' ? name : 'Error';
-        return [reason, typeof message === 'string' ? message : show(thrown)];
+        let line = 0;
+        if (engineErrors.indexOf(name) >= 0 && typeof code !== 'string'
+            && !apply(isAuthored, authored, [thrown])) {
+          line = lineOf(thrown) || -1;
+        }
+        return [reason, typeof message === 'string' ? message : show(thrown), String(line)];
       }
-      return ['Error', String(thrown)];
+      return ['Error', String(thrown), '0'];
     } catch (_) {
-      return ['Error', 'the hook threw a value that could not be read'];
+      return ['Error', 'the hook threw a value that could not be read', '0'];
     }
   }
 

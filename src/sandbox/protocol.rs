@@ -111,6 +111,12 @@ pub enum Outcome {
         reason: String,
         message: String,
     },
+    /// The engine raised an error in the hook's code (a `TypeError` reading a property of
+    /// `undefined`, say): a bug in the game, at `line` of its source when known.
+    Failed {
+        error: String,
+        line: Option<u32>,
+    },
     Timeout,
     OutOfMemory {
         detail: String,

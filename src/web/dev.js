@@ -245,7 +245,10 @@ function logLine(line) {
   item.dataset.hook = line.hook;
   const where = document.createElement('span');
   where.className = 'log-where';
-  where.textContent = `${line.at.slice(11, 19)} room ${line.room.slice(0, 6)} v${line.version} ${line.hook} `;
+  // A room id begins with its time, shared by rooms opened close together: its random end
+  // tells them apart (the whole id is in the tooltip).
+  where.textContent = `${line.at.slice(11, 19)} room …${line.room.slice(-6)} v${line.version} ${line.hook} `;
+  where.title = `room ${line.room}`;
   const level = document.createElement('span');
   level.className = 'log-level';
   level.textContent = line.level;

@@ -181,3 +181,64 @@ async fn no_other_server_has_the_dev_routes() {
     let policy = page.headers()["content-security-policy"].to_str().unwrap();
     assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
 }
+
+/// The dev routes hand out every seat's token: a page on another site gets no CORS headers
+/// to read them with, and a request addressed to another name (a site whose name was made to
+/// resolve to this machine) is refused.
+#[tokio::test]
+async fn the_dev_routes_answer_only_this_machine_by_name_and_no_other_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = copy_example(dir.path(), "connect-four.js");
+    let dev = DevServer::start(&[&hooks]);
+    let (api, _) = dev.api().await;
+    let url = format!("{}/dev/connect-four/session", api.address);
+    let port = api.address.rsplit(':').next().unwrap().to_owned();
+
+    let from_elsewhere = api
+        .client
+        .get(&url)
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        from_elsewhere.status(),
+        StatusCode::OK,
+        "same-origin use works"
+    );
+    assert!(from_elsewhere
+        .headers()
+        .get("access-control-allow-origin")
+        .is_none());
+    // The rest of the API still allows every origin.
+    let rooms = api
+        .client
+        .get(format!("{}/rooms", api.address))
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rooms.headers()["access-control-allow-origin"], "*");
+
+    for host in [format!("evil.example:{port}"), "rebound.test".to_owned()] {
+        let rebound = api
+            .client
+            .get(&url)
+            .header("Host", &host)
+            .send()
+            .await
+            .unwrap();
+        let body = assert_problem(rebound, StatusCode::FORBIDDEN, "host_not_loopback").await;
+        assert!(!body.to_string().contains("token"), "{body}");
+    }
+    for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}")] {
+        let local = api
+            .client
+            .get(&url)
+            .header("Host", &host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(local.status(), StatusCode::OK, "{host}");
+    }
+}

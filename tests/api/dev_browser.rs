@@ -230,6 +230,14 @@ async fn an_author_plays_both_seats_reloads_scrubs_and_reads_the_logs_on_one_pag
             json!(["dev-2 takes a seat (2 of 2)"]),
         )
         .await;
+    // The two rooms' lines, opened a moment apart, are told apart by the room they name.
+    let rooms_named = "const named = [...document.querySelectorAll('#dev-logs li')] \
+                       .filter((li) => li.dataset.hook === 'onPlayerJoin') \
+                       .map((li) => li.querySelector('.log-where').textContent.split(' ')[2]); \
+                       const rooms = [...new Set(named)]; return rooms.length >= 2 ? rooms : null;";
+    browser
+        .wait_for("two rooms named apart", rooms_named, json!([]))
+        .await;
     truth_at(&browser, 3).await;
     drop_disc(&browser, 1, 6).await;
     let line = browser

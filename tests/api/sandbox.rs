@@ -78,8 +78,8 @@ const ATTACKS: &[(&str, u16, &str)] = &[
     ("throw-42", 422, "game_refused"),
     ("throw-null", 422, "game_refused"),
     ("require", 422, "game_refused"),
-    ("process", 422, "game_refused"),
-    ("import", 422, "game_refused"),
+    ("process", 500, "hook_failed"),
+    ("import", 500, "hook_failed"),
     ("never", 500, "invalid_patch"),
 ];
 

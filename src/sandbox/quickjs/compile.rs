@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use rquickjs::{qjs, Context, Value};
 
+use super::brackets::unclosed_bracket;
 use super::{cpu_time, describe, far_future, message_of, CodeError, Compiled, QuickJs};
 use crate::game::{Capabilities, Hook};
 use crate::sandbox::protocol::{Fault, Format};
@@ -36,8 +37,10 @@ impl QuickJs {
                 )))
             }
             // Wrong either way: the reading that got further is the one the author meant.
-            Err(module_error) if module_error.line > script_error.line => Err(module_error),
-            Err(_) => Err(script_error),
+            Err(module_error) if module_error.line > script_error.line => {
+                Err(at_the_opener(source, module_error))
+            }
+            Err(_) => Err(at_the_opener(source, script_error)),
         }
     }
 
@@ -148,6 +151,28 @@ impl QuickJs {
     }
 }
 
+/// An error the parser met at the end of the source (where a missing `}` is noticed) names
+/// the line of the bracket left open instead, when one is.
+fn at_the_opener(source: &str, error: CodeError) -> CodeError {
+    let last_line = source.trim_end().lines().count().max(1) as u32;
+    match (error.line, unclosed_bracket(source)) {
+        (Some(line), Some((bracket, opened))) if line >= last_line && opened < line => {
+            let closer = match bracket {
+                '{' => '}',
+                '(' => ')',
+                _ => ']',
+            };
+            CodeError {
+                message: format!(
+                    "the `{bracket}` opened here is never closed: the file ends before its `{closer}`"
+                ),
+                line: Some(opened),
+            }
+        }
+        _ => error,
+    }
+}
+
 /// A syntax (or evaluation) error with the line it points at in `game.js`.
 fn code_error(error: &Value<'_>) -> CodeError {
     let stack: String = error
@@ -159,12 +184,8 @@ fn code_error(error: &Value<'_>) -> CodeError {
             .next()
             .and_then(|n| n.parse().ok())
     });
-    let message = message_of(error);
     CodeError {
-        message: match line {
-            Some(line) => format!("{message} (line {line})"),
-            None => message,
-        },
+        message: message_of(error),
         line,
     }
 }

@@ -335,10 +335,15 @@ impl QuickJs {
         if let Some(fault) = self.fault_of(&thrown) {
             return fault.into();
         }
-        let (reason, message) = describe(helpers, &thrown);
-        Outcome::Refused {
-            reason: truncate(reason, 100),
-            message: truncate(message, 1000),
+        match described(helpers, &thrown) {
+            (name, message, Some(line)) => Outcome::Failed {
+                error: truncate(format!("{name}: {message}"), 1000),
+                line,
+            },
+            (reason, message, None) => Outcome::Refused {
+                reason: truncate(reason, 100),
+                message: truncate(message, 1000),
+            },
         }
     }
 
@@ -406,13 +411,29 @@ fn run_bytecode<'js>(ctx: &Ctx<'js>, bytecode: &[u8]) -> rquickjs::Result<Value<
 
 /// `[reason, message]` for a thrown value, from the prelude's `describe`.
 fn describe<'js>(helpers: &Object<'js>, thrown: &Value<'js>) -> (String, String) {
+    let (reason, message, _) = described(helpers, thrown);
+    (reason, message)
+}
+
+/// What a hook threw: the reason and message, and whether the engine raised it (a bug in the
+/// game rather than its refusal), with the line of `game.js` it was raised at when known.
+fn described<'js>(
+    helpers: &Object<'js>,
+    thrown: &Value<'js>,
+) -> (String, String, Option<Option<u32>>) {
     helpers
         .get::<_, Function>("describe")
         .and_then(|describe| describe.call::<_, Vec<String>>((thrown.clone(),)))
         .ok()
-        .and_then(|pair| <[String; 2]>::try_from(pair).ok())
-        .map(|[reason, message]| (reason, message))
-        .unwrap_or_else(|| ("Error".into(), message_of(thrown)))
+        .and_then(|parts| <[String; 3]>::try_from(parts).ok())
+        .map(|[reason, message, line]| {
+            let bug = match line.parse::<i64>().unwrap_or(0) {
+                0 => None,
+                line => Some(u32::try_from(line).ok()),
+            };
+            (reason, message, bug)
+        })
+        .unwrap_or_else(|| ("Error".into(), message_of(thrown), None))
 }
 
 fn message_of(value: &Value<'_>) -> String {
@@ -454,6 +475,7 @@ fn cpu_time() -> Duration {
 }
 
 mod arena;
+mod brackets;
 mod compile;
 mod logs;
 mod patch;

@@ -269,12 +269,13 @@ fn a_search_over_hostile_exports_ends_in_a_fault() {
             message: "enumerateMoves returned 20000 moves; at most 10000".into()
         }
     );
-    // Moves its own onPlayerMove refuses: a refusal, as in the room.
+    // Moves its own onPlayerMove chokes on (calling what is not a function): a bug in the
+    // game, as it would be in the room.
     let outcome = search_with(
         "enumerateMoves() { return [1, 2]; },",
         Duration::from_secs(2),
     );
-    assert!(matches!(outcome, Outcome::Refused { .. }), "{outcome:?}");
+    assert!(matches!(outcome, Outcome::Failed { .. }), "{outcome:?}");
     let outcome = search_with(
         "enumerateMoves: () => [{ do: 'end' }, { do: 'end' }], \
          winners() { throw new Error('no idea'); },",
@@ -593,5 +594,80 @@ fn the_saved_realms_of_many_games_take_turns() {
         Outcome::Patch {
             patch: serde_json::json!({"state": [3, 1]})
         }
+    );
+}
+
+/// An error the game throws is its refusal, whatever its class; one the engine raises in the
+/// game's code is a bug, with the line it was raised at.
+#[test]
+fn bugs_in_a_hook_are_told_from_what_it_throws() {
+    let js = js();
+    let compiled = js
+        .compile(&game(
+            "{\n\
+             undefinedProperty(p, m) { return m.choice.toLowerCase(); },\n\
+             undefinedName() { return notDefinedAnywhere + 1; },\n\
+             notAFunction(room) { return room.state.n(); },\n\
+             badLength() { return new Array(-1); },\n\
+             thrownType() { throw new TypeError('pick a cell'); },\n\
+             calledType() { throw TypeError('pick a cell'); },\n\
+             subclass() { class Nope extends RangeError {} throw new Nope('no'); },\n\
+             coded() { const e = new Error('no'); e.code = 'not_your_turn'; throw e; },\n\
+             }",
+        ))
+        .unwrap();
+    let failed = |action: &str| match call(&js, &compiled, action) {
+        Outcome::Failed { error, line } => (error, line),
+        other => panic!("{action}: {other:?}"),
+    };
+    let (error, line) = failed("undefinedProperty");
+    assert!(error.starts_with("TypeError: "), "{error}");
+    assert!(line.is_some(), "{error}");
+    assert!(failed("undefinedName").0.starts_with("ReferenceError: "));
+    assert!(failed("notAFunction").0.starts_with("TypeError: "));
+    assert!(failed("badLength").0.starts_with("RangeError: "));
+    for (action, reason) in [
+        ("thrownType", "TypeError"),
+        ("calledType", "TypeError"),
+        ("subclass", "RangeError"),
+        ("coded", "not_your_turn"),
+    ] {
+        match call(&js, &compiled, action) {
+            Outcome::Refused { reason: got, .. } => assert_eq!(got, reason, "{action}"),
+            other => panic!("{action}: {other:?}"),
+        }
+    }
+    // The line is the one in the game's own source.
+    let source =
+        "module.exports = { onRoomStart: () => ({}), onPlayerJoin() {}, onPlayerQuit() {},\n\
+                  onPlayerMove(p, move) {\n\
+                  return { state: move.choice.toLowerCase() };\n\
+                  } };";
+    let compiled = js.compile(source).unwrap();
+    match call(&js, &compiled, "x") {
+        Outcome::Failed { line, .. } => assert_eq!(line, Some(3)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_block_left_open_is_named_where_it_begins() {
+    let js = js();
+    // The `if` on line 3 is never closed: the function's `}` closes it, and the parser reads
+    // on to the end of the file, where it misses the function's.
+    let source = "'use strict';\n\
+                  function score(x) {\n\
+                  \x20 if (x) {\n\
+                  \x20   return 1;\n\
+                  \x20 return 2;\n\
+                  }\n\
+                  module.exports = { onRoomStart() { return {}; }, onPlayerJoin() {},\n\
+                  \x20 onPlayerQuit() {}, onPlayerMove() { return { state: score(1) }; } };\n";
+    let error = js.compile(source).err().unwrap();
+    assert_eq!(error.line, Some(3), "{error:?}");
+    assert!(error.message.contains("is never closed"), "{error:?}");
+    assert!(
+        !error.message.contains("(line"),
+        "the line is given once: {error:?}"
     );
 }

@@ -1,0 +1,69 @@
+//! A game's name cannot pass for another game's: the built-in games' names are reserved, and
+//! characters that hide or reorder text are refused. And an empty form field is no setting.
+
+use reqwest::multipart::Form;
+use reqwest::StatusCode;
+
+use crate::helpers::{assert_problem, example, file_part, unique, TestApp};
+
+#[tokio::test]
+async fn a_game_cannot_take_a_built_in_name_or_hide_characters_in_its_own() {
+    let app = TestApp::spawn().await;
+    let author = app.new_player().await;
+    let id = unique("lookalike").replace('_', "-");
+    for name in [
+        "Tic-tac-toe",
+        "tic tac toe",
+        "BATTLESHIP",
+        "3D Tic-Tac-Toe",
+        "Chess\u{202E}",
+        "Go\u{200B}",
+    ] {
+        let query = format!("?name={}", urlencode(name));
+        let form = Form::new().part(
+            "source",
+            file_part("game.js", example("tictactoe.js").into_bytes()),
+        );
+        let response = app.upload_form(&author, &id, &query, form).await;
+        let problem = assert_problem(
+            response,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_game_settings",
+        )
+        .await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains("name"),
+            "{problem}"
+        );
+    }
+    // Nothing was published by any of them.
+    assert_eq!(
+        app.get(&format!("/games/{id}")).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    // A name of its own is fine, and the listing names its owner beside it.
+    let form = Form::new()
+        .part(
+            "source",
+            file_part("game.js", example("tictactoe.js").into_bytes()),
+        )
+        .text("name", "Tic-tac-toe, my way")
+        .text("moveExample", "");
+    let response = app.upload_form(&author, &id, "", form).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let listing = app.get_json(&format!("/games/{id}")).await;
+    assert_eq!(listing["name"], "Tic-tac-toe, my way");
+    assert_eq!(listing["owner"]["username"], author.username.as_str());
+    // The empty `moveExample` field meant none.
+    assert_eq!(listing["moveExample"], serde_json::Value::Null);
+}
+
+/// `text` as a query string's value.
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
