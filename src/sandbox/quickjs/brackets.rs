@@ -124,10 +124,7 @@ pub(super) fn unclosed_bracket(source: &str) -> Option<(char, u32)> {
         .iter()
         .rev()
         .find(|(b, _)| matches!(b, '{' | '(' | '['));
-    match innermost {
-        None => None,
-        Some(&left) => Some(suspect.unwrap_or(left)),
-    }
+    innermost.map(|&left| suspect.unwrap_or(left))
 }
 
 /// Whether a `/` after `last` (ending `word`) begins a regular expression rather than divides.
