@@ -22,7 +22,7 @@ pub struct Config {
     #[arg(global = true, long, env = "BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
 
-    /// Database: a `sqlite:` URL or a file path. Created and migrated on first start.
+    /// Database: a file path or `sqlite:` URL (SQLite), or a `postgres://` URL (PostgreSQL), created and migrated on first start; `turnhouse dev` uses a throwaway SQLite file unless this is given.
     #[arg(
         global = true,
         long = "database",

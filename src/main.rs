@@ -20,7 +20,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     no_huge_pages();
-    let matches = Config::command().get_matches();
+    let matches = command().get_matches();
     let config = Config::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     match config.command {
         Some(Command::Dev {
@@ -47,6 +47,21 @@ fn main() -> ExitCode {
         }) => rebuild_ratings(&config),
         None => serve(config),
     }
+}
+
+/// The command line. `turnhouse dev` shares the server's settings, but not its database's
+/// default: asked for its help, it names the throwaway file it uses instead.
+fn command() -> clap::Command {
+    let command = Config::command();
+    if std::env::args().skip(1).all(|arg| arg != "dev") {
+        return command;
+    }
+    command.mut_arg("database_url", |arg| {
+        arg.hide_default_value(true).help(
+            "Database: a file path or `sqlite:` URL (SQLite), or a `postgres://` URL (PostgreSQL) \
+             [default: a throwaway SQLite file in a temporary folder, removed when dev stops]",
+        )
+    })
 }
 
 #[tokio::main]

@@ -15,13 +15,12 @@ use serde::Deserialize;
 use super::extract::{parse_json, parse_query, read_body_within};
 use super::ApiError;
 use crate::engine::{
-    Carry, EngineError, FrontendUpload, GameUpload, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES,
+    Carry, EngineError, FrontendUpload, GameUpload, MAX_DESCRIPTION_CHARS, MAX_FRONTEND_BYTES,
+    MAX_MOVE_EXAMPLE_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
 use crate::frontend::{FrontendError, MAX_UPLOAD_BYTES};
 use crate::model::DEFAULT_FRONTEND_BACKGROUND;
 
-/// The largest move example accepted, as JSON text.
-const MAX_MOVE_EXAMPLE_BYTES: usize = 1024;
 /// The largest settings field of a form.
 const MAX_FORM_FIELD_BYTES: usize = 4 * 1024;
 /// The most parts a form may have: two files and every setting, with room to spare.
@@ -343,8 +342,13 @@ fn checked(sent: Sent) -> Result<Upload, ApiError> {
         }
     }
     let settings = sent.settings;
-    validate_text("name", settings.name.as_deref(), 1, 100)?;
-    validate_text("description", settings.description.as_deref(), 0, 2000)?;
+    validate_text("name", settings.name.as_deref(), 1, MAX_NAME_CHARS)?;
+    validate_text(
+        "description",
+        settings.description.as_deref(),
+        0,
+        MAX_DESCRIPTION_CHARS,
+    )?;
     if let Some(colour) = &settings.frontend_background {
         if !is_css_colour(colour) {
             return Err(EngineError::InvalidGameSettings(format!(

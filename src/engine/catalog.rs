@@ -46,6 +46,58 @@ pub struct GameUpload {
     pub move_example: Carry<serde_json::Value>,
 }
 
+/// The longest a game's name may be, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+/// The longest a game's description may be, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 2000;
+/// The largest a move example may be, as JSON text.
+pub const MAX_MOVE_EXAMPLE_BYTES: usize = 1024;
+
+/// What a game's source says of itself, in its `settings` export (`export const settings =
+/// {…}` or `module.exports.settings`): what an upload sends beats it, and it beats what the
+/// previous version had, so the file alone can carry its settings (as `turnhouse dev` needs).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SourceSettings {
+    name: Option<String>,
+    description: Option<String>,
+    min_players: Option<usize>,
+    max_players: Option<usize>,
+    move_example: Option<serde_json::Value>,
+}
+
+impl SourceSettings {
+    /// Read from the export's JSON text, within the limits an upload's settings have.
+    fn read(json: Option<&str>) -> Result<Self, EngineError> {
+        let Some(json) = json else {
+            return Ok(Self::default());
+        };
+        let bad = |why: String| {
+            EngineError::InvalidGameSettings(format!("the source's `settings` export: {why}"))
+        };
+        let settings: Self = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+        let chars = |text: &Option<String>| text.as_ref().map_or(0, |t| t.chars().count());
+        if settings.name.is_some() && !(1..=MAX_NAME_CHARS).contains(&chars(&settings.name)) {
+            return Err(bad(format!(
+                "name must be 1 to {MAX_NAME_CHARS} characters"
+            )));
+        }
+        if chars(&settings.description) > MAX_DESCRIPTION_CHARS {
+            return Err(bad(format!(
+                "description must be at most {MAX_DESCRIPTION_CHARS} characters"
+            )));
+        }
+        if (settings.move_example.as_ref())
+            .is_some_and(|e| e.to_string().len() > MAX_MOVE_EXAMPLE_BYTES)
+        {
+            return Err(bad(format!(
+                "moveExample must be at most {MAX_MOVE_EXAMPLE_BYTES} bytes of JSON"
+            )));
+        }
+        Ok(settings)
+    }
+}
+
 /// A frontend as sent, unpacked only once the upload has passed every cheaper check.
 #[derive(Debug, Clone)]
 pub struct FrontendUpload {
@@ -254,12 +306,15 @@ impl Engine {
                 return Err(EngineError::GameUnpublished(id.to_owned()));
             }
         }
-        let min_players = upload
-            .min_players
+        let checked = match &upload.source {
+            Some(source) => Some(self.check_source(source).await?),
+            None => None,
+        };
+        let own = SourceSettings::read(checked.as_ref().and_then(|c| c.2.as_deref()))?;
+        let min_players = (upload.min_players.or(own.min_players))
             .or(previous.as_ref().map(|p| p.min_players))
             .unwrap_or(1);
-        let max_players = upload
-            .max_players
+        let max_players = (upload.max_players.or(own.max_players))
             .or(previous.as_ref().map(|p| p.max_players))
             .unwrap_or(MAX_PLAYERS);
         if !(1..=MAX_PLAYERS).contains(&min_players)
@@ -270,14 +325,13 @@ impl Engine {
                  got {min_players} and {max_players}"
             )));
         }
-        let (source, (format, hooks), sha256) = match (upload.source, &previous) {
-            (Some(source), _) => {
-                let checked = self.check_source(&source).await?;
+        let (source, (format, hooks), sha256) = match (upload.source, &previous, checked) {
+            (Some(source), _, Some((format, hooks, _))) => {
                 let sha256 = hex(&Sha256::digest(source.as_bytes()));
-                (source, checked, sha256)
+                (source, (format, hooks), sha256)
             }
             // The hooks stay as they were: only the page or the settings change.
-            (None, Some(previous)) => {
+            (None, Some(previous), _) => {
                 let source = self
                     .store
                     .game_source(id, previous.version)
@@ -286,7 +340,7 @@ impl Engine {
                 let checked = (previous.format.clone(), previous.hooks);
                 (source, checked, previous.sha256.clone())
             }
-            (None, None) => {
+            _ => {
                 return Err(EngineError::InvalidGameSettings(
                     "a game's first version needs its source (the four hooks)".into(),
                 ))
@@ -307,16 +361,15 @@ impl Engine {
         let frontend_height = upload
             .frontend_height
             .or_else(|| previous.as_ref().and_then(|p| p.frontend_height));
-        let move_example = upload
-            .move_example
-            .resolve(|| previous.as_ref().and_then(|p| p.move_example.clone()))
-            .map(|example| example.to_string());
-        let name = upload
-            .name
+        let move_example = match (upload.move_example, own.move_example) {
+            (Carry::Keep, Some(own)) => Some(own),
+            (sent, _) => sent.resolve(|| previous.as_ref().and_then(|p| p.move_example.clone())),
+        }
+        .map(|example| example.to_string());
+        let name = (upload.name.or(own.name))
             .or(previous.as_ref().map(|p| p.name.clone()))
             .unwrap_or_else(|| id.to_owned());
-        let description = upload
-            .description
+        let description = (upload.description.or(own.description))
             .or(previous.as_ref().map(|p| p.description.clone()))
             .unwrap_or_default();
         check_name(&name, &self.games)?;
@@ -354,15 +407,23 @@ impl Engine {
     }
 
     /// Checks hooks in the sandbox: they must compile, evaluate within the hook limits and
-    /// export the four hooks. Returns the module format and the optional hooks it exports.
-    async fn check_source(&self, source: &str) -> Result<(String, Capabilities), EngineError> {
+    /// export the four hooks. Returns the module format, the optional hooks it exports, and
+    /// its `settings` export as JSON text.
+    async fn check_source(
+        &self,
+        source: &str,
+    ) -> Result<(String, Capabilities, Option<String>), EngineError> {
         let pool = self.sandbox.clone();
         let source = source.to_owned();
         let checked = tokio::task::spawn_blocking(move || pool.check(&source))
             .await
             .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
         match checked {
-            Ok(checked) => Ok((checked.format.as_str().to_owned(), checked.hooks)),
+            Ok(checked) => Ok((
+                checked.format.as_str().to_owned(),
+                checked.hooks,
+                checked.settings,
+            )),
             Err(CheckError::Invalid { message, line }) => {
                 Err(EngineError::InvalidGameCode { message, line })
             }

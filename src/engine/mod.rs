@@ -41,7 +41,8 @@ pub use accounts::RegisterError;
 pub use action::Action;
 use bots::BotRoster;
 pub use catalog::{
-    Carry, FrontendUpload, GameUpload, Publication, MAX_FRONTEND_BYTES, MAX_SOURCE_BYTES,
+    Carry, FrontendUpload, GameUpload, Publication, MAX_DESCRIPTION_CHARS, MAX_FRONTEND_BYTES,
+    MAX_MOVE_EXAMPLE_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
 use catalog::{HostedCache, CACHED_VERSIONS};
 use deadlines::Alarm;

@@ -66,11 +66,13 @@ impl Default for SearchBudget {
 }
 
 /// A source that passed the upload check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checked {
     pub format: Format,
     /// Which optional hooks the game exports.
     pub hooks: Capabilities,
+    /// Its `settings` export, as JSON text, if it has one.
+    pub settings: Option<String>,
 }
 
 /// Why a source did not pass the upload check.
@@ -172,7 +174,15 @@ impl SandboxPool {
         };
         let limit_ms = self.shared.limits.time.as_millis();
         match lease.exchange(&request, self.compile_deadline()) {
-            Ok(Response::Checked { format, hooks }) => Ok(Checked { format, hooks }),
+            Ok(Response::Checked {
+                format,
+                hooks,
+                settings,
+            }) => Ok(Checked {
+                format,
+                hooks,
+                settings,
+            }),
             Ok(Response::Invalid { message, line }) => Err(CheckError::Invalid { message, line }),
             Ok(other) => Err(CheckError::Pool(lease.broken(&other))),
             Err(PoolError::Timeout) => Err(CheckError::Invalid {

@@ -84,6 +84,9 @@ pub enum Response {
         format: Format,
         /// Which optional hooks the module also exports.
         hooks: Capabilities,
+        /// Its `settings` export, as JSON text, if it has one.
+        #[serde(default)]
+        settings: Option<String>,
     },
     Invalid {
         message: String,

@@ -124,11 +124,12 @@ fn handle(
         Request::Check { source } => {
             match js
                 .compile(&source)
-                .and_then(|c| js.check(&c).map(|hooks| (c, hooks)))
+                .and_then(|c| js.check(&c).map(|checked| (c, checked)))
             {
-                Ok((compiled, hooks)) => Response::Checked {
+                Ok((compiled, (hooks, settings))) => Response::Checked {
                     format: compiled.format,
                     hooks,
+                    settings,
                 },
                 Err(error) => Response::Invalid {
                     message: error.message,

@@ -41,9 +41,10 @@ pub(super) const SUSPEND: &str = "UPDATE players \
 pub(super) const END_ALL_SESSIONS: &str = "UPDATE sessions SET ended_at = $1 \
      WHERE player_id = $2 AND ended_at IS NULL RETURNING id";
 
+/// Lifts player `$1`'s suspension, if they are suspended: their id and name.
 pub(super) const UNSUSPEND: &str = "UPDATE players \
      SET suspended_at = NULL, suspension_reason = NULL \
-     WHERE id = $1 AND bot IS NULL RETURNING id, username";
+     WHERE id = $1 AND bot IS NULL AND suspended_at IS NOT NULL RETURNING id, username";
 
 /// A player (no bot) by name, ignoring case (the exact name first), as an admin looks them up.
 pub(super) const PLAYER_RECORD: &str = "SELECT id, username, created_at, last_seen_at, \
@@ -176,7 +177,11 @@ pub(super) async fn apply<D: Dialect>(
         ModerationWrite::Unsuspend { player_id, audit } => {
             let statement = Statement::new(UNSUSPEND).bind(player_id.as_str());
             let Some(player) = returned_player::<D>(conn, statement).await? else {
-                return Ok(Outcome::NotFound);
+                // Not suspended: nothing to lift, and nothing for the audit log.
+                return Ok(match player::<D>(conn, PLAYER_BY_ID, player_id).await? {
+                    Some(player) => player_outcome(player, Vec::new()),
+                    None => Outcome::NotFound,
+                });
             };
             // A sign-in that raced the suspension on another server may have left a session
             // (refused while suspended): it must not come back to life now.

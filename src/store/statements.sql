@@ -180,7 +180,7 @@ UPDATE players SET suspended_at = coalesce(suspended_at, $1), suspension_reason 
 UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL RETURNING id;
 
 -- SQLite and PostgreSQL: UNSUSPEND
-UPDATE players SET suspended_at = NULL, suspension_reason = NULL WHERE id = $1 AND bot IS NULL RETURNING id, username;
+UPDATE players SET suspended_at = NULL, suspension_reason = NULL WHERE id = $1 AND bot IS NULL AND suspended_at IS NOT NULL RETURNING id, username;
 
 -- SQLite and PostgreSQL: SUSPENSION
 SELECT suspension_reason AS reason FROM players WHERE id = $1 AND suspended_at IS NOT NULL;

@@ -67,3 +67,58 @@ fn urlencode(text: &str) -> String {
         })
         .collect()
 }
+
+/// A game's file may carry its own settings (as `turnhouse dev` publishes only the file): what
+/// the upload says beats them, and they beat the previous version's.
+#[tokio::test]
+async fn a_source_carries_its_own_settings_and_an_upload_overrides_them() {
+    let app = TestApp::spawn().await;
+    let id = unique("settled").replace('_', "-");
+    let source = |name: &str| {
+        format!(
+            "module.exports = {{ settings: {{ name: '{name}', minPlayers: 2, maxPlayers: 3, \
+             description: 'Say a word.', moveExample: {{ say: 'hi' }} }},\n\
+             onRoomStart: () => ({{}}), onPlayerJoin() {{}}, onPlayerQuit() {{}}, onPlayerMove() {{}} }};"
+        )
+    };
+    let author = app.publish(&id, &source("Word game")).await;
+    let listing = app.get_json(&format!("/games/{id}")).await;
+    assert_eq!(listing["name"], "Word game");
+    assert_eq!(
+        (
+            listing["minPlayers"].as_u64(),
+            listing["maxPlayers"].as_u64()
+        ),
+        (Some(2), Some(3))
+    );
+    assert_eq!(listing["description"], "Say a word.");
+    assert_eq!(listing["moveExample"], serde_json::json!({"say": "hi"}));
+
+    // The query string beats the file; the file beats the last version.
+    let form = Form::new().part(
+        "source",
+        file_part("game.js", source("Word game 2").into_bytes()),
+    );
+    let response = app.upload_form(&author, &id, "?maxPlayers=2", form).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let listing = app.get_json(&format!("/games/{id}")).await;
+    assert_eq!(listing["name"], "Word game 2");
+    assert_eq!(listing["maxPlayers"], 2);
+
+    // Settings a game cannot have are refused, naming the export.
+    let bad = source("Word game").replace("minPlayers: 2", "minPlayers: 'two'");
+    let response = app.upload(&author, &id, &bad).await;
+    let problem = assert_problem(
+        response,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid_game_settings",
+    )
+    .await;
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("`settings` export"),
+        "{problem}"
+    );
+}

@@ -260,6 +260,12 @@ async fn a_suspended_player_is_signed_out_and_leaves_every_room() {
     )
     .await;
     assert!(ended[0].0.is_some(), "the raced session was ended");
+    // Unsuspending her again lifts nothing, and the audit log does not say it did.
+    let entries = audit(&app, &admin).await.len();
+    let (status, body) = admin_post(&app, &path, &admin, json!({"reason": "again"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["suspended"], false);
+    assert_eq!(audit(&app, &admin).await.len(), entries);
     let (status, body) = admin_post(
         &app,
         "/admin/players/00000000000000000000000000000000/suspend",

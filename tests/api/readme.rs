@@ -237,3 +237,27 @@ fn the_settings_table_matches_turnhouse_help() {
         }
     }
 }
+
+/// `--help` names both databases, and `turnhouse dev --help` the throwaway file dev uses, not
+/// the server's default.
+#[test]
+fn the_help_says_which_database_each_command_uses() {
+    let help = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_turnhouse"))
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(output.stdout).unwrap();
+        let at = text.find("--database <").expect("--database is listed");
+        text[at..].lines().take(2).collect::<Vec<_>>().join(" ")
+    };
+    let server = help(&["--help"]);
+    assert!(server.contains("postgres://"), "{server}");
+    assert!(
+        server.contains("[default: sqlite://data/turnhouse.db]"),
+        "{server}"
+    );
+    let dev = help(&["dev", "--help"]);
+    assert!(dev.contains("throwaway"), "{dev}");
+    assert!(!dev.contains("data/turnhouse.db"), "{dev}");
+}

@@ -101,8 +101,9 @@ impl QuickJs {
     }
 
     /// Evaluates the module in a fresh realm, under the hook limits, and checks that it
-    /// exports the four hooks as functions; which optional hooks it also exports.
-    pub fn check(&self, compiled: &Compiled) -> Result<Capabilities, CodeError> {
+    /// exports the four hooks as functions; which optional hooks it also exports, and its
+    /// `settings` export (as JSON text) if it has one.
+    pub fn check(&self, compiled: &Compiled) -> Result<(Capabilities, Option<String>), CodeError> {
         let limit_ms = self.limits.time.as_millis();
         self.in_realm(self.limits.time, |ctx, helpers| {
             let hooks = match self.instantiate(ctx, helpers, compiled) {
@@ -134,12 +135,13 @@ impl QuickJs {
                 .map(Hook::name)
                 .collect();
             if missing.is_empty() {
-                Ok(Capabilities {
+                let capabilities = Capabilities {
                     timeouts: exports(Hook::Timeout),
                     player_view: exports(Hook::PlayerView),
                     bots: exports(Hook::EnumerateMoves),
                     winners: exports(Hook::Winners),
-                })
+                };
+                Ok((capabilities, settings_export(helpers, &hooks)?))
             } else {
                 Err(CodeError::new(format!(
                     "the module must export the four hooks as functions; missing: {}",
@@ -149,6 +151,36 @@ impl QuickJs {
         })
         .unwrap_or_else(|error| Err(CodeError::new(error)))
     }
+}
+
+/// The module's `settings` export (name, player counts…, read by the catalog) as JSON text:
+/// `None` when it has none.
+fn settings_export<'js>(
+    helpers: &rquickjs::Object<'js>,
+    hooks: &rquickjs::Object<'js>,
+) -> Result<Option<String>, CodeError> {
+    let settings: Value = hooks
+        .get("settings")
+        .unwrap_or_else(|_| Value::new_undefined(hooks.ctx().clone()));
+    if settings.is_undefined() {
+        return Ok(None);
+    }
+    if !settings.is_object() || settings.is_function() || settings.is_array() {
+        return Err(CodeError::new(
+            "the `settings` export must be an object, such as { name: 'Rock paper scissors', minPlayers: 2 }",
+        ));
+    }
+    let encode: rquickjs::Function = helpers
+        .get("encode")
+        .map_err(|_| CodeError::new("the sandbox's helpers are missing"))?;
+    encode
+        .call::<_, String>((settings,))
+        .map(Some)
+        .map_err(|_| {
+            let thrown = hooks.ctx().catch();
+            let (_, message) = describe(helpers, &thrown);
+            CodeError::new(format!("the `settings` export is not JSON: {message}"))
+        })
 }
 
 /// An error the parser met at the end of the source (where a missing `}` is noticed) names
