@@ -72,6 +72,12 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         output.status.success(),
         "the walk-through failed:\n{stdout}\n{stderr}"
     );
+    // A command that failed inside a pipeline whose status is not checked (`… | jq … || true`)
+    // still says so on its error output: every block must run without a word there.
+    assert!(
+        stderr.trim().is_empty(),
+        "the walk-through wrote errors:\n{stderr}"
+    );
     for expected in [
         "\"status\": \"endGame\"",
         "\"username\": \"alice\"",
