@@ -153,8 +153,8 @@ function signUpCard(after) {
 /** Signing in with a name and the password the player set. */
 function passwordForm(after) {
   const message = el('p', { class: 'message', role: 'alert' });
-  const name = el('input', { id: 'signin-name', name: 'username', autocomplete: 'username', required: true, maxlength: '32' });
-  const password = el('input', { id: 'signin-password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
+  const name = el('input', { id: 'signin-name', name: 'username', autocomplete: 'username', required: true, maxlength: '32', placeholder: 'your username' });
+  const password = el('input', { id: 'signin-password', name: 'password', type: 'password', autocomplete: 'current-password', required: true, placeholder: 'your password' });
   return el('form', {
     id: 'password-form',
     onsubmit: async (event) => {
@@ -168,8 +168,8 @@ function passwordForm(after) {
   },
   el('p', { class: 'label' }, 'Or sign in with your password'),
   el('div', { class: 'row' },
-    el('label', { for: 'signin-name', class: 'visually-hidden' }, 'Username'), name,
-    el('label', { for: 'signin-password', class: 'visually-hidden' }, 'Password'), password,
+    el('span', { class: 'field' }, el('label', { for: 'signin-name' }, 'Username'), name),
+    el('span', { class: 'field' }, el('label', { for: 'signin-password' }, 'Password'), password),
     el('button', { id: 'signin-password-button', type: 'submit', class: 'secondary' }, 'Sign in')),
   message);
 }
@@ -226,8 +226,8 @@ function passwordSetter(message) {
       setMessage(message, 'Your password is set: sign in with it on any device.');
     },
   },
-  el('label', { for: 'current-password', class: 'visually-hidden' }, 'Current password'), current,
-  el('label', { for: 'new-password', class: 'visually-hidden' }, 'New password'), next,
+  el('span', { class: 'field' }, el('label', { for: 'current-password' }, 'Current password'), current),
+  el('span', { class: 'field' }, el('label', { for: 'new-password' }, 'New password'), next),
   el('button', { id: 'set-password-button', type: 'submit' }, 'Set the password'));
 }
 
@@ -324,15 +324,22 @@ async function showLobby() {
     el('h2', { id: 'done-title' }, 'Finished games'), el('ul', { id: 'finished-rooms', class: 'list' }));
   const mineCard = store.player ? el('section', { class: 'card', 'aria-labelledby': 'mine-title' },
     el('h2', { id: 'mine-title' }, 'Your rooms'), el('ul', { id: 'my-rooms', class: 'list' })) : null;
+  // Two columns that stack on their own (the games are tall, the lists short), so neither
+  // leaves a gap beside the other; on a phone, one column with the open rooms first.
   main().replaceChildren(
     el('h1', {}, 'Lobby'),
     el('p', { id: 'online-count', class: 'muted', 'aria-live': 'polite' }),
     message,
-    el('div', { class: 'grid' },
-      store.player ? null : signUpCard(() => route()),
-      gamesCard, openCard, liveCard, mineCard, doneCard,
-      store.player ? uploadCard() : null),
+    ...(store.player ? [] : [signUpCard(() => route())]),
+    el('div', { class: 'lobby' },
+      el('div', { class: 'lobby-rooms' }, openCard, mineCard, liveCard, doneCard),
+      el('div', { class: 'lobby-games' }, gamesCard, store.player ? uploadCard() : null)),
+    el('p', { id: 'rating-legend', class: 'muted' },
+      'A rating with a “?” is provisional: its player has played fewer than five rated games of that game, so it still moves a lot.'),
   );
+  // Ratings change with games played anywhere, this player's on other devices too: a lobby
+  // shown anew reads them anew.
+  ratingCache.clear();
 
   const refresh = debounce(() => refreshLobby(message), 150);
   // Subscribe first, then list: a room that changes in between is in the list or an event.
@@ -371,7 +378,8 @@ async function refreshLobby(message) {
     attempt(() => api.rooms({ finished: true, limit: 10 })),
   ]);
   if (!message.isConnected) return;
-  fillRooms('open-rooms', open, 'No open rooms. Open one above, or use quick play.');
+  forgetFinishedRatings([done, mine]);
+  fillRooms('open-rooms', open, 'No open rooms. Open one with a game’s “New room”, or use quick play.');
   fillRooms('live-rooms', live, 'Nobody is playing right now.');
   fillRooms('finished-rooms', done, 'No game has finished yet.');
   if (mine) fillRooms('my-rooms', mine, 'You have no rooms yet.');
@@ -398,7 +406,7 @@ function roomEntry(room) {
   const state = room.finished ? 'finished' : room.joinable ? 'waiting' : 'playing';
   return el('li', { dataset: { room: room.id, game: room.game } },
     el('span', {},
-      el('strong', { text: game ? game.name : room.game }), ' · ',
+      el('strong', { text: game ? gameLabel(game) : room.game }), ' · ',
       el('span', { class: 'players-names' }, ...names), ' ',
       el('span', { class: 'badge', text: room.private ? `private, ${state}` : state }), ' ',
       room.clock ? el('span', { class: 'badge clock-badge', text: `${clockText(room.clock.moveSeconds)} a move` }) : null, ' ',
@@ -683,10 +691,31 @@ function crc32(data) {
 // A room: drawn from one version at a time (from an action's answer or the room's stream).
 
 const views = {
-  tictactoe: { draw: drawGrid, moveOf: (cell) => ({ x: cell[0], y: cell[1] }) },
-  tictactoe3d: { draw: drawCube, moveOf: (index) => ({ index }) },
-  battleship: { draw: drawBattleship, moveOf: ([row, col]) => ({ row, col }) },
+  tictactoe: {
+    draw: drawGrid, moveOf: (cell) => ({ x: cell[0], y: cell[1] }),
+    moveText: (move) => `row ${move.x + 1}, column ${move.y + 1}`,
+  },
+  tictactoe3d: {
+    draw: drawCube, moveOf: (index) => ({ index }),
+    moveText: (move) => {
+      const index = Number.isInteger(move.index) ? move.index : move.x + 3 * move.y + 9 * move.z;
+      return `layer ${Math.floor(index / 9) + 1}, row ${Math.floor((index % 9) / 3) + 1}, column ${(index % 3) + 1}`;
+    },
+  },
+  battleship: {
+    draw: drawBattleship, moveOf: ([row, col]) => ({ row, col }),
+    moveText: (move) => (move.fleet ? 'their fleet' : `row ${move.row + 1}, column ${move.col + 1}`),
+  },
 };
+
+/** A move as the board labels it ("row 3, column 3"), or as the game's JSON for a game the page does not draw itself. */
+function moveText(game, move) {
+  const view = views[game];
+  try {
+    if (view && view.moveText && move && typeof move === 'object') return view.moveText(move);
+  } catch { /* a move of another shape: shown as it is */ }
+  return JSON.stringify(move);
+}
 
 let current = null; // { id, game, version, players, state, joinable, finished, private }
 let currentGame = null; // the game listing of the version the room plays
@@ -713,7 +742,7 @@ async function showRoom(id, replayAt) {
   const linkInput = el('textarea', { id: 'share-link', readonly: true, rows: 2, spellcheck: 'false', 'aria-label': 'Link to this room' });
   linkInput.value = link;
   main().replaceChildren(
-    el('h1', {}, el('span', { text: game ? game.name : current.game }), ' ',
+    el('h1', {}, el('span', { text: game ? gameLabel(game) : current.game }), ' ',
       el('span', { class: 'badge', id: 'room-kind', text: roomKind(current) })),
     el('div', { class: 'grid' },
       el('section', { class: 'card', 'aria-labelledby': 'status' },
@@ -958,16 +987,16 @@ function shownRoom() {
   };
 }
 
-/** What made a version, and who: "alice moved {"x":1}". */
+/** What made a version, and who: "alice played row 2, column 1." */
 function stepText(entry) {
   const who = entry.player ? entry.player.username : null;
-  const mv = entry.move === undefined || entry.move === null ? ' (hidden)' : ` ${JSON.stringify(entry.move)}`;
+  const hidden = entry.move === undefined || entry.move === null;
   switch (entry.kind) {
     case 'room_start': return 'The room opened.';
     case 'reset': return `${who} started a new game.`;
     case 'join': return `${who} joined.`;
     case 'quit': return `${who} left.`;
-    case 'move': return `${who} moved${mv}.`;
+    case 'move': return hidden ? `${who} moved (hidden).` : `${who} played ${moveText(current.game, entry.move)}.`;
     case 'timeout': return 'Time ran out.';
     case 'timeout_fault': return "The game's timeout failed; the clock was stopped.";
     case 'closed': return closedBecause(entry) ? `A moderator closed the room (“${closedBecause(entry)}”).` : 'The room was closed: nobody joined it.';
@@ -992,9 +1021,17 @@ function drawReplay() {
   document.getElementById('replay-last').disabled = at >= current.version;
   document.getElementById('replay-live').hidden = !replaying;
   const entry = replaying ? replayHistory.entries.get(replaying) : null;
+  const moves = movesSoFar();
+  const made = moves === null ? '' : moves === 0 ? ', no moves yet' : `, after ${moves} ${moves === 1 ? 'move' : 'moves'}`;
   document.getElementById('replay-step').textContent = entry
     ? `Version ${entry.version} of ${current.version}: ${stepText(entry)}`
-    : `Live, at version ${current.version}. Step back to replay.`;
+    : `Live${made}. Step back to replay.`;
+}
+
+/** The moves made in the room so far, once its history has been read (null before). */
+function movesSoFar() {
+  if (!replayHistory || !replayHistory.complete) return null;
+  return [...replayHistory.entries.values()].filter((entry) => entry.kind === 'move').length;
 }
 
 function me() { return store.player; }
@@ -1008,8 +1045,7 @@ function playerToMove(room) {
     const value = state[key];
     if (value === undefined || value === null) continue;
     if (typeof value === 'number') return room.players[value] || null;
-    if (typeof value === 'string') return room.players.find((p) => p.id === value || p.username === value) || null;
-    if (typeof value === 'object' && value.id) return room.players.find((p) => p.id === value.id) || null;
+    if (typeof value === 'string' || typeof value === 'object') return playerIn({ players: room.players }, value);
   }
   return null;
 }
@@ -1018,8 +1054,19 @@ function winnerOf(room) {
   const winner = (room.state || {}).winner;
   if (winner === undefined || winner === null) return null;
   if (typeof winner === 'number') return room.players[winner] || { username: `seat ${winner + 1}` };
-  if (typeof winner === 'string') return { username: winner };
-  return winner;
+  return playerIn(room, winner) || (typeof winner === 'string' ? { username: winner } : winner);
+}
+
+/**
+ * The room's player a game's state names: by id or by name, or an object with either. A game
+ * may keep ids in its state (ids are what `winners` returns); the page names people by their
+ * names, whoever has left since.
+ */
+function playerIn(room, named) {
+  const id = typeof named === 'string' ? named : named && typeof named === 'object' ? named.id : null;
+  const name = typeof named === 'string' ? named : named && typeof named === 'object' ? named.username : null;
+  const everyone = [...(room.players || []), ...(room.inactivePlayers || [])];
+  return everyone.find((p) => p.id === id) || everyone.find((p) => name && p.username === name) || null;
 }
 
 /** Whether `player` was seated in the room and has left it (a forfeit, say). */
@@ -1094,6 +1141,12 @@ function playText(room, toMove) {
     if (note) return `${note} ${wins}`;
     if (hasLeft(room, mine)) return `You left the game. ${wins}`;
     return wins;
+  }
+  if (replaying) {
+    // A step of the past says what the room was then, never what to do now.
+    if (room.joinable && room.players.length < 2) return 'The room was waiting for players.';
+    if (toMove) return mine && toMove.id === mine.id ? 'It was your move.' : `It was ${toMove.username}'s move.`;
+    return 'In play.';
   }
   if (room.joinable && room.players.length < 2) return 'Waiting for another player to join…';
   if (toMove && isBot(toMove)) return `The ${toMove.username} is thinking…`;
@@ -1803,6 +1856,20 @@ async function ratingsOf(game, players) {
   return new Map(players.map((id) => [id, (ratingCache.get(key(id)) || {}).standing || null]));
 }
 
+/** Forgets the ratings of the players of rooms listed as finished since their ratings were read. */
+function forgetFinishedRatings(results) {
+  for (const result of results) {
+    if (!result || !result.ok) continue;
+    for (const room of result.data.rooms.filter((r) => r.finished)) {
+      const finished = new Date(room.updatedAt).getTime();
+      for (const player of room.players) {
+        const known = ratingCache.get(`${room.game} ${player.id}`);
+        if (known && known.at < finished) ratingCache.delete(`${room.game} ${player.id}`);
+      }
+    }
+  }
+}
+
 /** Forgets the ratings a finished game changed, so the names show the new ones. */
 function ratingsChanged(game, changes) {
   for (const change of changes || []) ratingCache.delete(`${game} ${change.player.id}`);
@@ -1811,6 +1878,14 @@ function ratingsChanged(game, changes) {
 /** A rating as it shows by a name: "1662", or "1500?" while provisional (under five games). */
 function ratingText(standing) {
   return `${standing.rating}${standing.games < 5 ? '?' : ''}`;
+}
+
+/** What a rating's "?" means, for its tooltip. */
+function ratingTitle(game, standing) {
+  const games = `${standing.games} rated ${standing.games === 1 ? 'game' : 'games'}`;
+  return standing.games < 5
+    ? `rating in ${game}, provisional (the “?”): ${games}, fewer than five`
+    : `rating in ${game}, ${games}`;
 }
 
 /**
@@ -1851,7 +1926,7 @@ async function fillRatings(root) {
       // Never rated in the game: where everyone starts, provisional.
       const standing = ratings.get(place.dataset.player) || { rating: 1500, games: 0 };
       place.textContent = ` (${ratingText(standing)})`;
-      place.title = `rating in ${game}, ${standing.games} rated ${standing.games === 1 ? 'game' : 'games'}`;
+      place.title = ratingTitle(game, standing);
     }
   }
 }
@@ -1908,8 +1983,46 @@ function leaderboardOf(game) {
     list.replaceChildren(...entries.map((entry) => el('li', {},
       el('a', { class: 'profile-link', href: `#/player/${entry.player.id}`, text: entry.player.username }),
       el('span', { class: 'muted', text: ` ${entry.rating}` }))));
+    box.append(el('a', { class: 'whole-leaderboard', href: `#/leaderboard/${encodeURIComponent(game.id)}` }, 'The whole leaderboard'));
   })();
   return box;
+}
+
+/** `#/leaderboard/<game>`: every ranked player of a game, a page at a time. */
+async function showLeaderboard(gameId) {
+  if (!gamesById.size) await loadGames();
+  const game = gamesById.get(gameId);
+  const list = el('ol', { id: 'leaderboard', class: 'list ranking' });
+  const more = el('button', { id: 'leaderboard-more', class: 'secondary', hidden: true }, 'More');
+  const message = el('p', { class: 'message', role: 'alert' });
+  main().replaceChildren(
+    el('h1', { id: 'leaderboard-title', text: `Leaderboard: ${game ? gameLabel(game) : gameId}` }),
+    el('p', { class: 'muted' }, 'Players with five rated games or more, best first.'),
+    el('section', { class: 'card' }, list, more, message),
+    el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')));
+  let cursor = null;
+  const page = async () => {
+    const result = await attempt(() => api.leaderboard(gameId, { limit: 50, cursor }));
+    if (!list.isConnected) return;
+    if (!result.ok) return setMessage(message, problemText(result), 'error');
+    const { entries, nextCursor } = result.data;
+    if (!entries.length && !list.children.length) {
+      list.replaceWith(el('p', { id: 'leaderboard', class: 'muted', text: 'Nobody yet: five rated games put a player on it.' }));
+    }
+    list.append(...entries.map((entry) => el('li', { dataset: { player: entry.player.id } },
+      el('span', { class: 'rank', text: `#${entry.rank} ` }),
+      el('a', { class: 'profile-link', href: `#/player/${entry.player.id}`, text: entry.player.username }),
+      el('span', { class: 'muted', text: ` ${entry.rating}, ${entry.games} rated games` }))));
+    cursor = nextCursor;
+    more.hidden = !cursor;
+  };
+  more.onclick = page;
+  await page();
+}
+
+/** A game's name as the page shows it: an uploaded game's with its owner, so no upload can pass for another's. */
+function gameLabel(game) {
+  return game.builtin || !game.owner ? game.name : `${game.name} (by ${game.owner.username})`;
 }
 
 /** `#/player/<id>`: a player's ratings and ranks, and their latest finished rooms. */
@@ -1923,7 +2036,7 @@ async function showProfile(id) {
   }
   if (!gamesById.size) await loadGames();
   const profile = result.data;
-  const gameName = (game) => (gamesById.get(game) || { name: game }).name;
+  const gameName = (game) => (gamesById.has(game) ? gameLabel(gamesById.get(game)) : game);
   const ratings = profile.ratings.length
     ? el('table', { class: 'ratings' },
       el('thead', {}, el('tr', {}, ...['Game', 'Rating', 'Rank', 'Rated games'].map((h) => el('th', { text: h })))),
@@ -1972,9 +2085,11 @@ function route(redraw) {
   window.scrollTo(0, 0);
   const signIn = location.hash.match(/^#\/signin\/([A-Za-z0-9-]{1,16})$/);
   const player = location.hash.match(/^#\/player\/([0-9a-f]{32})$/);
+  const board = location.hash.match(/^#\/leaderboard\/([a-z0-9-]{1,64})$/);
   if (match) showRoom(match[1], match[2] ? Number(match[2]) : null);
   else if (signIn) showSignIn(signIn[1]);
   else if (player) showProfile(player[1]);
+  else if (board) showLeaderboard(board[1]);
   else if (location.hash === '#/account') showAccount();
   else if (location.hash.startsWith('#/room/')) {
     main().replaceChildren(el('h1', {}, 'Room'),

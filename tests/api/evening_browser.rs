@@ -302,7 +302,7 @@ async fn the_last_move_is_marked_and_a_thinking_bot_says_so() {
     // Stepping back to the version of X's move marks X's move.
     browser.click("#replay-prev").await;
     browser
-        .wait_for_text("#replay-step", "moved {\"x\":1,\"y\":1}")
+        .wait_for_text("#replay-step", "played row 2, column 2.")
         .await;
     assert_eq!(
         browser

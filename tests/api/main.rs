@@ -36,6 +36,7 @@ mod lobby;
 mod lobby_faults;
 mod metrics;
 mod moderation;
+mod newcomer_browser;
 mod openapi;
 mod players;
 mod presence;

@@ -8,7 +8,7 @@ use crate::helpers::TestApp;
 use crate::webdriver::{Browser, Driver};
 
 /// Signs the browser in as `player` (as the page itself keeps a player) and opens `hash`.
-async fn open_as(browser: &Browser, app: &TestApp, player: &TestPlayer, hash: &str) {
+pub(crate) async fn open_as(browser: &Browser, app: &TestApp, player: &TestPlayer, hash: &str) {
     browser.goto(&format!("{}/healthz", app.address)).await;
     browser
         .eval(
@@ -118,7 +118,7 @@ async fn a_finished_battleship_room_replays_each_version_as_each_player_saw_it()
         wait_for_version(&browser, 6).await;
         let step = browser.text("#replay-step").await;
         assert!(
-            step.contains(&format!("{} moved {{\"col\":0,\"row\":0}}", alice.username)),
+            step.contains(&format!("{} played row 1, column 1.", alice.username)),
             "{step}"
         );
     }
