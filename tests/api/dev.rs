@@ -242,3 +242,29 @@ async fn the_dev_routes_answer_only_this_machine_by_name_and_no_other_site() {
         assert_eq!(local.status(), StatusCode::OK, "{host}");
     }
 }
+
+/// `turnhouse dev` publishes only the file: the game's name, player counts, description and
+/// move example come from the file's own `settings` export, and the seats from its minPlayers.
+#[tokio::test]
+async fn the_file_names_the_game_and_its_players() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("rps.js");
+    std::fs::write(
+        &hooks,
+        "export const settings = { name: 'Rock paper scissors', minPlayers: 3, maxPlayers: 3,\n\
+         description: 'Best of three.', moveExample: { choice: 'rock' } };\n\
+         export function onRoomStart() { return { state: {} }; }\n\
+         export function onPlayerJoin() {}\nexport function onPlayerQuit() {}\n\
+         export function onPlayerMove() {}\n",
+    )
+    .unwrap();
+    let dev = DevServer::start(&[&hooks]);
+    let (api, session) = dev.api().await;
+    let listing = api.get_json("/games/rps").await;
+    assert_eq!(listing["name"], "Rock paper scissors");
+    assert_eq!(listing["minPlayers"], 3);
+    assert_eq!(listing["maxPlayers"], 3);
+    assert_eq!(listing["description"], "Best of three.");
+    assert_eq!(listing["moveExample"], json!({"choice": "rock"}));
+    assert_eq!(session["layout"]["seats"], 3);
+}
