@@ -11,4 +11,4 @@ WHERE id IN (
     ) AS ranked
     WHERE n = 1
 );
-CREATE UNIQUE INDEX players_username_key ON players (username_key);
+CREATE UNIQUE INDEX players_by_name_ignoring_case ON players (username_key);
