@@ -220,25 +220,14 @@ async fn the_dev_routes_answer_only_this_machine_by_name_and_no_other_site() {
         .unwrap();
     assert_eq!(rooms.headers()["access-control-allow-origin"], "*");
 
+    let addressed_to = |host: String| api.client.get(&url).header("Host", host).send();
     for host in [format!("evil.example:{port}"), "rebound.test".to_owned()] {
-        let rebound = api
-            .client
-            .get(&url)
-            .header("Host", &host)
-            .send()
-            .await
-            .unwrap();
+        let rebound = addressed_to(host).await.unwrap();
         let body = assert_problem(rebound, StatusCode::FORBIDDEN, "host_not_loopback").await;
         assert!(!body.to_string().contains("token"), "{body}");
     }
     for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}")] {
-        let local = api
-            .client
-            .get(&url)
-            .header("Host", &host)
-            .send()
-            .await
-            .unwrap();
+        let local = addressed_to(host.clone()).await.unwrap();
         assert_eq!(local.status(), StatusCode::OK, "{host}");
     }
 }

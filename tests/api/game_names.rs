@@ -25,16 +25,7 @@ async fn a_game_cannot_take_a_built_in_name_or_hide_characters_in_its_own() {
             file_part("game.js", example("tictactoe.js").into_bytes()),
         );
         let response = app.upload_form(&author, &id, &query, form).await;
-        let problem = assert_problem(
-            response,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_game_settings",
-        )
-        .await;
-        assert!(
-            problem["detail"].as_str().unwrap().contains("name"),
-            "{problem}"
-        );
+        settings_refused(response, "name").await;
     }
     // Nothing was published by any of them.
     assert_eq!(
@@ -56,6 +47,18 @@ async fn a_game_cannot_take_a_built_in_name_or_hide_characters_in_its_own() {
     assert_eq!(listing["owner"]["username"], author.username.as_str());
     // The empty `moveExample` field meant none.
     assert_eq!(listing["moveExample"], serde_json::Value::Null);
+}
+
+/// Checks that `response` refuses the game's settings, saying `what` was wrong.
+async fn settings_refused(response: reqwest::Response, what: &str) {
+    let problem = assert_problem(
+        response,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid_game_settings",
+    )
+    .await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains(what), "{detail}");
 }
 
 /// `text` as a query string's value.
@@ -108,17 +111,5 @@ async fn a_source_carries_its_own_settings_and_an_upload_overrides_them() {
     // Settings a game cannot have are refused, naming the export.
     let bad = source("Word game").replace("minPlayers: 2", "minPlayers: 'two'");
     let response = app.upload(&author, &id, &bad).await;
-    let problem = assert_problem(
-        response,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_game_settings",
-    )
-    .await;
-    assert!(
-        problem["detail"]
-            .as_str()
-            .unwrap()
-            .contains("`settings` export"),
-        "{problem}"
-    );
+    settings_refused(response, "`settings` export").await;
 }
