@@ -31,6 +31,8 @@ pub enum ApiError {
     InvalidToken,
     #[error("there is no route {method} {path}")]
     RouteNotFound { method: String, path: String },
+    #[error("the page has no module `{0}`")]
+    ModuleNotFound(String),
     #[error("the origin {0} may not call this API from a browser (see --cors-origins)")]
     OriginNotAllowed(String),
     #[error("the dev routes answer only requests addressed to this machine (localhost, 127.0.0.1 or [::1]), not to `{0}`")]
@@ -86,6 +88,7 @@ impl ApiError {
             ApiError::MissingToken => (S::UNAUTHORIZED, "missing_token"),
             ApiError::InvalidToken => (S::UNAUTHORIZED, "invalid_token"),
             ApiError::RouteNotFound { .. } => (S::NOT_FOUND, "route_not_found"),
+            ApiError::ModuleNotFound(_) => (S::NOT_FOUND, "module_not_found"),
             ApiError::MethodNotAllowed { .. } => (S::METHOD_NOT_ALLOWED, "method_not_allowed"),
             ApiError::OriginNotAllowed(_) => (S::FORBIDDEN, "origin_not_allowed"),
             ApiError::HostNotLoopback(_) => (S::FORBIDDEN, "host_not_loopback"),
