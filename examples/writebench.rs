@@ -191,7 +191,6 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> Box<Room
         lobby_change: None,
         audit: None,
         rated_result: None,
-        rating_changes: Default::default(),
     })
 }
 
@@ -224,6 +223,7 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
         .commit(commit(room, None, events))
         .await
         .expect("a room")
+        .0
         .room
 }
 
@@ -237,7 +237,7 @@ async fn seat_second(store: &Store, mut room: Room, players: &[PlayerRef; 2]) ->
     let mut change = commit(room, Some(expected), events);
     change.listing_changed = true;
     change.members_changed = true;
-    store.commit(change).await.expect("seated").room
+    store.commit(change).await.expect("seated").0.room
 }
 
 /// The room's next version, finished: a listing change.
@@ -290,6 +290,7 @@ async fn run_moves(
                     .commit(commit(room, Some(expected), events))
                     .await
                     .expect("a move")
+                    .0
                     .room;
                 latencies.push(sent.elapsed().as_secs_f64() * 1e3);
                 done.fetch_add(1, Ordering::Relaxed);

@@ -111,7 +111,8 @@ mod tests {
     }
 
     /// Every source file `docs/internals.md`'s life of a move names (as `path.rs` or
-    /// `path.rs::item`, under `src/`) exists and links back to the page.
+    /// `path.rs::item`, under `src/`) exists and links back to the page, and every item it
+    /// names in one (`path.rs::Type::function`) is defined there.
     #[test]
     fn every_stop_in_the_life_of_a_move_links_back() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -123,10 +124,12 @@ mod tests {
             .map_or(section.len(), |end| end + 3)];
         let mut named = 0;
         for quoted in section.split('`').skip(1).step_by(2) {
-            let path = quoted.split("::").next().unwrap_or_default();
+            let mut parts = quoted.split("::");
+            let path = parts.next().unwrap_or_default();
             if !path.ends_with(".rs") || path.contains(' ') {
                 continue;
             }
+            let items: Vec<&str> = parts.collect();
             let path = path.strip_prefix("src/").unwrap_or(path);
             let source =
                 std::fs::read_to_string(root.join("src").join(path)).unwrap_or_else(|_| {
@@ -136,12 +139,51 @@ mod tests {
                 source.contains("docs/internals.md"),
                 "src/{path} does not link back to docs/internals.md"
             );
+            for item in items {
+                assert!(
+                    defines(&source, item),
+                    "docs/internals.md names {quoted}, and src/{path} defines no `{item}`"
+                );
+            }
             named += 1;
         }
         assert!(
             named > 20,
             "the section names the files on the way ({named})"
         );
+    }
+
+    /// Whether `source` defines `item`: a function, a type, a trait, a constant or a module of
+    /// that name, or an `impl` of it.
+    fn defines(source: &str, item: &str) -> bool {
+        let kinds = [
+            "fn ", "struct ", "enum ", "trait ", "type ", "const ", "static ", "mod ", "impl ",
+        ];
+        source.lines().any(|line| {
+            let code = line.trim_start();
+            let code = code.strip_prefix("pub(super) ").unwrap_or(code);
+            let code = code.strip_prefix("pub(crate) ").unwrap_or(code);
+            let code = code.strip_prefix("pub ").unwrap_or(code);
+            let code = code.strip_prefix("async ").unwrap_or(code);
+            kinds.iter().any(|kind| {
+                code.strip_prefix(kind).is_some_and(|rest| {
+                    let rest = rest.trim_start_matches(['<', '\'']);
+                    let name: String = (rest.chars())
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    name == item
+                })
+            })
+        })
+    }
+
+    #[test]
+    fn items_are_found_where_they_are_defined() {
+        let source = "pub struct Transition {}\nimpl Engine {\n    pub(super) async fn write_commit() {}\n}\n";
+        for item in ["Transition", "Engine", "write_commit"] {
+            assert!(defines(source, item), "{item}");
+        }
+        assert!(!defines(source, "commit"));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 use turnhouse::config::{Command, Config, RatingsCommand, RoleChange};
 use turnhouse::dev::DevOptions;
-use turnhouse::model::AuditEntry;
+use turnhouse::model::{AuditAction, AuditEntry};
 use turnhouse::startup::{self, Application};
 use turnhouse::store::Store;
 use turnhouse::{games, sandbox, seed, telemetry};
@@ -135,7 +135,10 @@ async fn admin(config: &Config, change: &RoleChange) -> ExitCode {
         RoleChange::Revoke(args) => (args, false),
     };
     let busy_timeout = std::time::Duration::from_millis(config.database_busy_timeout_ms);
-    let action = if grant { "grant" } else { "revoke" };
+    let action = match grant {
+        true => AuditAction::Grant,
+        false => AuditAction::Revoke,
+    };
     // The target is the player the name belongs to, which the store fills in.
     let audit = AuditEntry::new(None, action, ("player", ""), "", serde_json::json!({}));
     let changed = match Store::open_existing(&config.database_url, busy_timeout).await {

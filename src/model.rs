@@ -492,6 +492,33 @@ pub struct AuditEntry {
     pub details: Value,
 }
 
+/// The kinds of admin action the audit log keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditAction {
+    Grant,
+    Revoke,
+    Suspend,
+    Unsuspend,
+    Rename,
+    Unpublish,
+    CloseRoom,
+}
+
+impl AuditAction {
+    /// The action's name, as the log keeps and shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::Grant => "grant",
+            AuditAction::Revoke => "revoke",
+            AuditAction::Suspend => "suspend",
+            AuditAction::Unsuspend => "unsuspend",
+            AuditAction::Rename => "rename",
+            AuditAction::Unpublish => "unpublish",
+            AuditAction::CloseRoom => "close_room",
+        }
+    }
+}
+
 /// What an admin action was done to.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AuditTarget {
@@ -504,7 +531,7 @@ impl AuditEntry {
     /// An action `actor` takes now (the command line's when `None`).
     pub fn new(
         actor: Option<&PlayerRef>,
-        action: &str,
+        action: AuditAction,
         (kind, id): (&str, &str),
         reason: &str,
         details: Value,
@@ -514,7 +541,7 @@ impl AuditEntry {
             at: now(),
             actor: actor.cloned(),
             actor_name: actor.map_or_else(|| "turnhouse admin".to_owned(), |a| a.username.clone()),
-            action: action.to_owned(),
+            action: action.as_str().to_owned(),
             target: AuditTarget {
                 kind: kind.to_owned(),
                 id: id.to_owned(),

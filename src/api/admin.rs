@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::extract::{parse_cursor, parse_query, Caller, OptionalJson};
+use super::pages::{page_of, page_size, rows_for};
 use super::rooms::{room_id, room_response};
 use super::sessions::within;
 use super::{route, ApiError, AppContext, RouteDef};
@@ -280,20 +281,10 @@ async fn audit(
     Admin(_): Admin,
 ) -> Result<HttpResponse, ApiError> {
     let params: AuditParams = parse_query(&req)?;
-    let limit = params.limit.unwrap_or(DEFAULT_PAGE);
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::InvalidQuery(format!(
-            "limit must be from 1 to {MAX_PAGE}"
-        )));
-    }
+    let limit = page_size(params.limit, DEFAULT_PAGE, MAX_PAGE)?;
     let before = parse_cursor(params.cursor)?;
-    let mut entries = context.engine.audit_log(before, limit + 1).await?;
-    let next_cursor = if entries.len() as i64 > limit {
-        entries.truncate(limit as usize);
-        entries.last().map(|e| e.id.to_string())
-    } else {
-        None
-    };
+    let rows = context.engine.audit_log(before, rows_for(limit)).await?;
+    let (entries, next_cursor) = page_of(rows, limit, |e| e.id.to_string());
     Ok(HttpResponse::Ok().json(AuditPage {
         entries,
         next_cursor,

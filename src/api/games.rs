@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::extract::{etag, parse_query, Caller};
+use super::pages::{page_of, page_size, rows_for};
 use super::upload::Upload;
 use super::{frontends, route, ApiError, AppContext, RouteDef};
 use crate::domain::game_id::GameId;
@@ -141,10 +142,7 @@ async fn leaderboard(
 ) -> Result<HttpResponse, ApiError> {
     let game = path.into_inner();
     let params: LeaderboardParams = parse_query(&req)?;
-    let limit = params.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ApiError::InvalidQuery("limit must be from 1 to 100".into()));
-    }
+    let limit = page_size(params.limit, 20, 100)?;
     let after = match params.cursor.filter(|c| !c.is_empty()) {
         None => None,
         Some(cursor) => Some(parse_leaderboard_cursor(&cursor).ok_or_else(|| {
@@ -153,14 +151,14 @@ async fn leaderboard(
     };
     let first_rank = after.as_ref().map_or(1, |(rank, _, _)| rank + 1);
     let after = after.map(|(_, conservative, player)| (conservative, player));
-    let mut places = context.engine.leaderboard(&game, after, limit + 1).await?;
-    let more = places.len() as i64 > limit;
-    places.truncate(limit as usize);
-    let last = first_rank + places.len() as i64 - 1;
-    let next_cursor = places
-        .last()
-        .filter(|_| more)
-        .map(|p| leaderboard_cursor(last, p.conservative, &p.player.id));
+    let rows = context
+        .engine
+        .leaderboard(&game, after, rows_for(limit))
+        .await?;
+    let last = first_rank + rows.len().min(limit as usize) as i64 - 1;
+    let (places, next_cursor) = page_of(rows, limit, |p| {
+        leaderboard_cursor(last, p.conservative, &p.player.id)
+    });
     let entries: Vec<_> = places
         .iter()
         .zip(first_rank..)

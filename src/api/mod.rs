@@ -17,6 +17,7 @@ mod json_body;
 pub mod limits;
 mod metrics;
 mod page;
+mod pages;
 mod players;
 pub mod request_log;
 mod rooms;

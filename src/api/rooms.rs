@@ -10,6 +10,7 @@ use super::extract::{
     etag, not_modified, parse_cursor, parse_query, Actor, AnyJson, IfMatch, Json, MaybeCaller,
 };
 use super::json_body::json_body;
+use super::pages::{page_of, page_size, rows_for};
 use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::engine::{Action, BotSeat, EngineError, Placement, RoomOptions};
@@ -201,12 +202,7 @@ async fn list(
     MaybeCaller(caller): MaybeCaller,
 ) -> Result<HttpResponse, ApiError> {
     let params: ListParams = parse_query(&req)?;
-    let limit = params.limit.unwrap_or(DEFAULT_PAGE);
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::InvalidQuery(format!(
-            "limit must be from 1 to {MAX_PAGE}"
-        )));
-    }
+    let limit = page_size(params.limit, DEFAULT_PAGE, MAX_PAGE)?;
     let before_seq = parse_cursor(params.cursor)?;
     if let Some(game) = &params.game {
         context.engine.require_game(game).await?;
@@ -219,15 +215,10 @@ async fn list(
         player: params.player,
         include_private,
         before_seq,
-        limit: limit + 1,
+        limit: rows_for(limit),
     };
-    let mut rows = context.engine.rooms(&query).await?;
-    let next_cursor = if rows.len() as i64 > limit {
-        rows.truncate(limit as usize);
-        rows.last().map(|(seq, _)| seq.to_string())
-    } else {
-        None
-    };
+    let rows = context.engine.rooms(&query).await?;
+    let (rows, next_cursor) = page_of(rows, limit, |(seq, _)| seq.to_string());
     let mut rooms = Vec::with_capacity(rows.len());
     for (_, room) in &rows {
         rooms.push(
@@ -331,16 +322,11 @@ async fn events(
             "after must be a version (0 or more) and limit from 1 to {MAX_EVENTS}"
         )));
     }
-    let (room, mut events) = context
+    let (room, events) = context
         .engine
-        .events(&room_id(path)?, after, limit + 1)
+        .events(&room_id(path)?, after, rows_for(limit))
         .await?;
-    let next_after = if events.len() as i64 > limit {
-        events.truncate(limit as usize);
-        events.last().map(|e| e.version)
-    } else {
-        None
-    };
+    let (events, next_after) = page_of(events, limit, |e| e.version);
     let events = context
         .engine
         .view_events(&room, &events, caller.as_ref())

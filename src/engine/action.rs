@@ -13,7 +13,7 @@ use super::idle::IdleRules;
 use super::transition::Transition;
 use super::{EngineError, MAX_PLAYERS};
 use crate::game::PlayerRef;
-use crate::model::{AuditEntry, EventKind};
+use crate::model::{AuditAction, AuditEntry, EventKind};
 
 #[derive(Debug, Clone)]
 pub enum Action {
@@ -89,204 +89,219 @@ impl Action {
         rules: &IdleRules,
     ) -> Result<(), EngineError> {
         match self {
-            Action::Join(player) => {
-                let room = &step.room;
-                if room.is_player(&player.id) {
-                    return Err(EngineError::AlreadyAPlayer);
-                }
-                if room.finished {
-                    return Err(EngineError::RoomFinished);
-                }
-                if !room.joinable {
-                    return Err(EngineError::RoomNotJoinable);
-                }
-                if let Some(rematch) = step.held_seats() {
-                    if !rematch.holds_for(&player.id) {
-                        let names: Vec<&str> =
-                            rematch.seats.iter().map(|p| p.username.as_str()).collect();
-                        return Err(EngineError::SeatHeld {
-                            players: names.join(", "),
-                            until: rematch.until.clone(),
-                        });
-                    }
-                }
-                let capacity = step.game().info().max_players.min(MAX_PLAYERS);
-                if room.players.len() >= capacity {
-                    return Err(EngineError::RoomFull(capacity));
-                }
-                step.add_player(player);
-                step.release_seat(&player.id);
-                step.run_hook(EventKind::Join, player, None)
-            }
-            Action::Quit(player) => {
-                step.require_player(&player.id)?;
-                step.remove_player(&player.id);
-                if step
-                    .room
-                    .rematch
-                    .as_ref()
-                    .is_some_and(|r| r.by.id == player.id)
-                {
-                    // Who asked for the rematch left: there is nothing to hold seats for.
-                    step.room.rematch = None;
-                }
-                if step.room.finished {
-                    step.record(EventKind::Quit, Some(player), None);
-                    Ok(())
-                } else {
-                    step.run_hook(EventKind::Quit, player, None)
-                }
-            }
-            Action::Move(player, mv) => {
-                step.require_player(&player.id)?;
-                if step.room.finished {
-                    return Err(EngineError::RoomFinished);
-                }
-                step.run_hook(EventKind::Move, player, Some(mv))
-            }
-            Action::Reset(player) => {
-                step.require_player(&player.id)?;
-                if !step.room.finished {
-                    return Err(EngineError::RoomNotFinished);
-                }
-                let seated_bots: Vec<PlayerRef> = step
-                    .room
-                    .players
-                    .iter()
-                    .filter(|p| bots.level_of(&p.id).is_some())
-                    .cloned()
-                    .collect();
-                let offered: Vec<PlayerRef> = step
-                    .room
-                    .players
-                    .iter()
-                    .filter(|p| p.id != player.id && bots.level_of(&p.id).is_none())
-                    .cloned()
-                    .collect();
-                step.restart();
-                step.hold_seats(player, offered, rules.rematch_hold);
-                step.run_hook(EventKind::Reset, player, None)?;
-                for seat in std::iter::once(player).chain(&seated_bots) {
-                    step.add_player(seat);
-                    step.run_hook(EventKind::Join, seat, None)?;
-                }
-                Ok(())
-            }
-            Action::Decline(player) => {
-                if !step.held_seats().is_some_and(|r| r.holds_for(&player.id)) {
-                    return Err(EngineError::NoRematchOffer);
-                }
-                step.release_seat(&player.id);
-                step.record(EventKind::Declined, Some(player), None);
-                Ok(())
-            }
+            Action::Join(player) => join(step, player),
+            Action::Quit(player) => quit(step, player),
+            Action::Move(player, mv) => play(step, player, mv),
+            Action::Reset(player) => reset(step, player, bots, rules),
+            Action::Decline(player) => decline(step, player),
             Action::Claim {
                 claimer,
                 absent,
                 idle_since,
-            } => {
-                step.require_player(&claimer.id)?;
-                let room = &step.room;
-                if room.finished {
-                    return Err(EngineError::RoomFinished);
-                }
-                if room.clock.is_some() || room.trigger_timeout_at.is_some() {
-                    return Err(EngineError::CannotClaim(
-                        "the room has a clock, which decides what happens to a player who does \
-                         not move",
-                    ));
-                }
-                if room.joinable {
-                    return Err(EngineError::CannotClaim(
-                        "the room is still waiting for players; a waiting room nobody joins is \
-                         closed",
-                    ));
-                }
-                if absent.id == claimer.id {
-                    return Err(EngineError::CannotClaim(
-                        "the room is waiting for you: it is your move",
-                    ));
-                }
-                if room.updated_at.as_str() > idle_since.as_str() {
-                    let at = rules
-                        .claimable_at(room)
-                        .unwrap_or_else(|| room.updated_at.clone());
-                    return Err(EngineError::ClaimTooEarly { at });
-                }
-                step.require_player(&absent.id)?;
-                step.remove_player(&absent.id);
-                step.run_hook(EventKind::Abandoned, absent, None)
-            }
-            Action::CloseIdle { before } => {
-                let room = &step.room;
-                let waiting = room.joinable && !room.finished;
-                if !waiting || room.updated_at.as_str() >= before.as_str() {
-                    return Err(EngineError::VersionMismatch {
-                        current: room.version,
-                    });
-                }
-                step.room.finished = true;
-                step.record(EventKind::Closed, None, None);
-                Ok(())
-            }
+            } => claim(step, claimer, absent, idle_since, rules),
+            Action::CloseIdle { before } => close_idle(step, before),
             Action::Close {
                 by,
                 reason,
                 audited,
-            } => {
-                if step.room.finished {
-                    return Err(EngineError::RoomFinished);
-                }
-                step.room.finished = true;
-                step.record(
-                    EventKind::Closed,
-                    None,
-                    Some(&Arc::new(json!({"reason": reason}))),
-                );
-                if *audited {
-                    let details = json!({"version": step.room.version, "game": step.room.game});
-                    let target = ("room", step.room.id.as_str());
-                    step.audit = Some(AuditEntry::new(
-                        Some(by),
-                        "close_room",
-                        target,
-                        reason,
-                        details,
-                    ));
-                }
-                Ok(())
-            }
-            Action::Rename(player) => {
-                step.require_player(&player.id)?;
-                for seat in Arc::make_mut(&mut step.room.players) {
-                    if seat.id == player.id {
-                        seat.username.clone_from(&player.username);
-                    }
-                }
-                step.record(EventKind::Renamed, Some(player), None);
-                Ok(())
-            }
+            } => close(step, by, reason, *audited),
+            Action::Rename(player) => rename(step, player),
             Action::TimeoutNow => {
                 if step.room.finished || step.room.trigger_timeout_at.is_none() {
                     return Err(EngineError::NoDeadline);
                 }
                 step.run_timeout()
             }
-            Action::Timeout | Action::ClearFailedTimeout => {
-                // Not this version's deadline to fire (another server's clock ran ahead).
-                if !step.deadline_passed() {
-                    return Err(EngineError::VersionMismatch {
-                        current: step.room.version,
-                    });
-                }
-                match self {
-                    Action::Timeout => step.run_timeout(),
-                    _ => {
-                        step.clear_failed_timeout();
-                        Ok(())
-                    }
-                }
+            Action::Timeout => {
+                deadline_passed(step)?;
+                step.run_timeout()
+            }
+            Action::ClearFailedTimeout => {
+                deadline_passed(step)?;
+                step.clear_failed_timeout();
+                Ok(())
             }
         }
+    }
+}
+
+fn join(step: &mut Transition, player: &PlayerRef) -> Result<(), EngineError> {
+    let room = &step.room;
+    if room.is_player(&player.id) {
+        return Err(EngineError::AlreadyAPlayer);
+    }
+    if room.finished {
+        return Err(EngineError::RoomFinished);
+    }
+    if !room.joinable {
+        return Err(EngineError::RoomNotJoinable);
+    }
+    if let Some(rematch) = step.held_seats() {
+        if !rematch.holds_for(&player.id) {
+            let names: Vec<&str> = rematch.seats.iter().map(|p| p.username.as_str()).collect();
+            return Err(EngineError::SeatHeld {
+                players: names.join(", "),
+                until: rematch.until.clone(),
+            });
+        }
+    }
+    let capacity = step.game().info().max_players.min(MAX_PLAYERS);
+    if room.players.len() >= capacity {
+        return Err(EngineError::RoomFull(capacity));
+    }
+    step.add_player(player);
+    step.release_seat(&player.id);
+    step.run_hook(EventKind::Join, player, None)
+}
+
+fn quit(step: &mut Transition, player: &PlayerRef) -> Result<(), EngineError> {
+    step.require_player(&player.id)?;
+    step.remove_player(&player.id);
+    if (step.room.rematch.as_ref()).is_some_and(|r| r.by.id == player.id) {
+        // Who asked for the rematch left: there is nothing to hold seats for.
+        step.room.rematch = None;
+    }
+    if step.room.finished {
+        step.record(EventKind::Quit, Some(player), None);
+        Ok(())
+    } else {
+        step.run_hook(EventKind::Quit, player, None)
+    }
+}
+
+fn play(step: &mut Transition, player: &PlayerRef, mv: &Arc<Value>) -> Result<(), EngineError> {
+    step.require_player(&player.id)?;
+    if step.room.finished {
+        return Err(EngineError::RoomFinished);
+    }
+    step.run_hook(EventKind::Move, player, Some(mv))
+}
+
+fn reset(
+    step: &mut Transition,
+    player: &PlayerRef,
+    bots: &BotRoster,
+    rules: &IdleRules,
+) -> Result<(), EngineError> {
+    step.require_player(&player.id)?;
+    if !step.room.finished {
+        return Err(EngineError::RoomNotFinished);
+    }
+    let (seated_bots, people): (Vec<PlayerRef>, Vec<PlayerRef>) = (step.room.players.iter())
+        .cloned()
+        .partition(|p| bots.level_of(&p.id).is_some());
+    let offered: Vec<PlayerRef> = people.into_iter().filter(|p| p.id != player.id).collect();
+    step.restart();
+    step.hold_seats(player, offered, rules.rematch_hold);
+    step.run_hook(EventKind::Reset, player, None)?;
+    for seat in std::iter::once(player).chain(&seated_bots) {
+        step.add_player(seat);
+        step.run_hook(EventKind::Join, seat, None)?;
+    }
+    Ok(())
+}
+
+fn decline(step: &mut Transition, player: &PlayerRef) -> Result<(), EngineError> {
+    if !step.held_seats().is_some_and(|r| r.holds_for(&player.id)) {
+        return Err(EngineError::NoRematchOffer);
+    }
+    step.release_seat(&player.id);
+    step.record(EventKind::Declined, Some(player), None);
+    Ok(())
+}
+
+fn claim(
+    step: &mut Transition,
+    claimer: &PlayerRef,
+    absent: &PlayerRef,
+    idle_since: &str,
+    rules: &IdleRules,
+) -> Result<(), EngineError> {
+    step.require_player(&claimer.id)?;
+    let room = &step.room;
+    if room.finished {
+        return Err(EngineError::RoomFinished);
+    }
+    if room.clock.is_some() || room.trigger_timeout_at.is_some() {
+        return Err(EngineError::CannotClaim(
+            "the room has a clock, which decides what happens to a player who does not move",
+        ));
+    }
+    if room.joinable {
+        return Err(EngineError::CannotClaim(
+            "the room is still waiting for players; a waiting room nobody joins is closed",
+        ));
+    }
+    if absent.id == claimer.id {
+        return Err(EngineError::CannotClaim(
+            "the room is waiting for you: it is your move",
+        ));
+    }
+    if room.updated_at.as_str() > idle_since {
+        let at = (rules.claimable_at(room)).unwrap_or_else(|| room.updated_at.clone());
+        return Err(EngineError::ClaimTooEarly { at });
+    }
+    step.require_player(&absent.id)?;
+    step.remove_player(&absent.id);
+    step.run_hook(EventKind::Abandoned, absent, None)
+}
+
+fn close_idle(step: &mut Transition, before: &str) -> Result<(), EngineError> {
+    let room = &step.room;
+    let waiting = room.joinable && !room.finished;
+    if !waiting || room.updated_at.as_str() >= before {
+        return Err(EngineError::VersionMismatch {
+            current: room.version,
+        });
+    }
+    step.room.finished = true;
+    step.record(EventKind::Closed, None, None);
+    Ok(())
+}
+
+fn close(
+    step: &mut Transition,
+    by: &PlayerRef,
+    reason: &str,
+    audited: bool,
+) -> Result<(), EngineError> {
+    if step.room.finished {
+        return Err(EngineError::RoomFinished);
+    }
+    step.room.finished = true;
+    let why = Arc::new(json!({ "reason": reason }));
+    step.record(EventKind::Closed, None, Some(&why));
+    if audited {
+        let details = json!({"version": step.room.version, "game": step.room.game});
+        let target = ("room", step.room.id.as_str());
+        step.audit = Some(AuditEntry::new(
+            Some(by),
+            AuditAction::CloseRoom,
+            target,
+            reason,
+            details,
+        ));
+    }
+    Ok(())
+}
+
+fn rename(step: &mut Transition, player: &PlayerRef) -> Result<(), EngineError> {
+    step.require_player(&player.id)?;
+    for seat in Arc::make_mut(&mut step.room.players) {
+        if seat.id == player.id {
+            seat.username.clone_from(&player.username);
+        }
+    }
+    step.record(EventKind::Renamed, Some(player), None);
+    Ok(())
+}
+
+/// Refuses to fire a deadline that is not this version's (another server's clock ran ahead).
+fn deadline_passed(step: &Transition) -> Result<(), EngineError> {
+    match step.deadline_passed() {
+        true => Ok(()),
+        false => Err(EngineError::VersionMismatch {
+            current: step.room.version,
+        }),
     }
 }

@@ -294,6 +294,74 @@ impl Engine {
         upload: GameUpload,
     ) -> Result<(GameListing, Publication), EngineError> {
         let id = id.as_str();
+        let previous = self.previous_version(author, id).await?;
+        let previous = previous.as_ref();
+        let checked = match &upload.source {
+            Some(source) => Some(self.check_source(source).await?),
+            None => None,
+        };
+        let own = SourceSettings::read(checked.as_ref().and_then(|c| c.2.as_deref()))?;
+        let (min_players, max_players) = player_counts(&upload, &own, previous)?;
+        let (source, (format, hooks), sha256) = match (upload.source, previous, checked) {
+            (Some(source), _, Some((format, hooks, _))) => {
+                let sha256 = hex(&Sha256::digest(source.as_bytes()));
+                (source, (format, hooks), sha256)
+            }
+            // The hooks stay as they were: only the page or the settings change.
+            (None, Some(previous), _) => self.kept_hooks(id, previous).await?,
+            _ => {
+                return Err(EngineError::InvalidGameSettings(
+                    "a game's first version needs its source (the four hooks)".into(),
+                ))
+            }
+        };
+        let frontend = match (upload.frontend, previous) {
+            (Carry::Set(sent), _) => FrontendSource::Files(unpack_frontend(sent).await?),
+            (Carry::Keep, Some(previous)) if previous.frontend_files > 0 => {
+                FrontendSource::CopyOf(previous.version)
+            }
+            _ => FrontendSource::None,
+        };
+        let move_example = match (upload.move_example, own.move_example) {
+            (Carry::Keep, Some(own)) => Some(own),
+            (sent, _) => sent.resolve(|| previous.and_then(|p| p.move_example.clone())),
+        }
+        .map(|example| example.to_string());
+        let name = (upload.name.or(own.name))
+            .or(previous.map(|p| p.name.clone()))
+            .unwrap_or_else(|| id.to_owned());
+        check_name(&name, &self.games)?;
+        let new = NewGameVersion {
+            game_id: id.to_owned(),
+            owner_id: author.id.clone(),
+            name,
+            description: (upload.description.or(own.description))
+                .or(previous.map(|p| p.description.clone()))
+                .unwrap_or_default(),
+            min_players,
+            max_players,
+            format,
+            sha256,
+            source,
+            frontend,
+            frontend_background: (upload.frontend_background)
+                .or_else(|| previous.and_then(|p| p.frontend_background.clone())),
+            frontend_height: (upload.frontend_height)
+                .or_else(|| previous.and_then(|p| p.frontend_height)),
+            move_example,
+            hooks,
+            created_at: now(),
+        };
+        self.store_version(author, new).await
+    }
+
+    /// The latest version of the uploaded game `id`, if any, which `author` may publish after:
+    /// refused for a built-in game's id, another's game, or a game an admin unpublished.
+    async fn previous_version(
+        &self,
+        author: &PlayerRef,
+        id: &str,
+    ) -> Result<Option<GameVersionRecord>, EngineError> {
         if self.games.get(id).is_some() {
             return Err(EngineError::GameIsBuiltin(id.to_owned()));
         }
@@ -306,102 +374,44 @@ impl Engine {
                 return Err(EngineError::GameUnpublished(id.to_owned()));
             }
         }
-        let checked = match &upload.source {
-            Some(source) => Some(self.check_source(source).await?),
-            None => None,
-        };
-        let own = SourceSettings::read(checked.as_ref().and_then(|c| c.2.as_deref()))?;
-        let min_players = (upload.min_players.or(own.min_players))
-            .or(previous.as_ref().map(|p| p.min_players))
-            .unwrap_or(1);
-        let max_players = (upload.max_players.or(own.max_players))
-            .or(previous.as_ref().map(|p| p.max_players))
-            .unwrap_or(MAX_PLAYERS);
-        if !(1..=MAX_PLAYERS).contains(&min_players)
-            || !(min_players..=MAX_PLAYERS).contains(&max_players)
-        {
-            return Err(EngineError::InvalidGameSettings(format!(
-                "players must satisfy 1 <= minPlayers <= maxPlayers <= {MAX_PLAYERS}; \
-                 got {min_players} and {max_players}"
-            )));
-        }
-        let (source, (format, hooks), sha256) = match (upload.source, &previous, checked) {
-            (Some(source), _, Some((format, hooks, _))) => {
-                let sha256 = hex(&Sha256::digest(source.as_bytes()));
-                (source, (format, hooks), sha256)
-            }
-            // The hooks stay as they were: only the page or the settings change.
-            (None, Some(previous), _) => {
-                let source = self
-                    .store
-                    .game_source(id, previous.version)
-                    .await?
-                    .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
-                let checked = (previous.format.clone(), previous.hooks);
-                (source, checked, previous.sha256.clone())
-            }
-            _ => {
-                return Err(EngineError::InvalidGameSettings(
-                    "a game's first version needs its source (the four hooks)".into(),
-                ))
-            }
-        };
-        let frontend = match (upload.frontend, &previous) {
-            (Carry::Set(sent), _) => FrontendSource::Files(unpack_frontend(sent).await?),
-            (Carry::Keep, Some(previous)) if previous.frontend_files > 0 => {
-                FrontendSource::CopyOf(previous.version)
-            }
-            _ => FrontendSource::None,
-        };
-        let frontend_background = upload.frontend_background.or_else(|| {
-            previous
-                .as_ref()
-                .and_then(|p| p.frontend_background.clone())
-        });
-        let frontend_height = upload
-            .frontend_height
-            .or_else(|| previous.as_ref().and_then(|p| p.frontend_height));
-        let move_example = match (upload.move_example, own.move_example) {
-            (Carry::Keep, Some(own)) => Some(own),
-            (sent, _) => sent.resolve(|| previous.as_ref().and_then(|p| p.move_example.clone())),
-        }
-        .map(|example| example.to_string());
-        let name = (upload.name.or(own.name))
-            .or(previous.as_ref().map(|p| p.name.clone()))
-            .unwrap_or_else(|| id.to_owned());
-        let description = (upload.description.or(own.description))
-            .or(previous.as_ref().map(|p| p.description.clone()))
-            .unwrap_or_default();
-        check_name(&name, &self.games)?;
-        let new = NewGameVersion {
-            game_id: id.to_owned(),
-            owner_id: author.id.clone(),
-            name,
-            description,
-            min_players,
-            max_players,
-            format,
-            sha256,
-            source,
-            frontend,
-            frontend_background,
-            frontend_height,
-            move_example,
-            hooks,
-            created_at: now(),
-        };
+        Ok(previous)
+    }
+
+    /// The hooks of `previous`, kept by a version that changes only its page or settings: the
+    /// source, its format and exports, and its hash.
+    async fn kept_hooks(
+        &self,
+        id: &str,
+        previous: &GameVersionRecord,
+    ) -> Result<(String, (String, Capabilities), String), EngineError> {
+        let source = self
+            .store
+            .game_source(id, previous.version)
+            .await?
+            .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
+        let checked = (previous.format.clone(), previous.hooks);
+        Ok((source, checked, previous.sha256.clone()))
+    }
+
+    /// Keeps `new` as its game's next version: the game's listing at that version, and whether
+    /// it created the game.
+    async fn store_version(
+        &self,
+        author: &PlayerRef,
+        new: NewGameVersion,
+    ) -> Result<(GameListing, Publication), EngineError> {
+        let id = new.game_id.clone();
         match self.store.publish_game_version(new).await {
             Ok(version) => {
                 tracing::info!(game = id, version, author = %author.username, "published a game version");
-                let listing = self.game_listing(id, Some(version)).await?;
-                let publication = if version == 1 {
-                    Publication::Created
-                } else {
-                    Publication::Updated
+                let listing = self.game_listing(&id, Some(version)).await?;
+                let publication = match version {
+                    1 => Publication::Created,
+                    _ => Publication::Updated,
                 };
                 Ok((listing, publication))
             }
-            Err(StoreError::NotTheOwner) => Err(EngineError::NotTheOwner(id.to_owned())),
+            Err(StoreError::NotTheOwner) => Err(EngineError::NotTheOwner(id)),
             Err(other) => Err(other.into()),
         }
     }
@@ -525,6 +535,30 @@ fn builtin_listing(game: &dyn Game) -> GameListing {
 
 fn pool_unavailable(err: PoolError) -> EngineError {
     EngineError::SandboxUnavailable(err.to_string())
+}
+
+/// The player counts of a new version: the upload's, else its source's, else the previous
+/// version's, else 1 to [`MAX_PLAYERS`].
+fn player_counts(
+    upload: &GameUpload,
+    own: &SourceSettings,
+    previous: Option<&GameVersionRecord>,
+) -> Result<(usize, usize), EngineError> {
+    let min_players = (upload.min_players.or(own.min_players))
+        .or(previous.map(|p| p.min_players))
+        .unwrap_or(1);
+    let max_players = (upload.max_players.or(own.max_players))
+        .or(previous.map(|p| p.max_players))
+        .unwrap_or(MAX_PLAYERS);
+    if !(1..=MAX_PLAYERS).contains(&min_players)
+        || !(min_players..=MAX_PLAYERS).contains(&max_players)
+    {
+        return Err(EngineError::InvalidGameSettings(format!(
+            "players must satisfy 1 <= minPlayers <= maxPlayers <= {MAX_PLAYERS}; \
+             got {min_players} and {max_players}"
+        )));
+    }
+    Ok((min_players, max_players))
 }
 
 /// Refuses a game name that could pass for another game: one a built-in game goes by (its name

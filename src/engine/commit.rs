@@ -113,8 +113,8 @@ impl Engine {
     ) -> Result<Arc<Room>, StoreError> {
         let room_id = commit.room.id.clone();
         let epoch = self.rooms.epoch(&self.store);
-        let commit = match self.store.commit(commit).await {
-            Ok(commit) => commit,
+        let (commit, written) = match self.store.commit(commit).await {
+            Ok(done) => done,
             Err(err) => {
                 // Whatever this process remembered of the room may be behind.
                 self.rooms.forget(&room_id);
@@ -124,7 +124,6 @@ impl Engine {
         let RoomCommit {
             room,
             mut events,
-            rating_changes,
             rated_result,
             lobby_change,
             ..
@@ -133,10 +132,9 @@ impl Engine {
         let room = Arc::new(room);
         self.rooms.remember(epoch, &room);
         // The version that finished a rated game carries what it did to the ratings.
-        let changes = std::mem::take(&mut *rating_changes.lock().expect("never poisoned"));
         if let Some(result) = &rated_result {
             if let Some(event) = events.iter_mut().find(|e| e.version == result.version) {
-                event.rating_changes = changes;
+                event.rating_changes = written.rating_changes;
             }
         }
         if let Some(at) = &room.trigger_timeout_at {

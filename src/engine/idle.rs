@@ -14,6 +14,8 @@
 //! - **Claims.** A room in play with no clock and no version for [`IdleRules::claim_after`]
 //!   lets a player who is not the one the room waits on claim the game: `onPlayerQuit` runs for
 //!   the player the room waits on, as an `abandoned` version.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::Arc;
 use std::time::Duration;

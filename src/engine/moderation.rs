@@ -16,7 +16,7 @@ use super::{Action, Engine, EngineError, Precondition};
 use crate::domain::roles::{Role, UploadPolicy};
 use crate::domain::username::Username;
 use crate::game::PlayerRef;
-use crate::model::{AuditEntry, PlayerRecord, Room};
+use crate::model::{AuditAction, AuditEntry, PlayerRecord, Room};
 use crate::store::StoreError;
 
 /// Rooms changed at once when one admin action reaches many.
@@ -101,7 +101,7 @@ impl Engine {
     ) -> Result<Suspension, EngineError> {
         let audit = AuditEntry::new(
             Some(admin),
-            "suspend",
+            AuditAction::Suspend,
             ("player", player_id),
             reason,
             json!({}),
@@ -150,7 +150,7 @@ impl Engine {
     ) -> Result<PlayerRef, EngineError> {
         let audit = AuditEntry::new(
             Some(admin),
-            "unsuspend",
+            AuditAction::Unsuspend,
             ("player", player_id),
             reason,
             json!({}),
@@ -181,7 +181,7 @@ impl Engine {
     ) -> Result<(PlayerRef, RoomsReached), EngineError> {
         let audit = AuditEntry::new(
             Some(admin),
-            "rename",
+            AuditAction::Rename,
             ("player", player_id),
             reason,
             json!({}),
@@ -233,7 +233,13 @@ impl Engine {
             return Err(EngineError::GameIsBuiltin(game_id.to_owned()));
         }
         let details = json!({"rooms": rooms.as_str()});
-        let audit = AuditEntry::new(Some(admin), "unpublish", ("game", game_id), reason, details);
+        let audit = AuditEntry::new(
+            Some(admin),
+            AuditAction::Unpublish,
+            ("game", game_id),
+            reason,
+            details,
+        );
         if !self.store.unpublish(game_id, audit).await? {
             return Err(EngineError::GameNotFound(game_id.to_owned()));
         }

@@ -62,7 +62,7 @@ async fn the_history_never_runs_ahead_of_the_room() {
     Action::Move(x, json!({"x": 0, "y": 0}).into())
         .apply(&mut step, &engine.bots, &engine.idle)
         .unwrap();
-    let written = engine.store.commit(step.into_commit()).await.unwrap();
+    let (written, _) = engine.store.commit(step.into_commit()).await.unwrap();
     assert_eq!(written.room.version, room.version + 1);
 
     let (shown, events) = engine.events(&room.id, 0, 100).await.unwrap();

@@ -395,7 +395,6 @@ impl Transition {
             quick_play: None,
             audit: self.audit,
             rated_result: self.rated_result,
-            rating_changes: Default::default(),
         })
     }
 }

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use super::hub::{LobbyUpdate, RoomSubscription};
+use super::hub::{LobbyUpdate, RoomSubscription, RoomUpdate};
 use crate::model::RoomEvent;
 use crate::store::{Store, StoreError};
 use crate::views::{presence_frame, resync_frame, version_frame, EventView, RoomHeader};
@@ -139,30 +139,28 @@ impl Feed for RoomFeed {
                 }
                 continue;
             }
-            match self.subscription.recv().await {
-                Ok(update) if update.online.is_some() => {
-                    self.online = update.online.clone().expect("checked");
+            let update = self.subscription.recv().await;
+            match update.as_deref() {
+                Ok(RoomUpdate::Online(online)) => {
+                    self.online = online.clone();
                     if let Some(frame) = self.presence_changed() {
                         return Ok(Some(frame));
                     }
                 }
-                Ok(update) if update.version <= self.sent => {}
-                Ok(update) if update.version == self.sent + 1 && self.framer.is_none() => {
-                    match (&update.frame, &update.event) {
-                        (Some(frame), Some(event)) => {
-                            self.sent = update.version;
-                            self.seated(event);
-                            self.queue_presence();
-                            return Ok(Some(frame.clone()));
+                Ok(RoomUpdate::Version { event, .. }) if event.version <= self.sent => {}
+                Ok(RoomUpdate::Reached(version)) if *version <= self.sent => {}
+                Ok(RoomUpdate::Version { frame, event }) if event.version == self.sent + 1 => {
+                    let frame = match (frame, &self.framer) {
+                        (_, Some(_)) => self.frame(event).await,
+                        (Some(frame), None) => Some(frame.clone()),
+                        // Unframed for a stream that has no framer: read it as it was written.
+                        (None, None) => {
+                            self.catching_up = true;
+                            continue;
                         }
-                        _ => self.catching_up = true,
-                    }
-                }
-                Ok(update) if update.version == self.sent + 1 && update.event.is_some() => {
-                    let event = update.event.clone().expect("checked");
-                    let frame = self.frame(&event).await;
-                    self.sent = update.version;
-                    self.seated(&event);
+                    };
+                    self.sent = event.version;
+                    self.seated(event);
                     self.queue_presence();
                     return Ok(frame);
                 }

@@ -19,18 +19,23 @@ const ROOM_BACKLOG: usize = 64;
 /// The same for the lobby, where a lagging reader is told to list the rooms again.
 const LOBBY_BACKLOG: usize = 1024;
 
-/// One committed version of a room: framed once for every subscriber, or (in a game with a
-/// view hook) the version alone, for each stream to frame for its viewer; or, with neither,
-/// word that the room reached `version` elsewhere, to be read from the history.
+/// What a room's streams are told.
 #[derive(Debug)]
-pub struct RoomUpdate {
-    pub version: i64,
-    pub frame: Option<Bytes>,
-    /// The version itself, for streams that show each viewer their own view of it.
-    pub event: Option<Arc<RoomEvent>>,
+pub enum RoomUpdate {
+    /// A version committed by this server: framed once for every subscriber, or (in a game
+    /// with a view hook, `None`) for each stream to frame for its viewer from the version.
+    Version {
+        frame: Option<Bytes>,
+        event: Arc<RoomEvent>,
+    },
+    /// The room reached this version on another server: each stream reads what it has not
+    /// sent yet from the history.
+    Reached(i64),
+    /// Changes may have gone unheard: each stream reads the history again.
+    Resync,
     /// Not a version: who has a stream of the room open now, on any server (each stream shows
     /// those of them who play in it).
-    pub online: Option<Arc<Vec<String>>>,
+    Online(Arc<Vec<String>>),
 }
 
 /// Who a room's versions are shown to as they are: everyone alike, or each viewer as the game's
@@ -79,11 +84,9 @@ impl Hub {
                     Shown::ToEveryone => Some(version_frame(&header, &EventView::whole(&event))),
                     Shown::PerViewer => None,
                 };
-                let update = RoomUpdate {
-                    version: event.version,
+                let update = RoomUpdate::Version {
                     frame,
-                    event: Some(Arc::new(event)),
-                    online: None,
+                    event: Arc::new(event),
                 };
                 // An error only means every reader left meanwhile.
                 let _ = sender.send(Arc::new(update));
@@ -107,12 +110,7 @@ impl Hub {
     pub fn publish_presence(&self, room_id: &str, online: Arc<Vec<String>>) {
         let sender = self.rooms.lock().expect("hub lock").get(room_id).cloned();
         if let Some(sender) = sender {
-            let _ = sender.send(Arc::new(RoomUpdate {
-                version: 0,
-                frame: None,
-                event: None,
-                online: Some(online),
-            }));
+            let _ = sender.send(Arc::new(RoomUpdate::Online(online)));
         }
     }
 
@@ -135,12 +133,7 @@ impl Hub {
     pub fn poke(&self, room_id: &str, version: i64) {
         let sender = self.rooms.lock().expect("hub lock").get(room_id).cloned();
         if let Some(sender) = sender {
-            let _ = sender.send(Arc::new(RoomUpdate {
-                version,
-                frame: None,
-                event: None,
-                online: None,
-            }));
+            let _ = sender.send(Arc::new(RoomUpdate::Reached(version)));
         }
     }
 
@@ -155,12 +148,7 @@ impl Hub {
             .cloned()
             .collect();
         for sender in senders {
-            let _ = sender.send(Arc::new(RoomUpdate {
-                version: i64::MAX,
-                frame: None,
-                event: None,
-                online: None,
-            }));
+            let _ = sender.send(Arc::new(RoomUpdate::Resync));
         }
         if self.lobby_watched() {
             let _ = self.lobby.send(Arc::new(LobbyUpdate {
@@ -274,11 +262,20 @@ mod tests {
         };
         hub.publish(&room, vec![event.clone()], Shown::PerViewer);
         let update = watcher.recv().await.unwrap();
-        assert!(update.frame.is_none(), "no frame of the whole state");
-        assert_eq!(update.event.as_deref(), Some(&event));
+        let RoomUpdate::Version { frame, event: sent } = &*update else {
+            panic!("a version: {update:?}");
+        };
+        assert!(frame.is_none(), "no frame of the whole state");
+        assert_eq!(**sent, event);
         hub.publish(&room, vec![event], Shown::ToEveryone);
         let update = watcher.recv().await.unwrap();
-        let frame = String::from_utf8(update.frame.clone().unwrap().to_vec()).unwrap();
+        let RoomUpdate::Version {
+            frame: Some(frame), ..
+        } = &*update
+        else {
+            panic!("a framed version: {update:?}");
+        };
+        let frame = String::from_utf8(frame.to_vec()).unwrap();
         assert!(frame.contains("\"secret\":1"), "{frame}");
     }
 }

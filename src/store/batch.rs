@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use super::dialect::{Dialect, SetRow, SetSql};
 use super::rows::to_json;
 use super::sql::{Exec, Statement};
-use super::types::{RoomCommit, StoreError};
+use super::types::{RoomCommit, RoomWritten, StoreError};
 use crate::model::{Room, Score};
 
 /// Arguments in one statement at most: below SQLite's limit (32,766) and PostgreSQL's (65,535),
@@ -66,12 +66,12 @@ pub(super) fn rounds(commits: &[&RoomCommit]) -> Vec<Vec<usize>> {
     rounds
 }
 
-/// Applies one round (no room twice, see [`rounds`]) and says, for each commit, whether it
-/// was written; one that was not lost its race and wrote nothing.
+/// Applies one round (no room twice, see [`rounds`]) and says, for each commit, what writing it
+/// produced; `None` for one that lost its race and wrote nothing.
 pub(super) async fn apply_round<D: Dialect>(
     conn: &mut impl Exec,
     commits: &[&RoomCommit],
-) -> Result<Vec<bool>, StoreError> {
+) -> Result<Vec<Option<RoomWritten>>, StoreError> {
     let texts = RoomTexts::of(commits);
     let (new, changed): (Vec<&RoomCommit>, Vec<&RoomCommit>) =
         commits.iter().partition(|c| c.expected_version.is_none());
@@ -112,13 +112,18 @@ pub(super) async fn apply_round<D: Dialect>(
     for audit in accepted.iter().filter_map(|c| c.audit.as_ref()) {
         super::moderation::insert_audit(conn, audit).await?;
     }
-    super::ratings::rate::<D>(conn, &accepted).await?;
+    let mut rated = super::ratings::rate::<D>(conn, &accepted).await?;
     if !accepted.is_empty() {
         D::announce(conn, &accepted).await?;
     }
     Ok(commits
         .iter()
-        .map(|c| written.contains(c.room.id.as_str()))
+        .map(|c| {
+            let id = c.room.id.as_str();
+            written.contains(id).then(|| RoomWritten {
+                rating_changes: rated.remove(id).unwrap_or_default(),
+            })
+        })
         .collect())
 }
 
@@ -376,7 +381,6 @@ mod tests {
             lobby_change: None,
             audit: None,
             rated_result: None,
-            rating_changes: Default::default(),
         }
     }
 

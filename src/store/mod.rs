@@ -72,8 +72,8 @@ use writer::Writer;
 use writes::{Job, NewBot, RoomCopies, Seen, Write};
 
 pub use types::{
-    Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomPresence, RoomQuery, StorageFault,
-    StoreError, StoredFile,
+    Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomPresence, RoomQuery, RoomWritten,
+    StorageFault, StoreError, StoredFile,
 };
 pub use writes::GAME_LOG_LINES;
 
@@ -201,10 +201,12 @@ impl Store {
     /// commit once it is durable. [`StoreError::Conflict`] when the room moved on (or, for a
     /// new room, already exists); nothing is written then.
     #[tracing::instrument(level = "debug", skip_all, fields(room = %commit.room.id, version = commit.room.version))]
-    pub async fn commit(&self, commit: Box<RoomCommit>) -> Result<Box<RoomCommit>, StoreError> {
+    pub async fn commit(
+        &self,
+        commit: Box<RoomCommit>,
+    ) -> Result<(Box<RoomCommit>, RoomWritten), StoreError> {
         let (job, reply) = Job::new(commit);
-        let (commit, ()) = self.writer.write(Write::Room(job), reply).await?;
-        Ok(commit)
+        self.writer.write(Write::Room(job), reply).await
     }
 
     /// Writes `copies` rooms just like `template` (record, memberships, history) but for their

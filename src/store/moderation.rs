@@ -133,93 +133,139 @@ pub(super) async fn apply<D: Dialect>(
     conn: &mut D::Connection,
     write: &ModerationWrite,
 ) -> Result<ModerationOutcome, StoreError> {
-    use ModerationOutcome as Outcome;
-    let (outcome, audit, details) = match write {
+    let done = match write {
         ModerationWrite::Role {
             username,
             role,
             grant,
             audit,
-        } => {
-            let Some(player) = player::<D>(conn, PLAYER_BY_NAME, username).await? else {
-                return Ok(Outcome::NotFound);
-            };
-            let sql = if *grant { GRANT_ROLE } else { REVOKE_ROLE };
-            let mut statement = Statement::new(sql)
-                .bind(player.id.as_str())
-                .bind(role.as_str());
-            if *grant {
-                statement = statement.bind(audit.at.as_str());
-            }
-            D::execute(conn, statement).await?;
-            let audit = AuditEntry {
-                target: AuditTarget {
-                    kind: "player".into(),
-                    id: player.id.clone(),
-                },
-                ..audit.clone()
-            };
-            let details = json!({"role": role.as_str(), "username": player.username});
-            (player_outcome(player, Vec::new()), audit, details)
-        }
+        } => set_role::<D>(conn, username, *role, *grant, audit).await?,
         ModerationWrite::Suspend { player_id, audit } => {
-            let statement = Statement::new(SUSPEND)
-                .bind(audit.at.as_str())
-                .bind(audit.reason.as_str())
-                .bind(player_id.as_str());
-            let Some(player) = returned_player::<D>(conn, statement).await? else {
-                return Ok(Outcome::NotFound);
-            };
-            let ended = end_all_sessions::<D>(conn, player_id, &audit.at).await?;
-            let details = json!({"username": player.username, "sessionsEnded": ended.len()});
-            (player_outcome(player, ended), audit.clone(), details)
+            suspend::<D>(conn, player_id, audit).await?
         }
         ModerationWrite::Unsuspend { player_id, audit } => {
-            let statement = Statement::new(UNSUSPEND).bind(player_id.as_str());
-            let Some(player) = returned_player::<D>(conn, statement).await? else {
-                // Not suspended: nothing to lift, and nothing for the audit log.
-                return Ok(match player::<D>(conn, PLAYER_BY_ID, player_id).await? {
-                    Some(player) => player_outcome(player, Vec::new()),
-                    None => Outcome::NotFound,
-                });
-            };
-            // A sign-in that raced the suspension on another server may have left a session
-            // (refused while suspended): it must not come back to life now.
-            let ended = end_all_sessions::<D>(conn, player_id, &audit.at).await?;
-            let details = json!({"username": player.username});
-            (player_outcome(player, ended), audit.clone(), details)
+            unsuspend::<D>(conn, player_id, audit).await?
         }
         ModerationWrite::Rename {
             player_id,
             username,
             audit,
-        } => {
-            let Some(player) = player::<D>(conn, PLAYER_BY_ID, player_id).await? else {
-                return Ok(Outcome::NotFound);
-            };
-            let statement = Statement::new(RENAME)
-                .bind(username.as_str())
-                .bind(player_id.as_str());
-            if D::fetch_optional(conn, statement).await?.is_none() {
-                return Ok(Outcome::UsernameTaken);
-            }
-            let details = json!({"from": player.username, "to": username});
-            (player_outcome(player, Vec::new()), audit.clone(), details)
-        }
+        } => rename::<D>(conn, player_id, username, audit).await?,
         ModerationWrite::Unpublish { game_id, audit } => {
             let statement = Statement::new(UNPUBLISH)
                 .bind(audit.at.as_str())
                 .bind(audit.reason.as_str())
                 .bind(game_id.as_str());
-            if D::fetch_optional(conn, statement).await?.is_none() {
-                return Ok(Outcome::NotFound);
+            match D::fetch_optional(conn, statement).await? {
+                None => Err(ModerationOutcome::NotFound),
+                Some(_) => Ok((
+                    ModerationOutcome::Game,
+                    audit.clone(),
+                    audit.details.clone(),
+                )),
             }
-            let details = audit.details.clone();
-            (Outcome::Game, audit.clone(), details)
         }
     };
-    insert_audit(conn, &AuditEntry { details, ..audit }).await?;
-    Ok(outcome)
+    match done {
+        Ok((outcome, audit, details)) => {
+            insert_audit(conn, &AuditEntry { details, ..audit }).await?;
+            Ok(outcome)
+        }
+        Err(outcome) => Ok(outcome),
+    }
+}
+
+/// What one admin action did: its outcome with the audit entry and details to keep, or an
+/// outcome that changed nothing (and so goes in no audit log).
+type Done = Result<(ModerationOutcome, AuditEntry, Value), ModerationOutcome>;
+
+async fn set_role<D: Dialect>(
+    conn: &mut D::Connection,
+    username: &str,
+    role: Role,
+    grant: bool,
+    audit: &AuditEntry,
+) -> Result<Done, StoreError> {
+    let Some(player) = player::<D>(conn, PLAYER_BY_NAME, username).await? else {
+        return Ok(Err(ModerationOutcome::NotFound));
+    };
+    let sql = if grant { GRANT_ROLE } else { REVOKE_ROLE };
+    let mut statement = Statement::new(sql)
+        .bind(player.id.as_str())
+        .bind(role.as_str());
+    if grant {
+        statement = statement.bind(audit.at.as_str());
+    }
+    D::execute(conn, statement).await?;
+    let audit = AuditEntry {
+        target: AuditTarget {
+            kind: "player".into(),
+            id: player.id.clone(),
+        },
+        ..audit.clone()
+    };
+    let details = json!({"role": role.as_str(), "username": player.username});
+    Ok(Ok((player_outcome(player, Vec::new()), audit, details)))
+}
+
+async fn suspend<D: Dialect>(
+    conn: &mut D::Connection,
+    player_id: &str,
+    audit: &AuditEntry,
+) -> Result<Done, StoreError> {
+    let statement = Statement::new(SUSPEND)
+        .bind(audit.at.as_str())
+        .bind(audit.reason.as_str())
+        .bind(player_id);
+    let Some(player) = returned_player::<D>(conn, statement).await? else {
+        return Ok(Err(ModerationOutcome::NotFound));
+    };
+    let ended = end_all_sessions::<D>(conn, player_id, &audit.at).await?;
+    let details = json!({"username": player.username, "sessionsEnded": ended.len()});
+    Ok(Ok((player_outcome(player, ended), audit.clone(), details)))
+}
+
+async fn unsuspend<D: Dialect>(
+    conn: &mut D::Connection,
+    player_id: &str,
+    audit: &AuditEntry,
+) -> Result<Done, StoreError> {
+    let statement = Statement::new(UNSUSPEND).bind(player_id);
+    let Some(player) = returned_player::<D>(conn, statement).await? else {
+        // Not suspended: nothing to lift, and nothing for the audit log.
+        return Ok(Err(
+            match player::<D>(conn, PLAYER_BY_ID, player_id).await? {
+                Some(player) => player_outcome(player, Vec::new()),
+                None => ModerationOutcome::NotFound,
+            },
+        ));
+    };
+    // A sign-in that raced the suspension on another server may have left a session
+    // (refused while suspended): it must not come back to life now.
+    let ended = end_all_sessions::<D>(conn, player_id, &audit.at).await?;
+    let details = json!({"username": player.username});
+    Ok(Ok((player_outcome(player, ended), audit.clone(), details)))
+}
+
+async fn rename<D: Dialect>(
+    conn: &mut D::Connection,
+    player_id: &str,
+    username: &str,
+    audit: &AuditEntry,
+) -> Result<Done, StoreError> {
+    let Some(player) = player::<D>(conn, PLAYER_BY_ID, player_id).await? else {
+        return Ok(Err(ModerationOutcome::NotFound));
+    };
+    let statement = Statement::new(RENAME).bind(username).bind(player_id);
+    if D::fetch_optional(conn, statement).await?.is_none() {
+        return Ok(Err(ModerationOutcome::UsernameTaken));
+    }
+    let details = json!({"from": player.username, "to": username});
+    Ok(Ok((
+        player_outcome(player, Vec::new()),
+        audit.clone(),
+        details,
+    )))
 }
 
 /// Ends every working session of the player at `at`: their ids.

@@ -1,6 +1,8 @@
 //! Ratings: the step of a batch that changes the ratings of a finished rated game's players, in
 //! the transaction that writes the version finishing it, so a rating changes exactly once
 //! whatever is retried, killed or raced; and the reads of ratings.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -120,7 +122,7 @@ pub(super) async fn ratings_of<D: Dialect, E: Exec>(
 pub(super) async fn rate<D: Dialect>(
     conn: &mut impl Exec,
     commits: &[&RoomCommit],
-) -> Result<(), StoreError> {
+) -> Result<HashMap<String, Vec<RatingChange>>, StoreError> {
     let mut waves: Vec<Vec<&RoomCommit>> = Vec::new();
     let mut seen: HashSet<(&str, &str)> = HashSet::new();
     for commit in commits {
@@ -140,17 +142,23 @@ pub(super) async fn rate<D: Dialect>(
         seen.extend(keys);
         waves.last_mut().expect("a wave").push(commit);
     }
+    let mut told = HashMap::new();
     for wave in waves {
-        rate_wave::<D>(conn, &wave).await?;
+        told.extend(rate_wave::<D>(conn, &wave).await?);
     }
-    Ok(())
+    Ok(told)
 }
 
-/// One wave of [`rate`]: games with no player in common.
+/// One player's rating changed by one game: the game's commit, the player, their rating
+/// before and after, and whether they won.
+type Change<'a> = (&'a RoomCommit, &'a PlayerRef, Rating, Rating, bool);
+
+/// One wave of [`rate`]: games with no player in common. What each game did to its players'
+/// ratings, by room.
 async fn rate_wave<D: Dialect>(
     conn: &mut impl Exec,
     commits: &[&RoomCommit],
-) -> Result<(), StoreError> {
+) -> Result<HashMap<String, Vec<RatingChange>>, StoreError> {
     let keys: Vec<(&str, &str)> = commits
         .iter()
         .flat_map(|c| {
@@ -160,45 +168,64 @@ async fn rate_wave<D: Dialect>(
         })
         .collect();
     let kept = ratings_of::<D, _>(conn, &keys).await?;
-    let mut changes = Vec::new();
-    for commit in commits {
-        let Some(result) = &commit.rated_result else {
-            continue;
-        };
-        let game = commit.room.game.as_str();
-        let before: Vec<(&str, Rating)> = result
-            .players
-            .iter()
-            .map(|p| {
-                let key = (game.to_owned(), p.id.clone());
-                (p.id.as_str(), kept.get(&key).copied().unwrap_or_default())
-            })
-            .collect();
-        if before.len() < 2 {
-            continue;
-        }
-        let after = after_game(&before, &result.winners);
-        let mut told = Vec::with_capacity(after.len());
-        for ((player, (_, was)), now) in result.players.iter().zip(&before).zip(&after) {
-            changes.push((
-                commit,
-                player,
-                *was,
-                *now,
-                result.winners.contains(&player.id),
-            ));
-            told.push(RatingChange {
-                player: player.clone(),
+    let changes: Vec<Change> = commits
+        .iter()
+        .flat_map(|commit| changes_of(commit, &kept))
+        .collect();
+    let mut by_room: HashMap<String, Vec<RatingChange>> = HashMap::new();
+    for (commit, player, was, now, _) in &changes {
+        by_room
+            .entry(commit.room.id.clone())
+            .or_default()
+            .push(RatingChange {
+                player: (*player).clone(),
                 before: was.rating.round() as i64,
                 after: now.rating.round() as i64,
             });
-        }
-        *commit.rating_changes.lock().expect("never poisoned") = told;
     }
+    upsert_ratings::<D>(conn, &changes).await?;
+    add_to_bands::<D>(conn, band_moves(&changes)).await?;
+    insert_changes::<D>(conn, changes).await?;
+    Ok(by_room)
+}
+
+/// What the rated game `commit` finishes does to each of its players' ratings (`kept`, by game
+/// and player, before it); nothing for a game that is not rated, or has fewer than two players.
+fn changes_of<'a>(
+    commit: &'a RoomCommit,
+    kept: &HashMap<(String, String), Rating>,
+) -> Vec<Change<'a>> {
+    let Some(result) = &commit.rated_result else {
+        return Vec::new();
+    };
+    let game = commit.room.game.as_str();
+    let before: Vec<(&str, Rating)> = (result.players.iter())
+        .map(|p| {
+            let key = (game.to_owned(), p.id.clone());
+            (p.id.as_str(), kept.get(&key).copied().unwrap_or_default())
+        })
+        .collect();
+    if before.len() < 2 {
+        return Vec::new();
+    }
+    let after = after_game(&before, &result.winners);
+    (result.players.iter().zip(&before).zip(&after))
+        .map(|((player, (_, was)), now)| {
+            let won = result.winners.contains(&player.id);
+            (commit, player, *was, *now, won)
+        })
+        .collect()
+}
+
+/// Keeps each player's new rating.
+async fn upsert_ratings<D: Dialect>(
+    conn: &mut impl Exec,
+    changes: &[Change<'_>],
+) -> Result<(), StoreError> {
     execute_set::<D, _>(
         conn,
         UPSERT_RATINGS,
-        &changes,
+        changes,
         |row, (commit, player, _, now, _)| {
             row.put("game", commit.room.game.as_str());
             row.put("player_id", player.id.as_str());
@@ -210,9 +237,13 @@ async fn rate_wave<D: Dialect>(
             row.put("updated_at", commit.room.updated_at.as_str());
         },
     )
-    .await?;
+    .await
+}
+
+/// How the changes move players between the leaderboards' bands: a count per game and band.
+fn band_moves<'a>(changes: &[Change<'a>]) -> HashMap<(&'a str, i64), i64> {
     let mut bands: HashMap<(&str, i64), i64> = HashMap::new();
-    for (commit, _, was, now, _) in &changes {
+    for (commit, _, was, now, _) in changes {
         let game = commit.room.game.as_str();
         if was.ranked() {
             *bands
@@ -225,7 +256,14 @@ async fn rate_wave<D: Dialect>(
                 .or_default() += 1;
         }
     }
-    add_to_bands::<D>(conn, bands).await?;
+    bands
+}
+
+/// Keeps each change, in order, for the rooms' histories and the profiles.
+async fn insert_changes<D: Dialect>(
+    conn: &mut impl Exec,
+    changes: Vec<Change<'_>>,
+) -> Result<(), StoreError> {
     let ordered: Vec<(i64, _)> = changes
         .into_iter()
         .enumerate()
@@ -312,39 +350,7 @@ pub struct Rebuilt {
 /// Computes every rating again from the kept results, game after game in the order they were
 /// rated, and writes what differs.
 pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebuilt, StoreError> {
-    struct Kept {
-        seq: i64,
-        game: String,
-        player: String,
-        won: bool,
-        after: Rating,
-    }
-    let rows = D::fetch_all(conn, Statement::new(ALL_CHANGES)).await?;
-    let mut kept = Vec::with_capacity(rows.len());
-    let mut games: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut last_key: Option<(String, i64)> = None;
-    for (at, row) in rows.iter().enumerate() {
-        let key = (D::text(row, "room_id")?, D::int(row, "version")?);
-        if last_key.as_ref() != Some(&key) {
-            games.push(at..at);
-            last_key = Some(key);
-        }
-        if let Some(game) = games.last_mut() {
-            game.end = at + 1;
-        }
-        kept.push(Kept {
-            seq: D::int(row, "seq")?,
-            game: D::text(row, "game")?,
-            player: D::text(row, "player_id")?,
-            won: D::flag(row, "won")?,
-            after: Rating {
-                rating: D::real(row, "rating_after")?,
-                deviation: D::real(row, "deviation_after")?,
-                volatility: D::real(row, "volatility_after")?,
-                games: 0,
-            },
-        });
-    }
+    let (kept, games) = kept_changes::<D>(conn).await?;
     let mut ratings: std::collections::BTreeMap<(String, String), Rating> = Default::default();
     let mut differed = 0;
     for game in &games {
@@ -353,25 +359,21 @@ pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebu
             .iter()
             .map(|m| {
                 let key = (m.game.clone(), m.player.clone());
-                (
-                    m.player.as_str(),
-                    ratings.get(&key).copied().unwrap_or_default(),
-                )
+                let was = ratings.get(&key).copied().unwrap_or_default();
+                (m.player.as_str(), was)
             })
             .collect();
-        let winners: Vec<String> = members
-            .iter()
-            .filter(|m| m.won)
+        let winners: Vec<String> = (members.iter().filter(|m| m.won))
             .map(|m| m.player.clone())
             .collect();
         let after = after_game(&before, &winners);
         for ((member, (_, was)), now) in members.iter().zip(&before).zip(&after) {
-            let same = (
+            let kept_after = (
                 member.after.rating,
                 member.after.deviation,
                 member.after.volatility,
-            ) == (now.rating, now.deviation, now.volatility);
-            if !same {
+            );
+            if kept_after != (now.rating, now.deviation, now.volatility) {
                 differed += 1;
                 let statement = Statement::new(SET_CHANGE)
                     .bind(was.rating)
@@ -386,6 +388,61 @@ pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebu
             ratings.insert((member.game.clone(), member.player.clone()), *now);
         }
     }
+    keep_rebuilt::<D>(conn, &ratings).await?;
+    Ok(Rebuilt {
+        games: games.len(),
+        ratings: ratings.len(),
+        differed,
+    })
+}
+
+/// One kept rating change, as [`rebuild`] replays it.
+struct KeptChange {
+    seq: i64,
+    game: String,
+    player: String,
+    won: bool,
+    after: Rating,
+}
+
+/// Every kept rating change in the order made, and the ranges of it that are one game each.
+async fn kept_changes<D: Dialect>(
+    conn: &mut D::Connection,
+) -> Result<(Vec<KeptChange>, Vec<std::ops::Range<usize>>), StoreError> {
+    let rows = D::fetch_all(conn, Statement::new(ALL_CHANGES)).await?;
+    let mut kept = Vec::with_capacity(rows.len());
+    let mut games: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut last_key: Option<(String, i64)> = None;
+    for (at, row) in rows.iter().enumerate() {
+        let key = (D::text(row, "room_id")?, D::int(row, "version")?);
+        if last_key.as_ref() != Some(&key) {
+            games.push(at..at);
+            last_key = Some(key);
+        }
+        if let Some(game) = games.last_mut() {
+            game.end = at + 1;
+        }
+        kept.push(KeptChange {
+            seq: D::int(row, "seq")?,
+            game: D::text(row, "game")?,
+            player: D::text(row, "player_id")?,
+            won: D::flag(row, "won")?,
+            after: Rating {
+                rating: D::real(row, "rating_after")?,
+                deviation: D::real(row, "deviation_after")?,
+                volatility: D::real(row, "volatility_after")?,
+                games: 0,
+            },
+        });
+    }
+    Ok((kept, games))
+}
+
+/// Keeps the rebuilt ratings, and the leaderboards' bands counted again from them.
+async fn keep_rebuilt<D: Dialect>(
+    conn: &mut D::Connection,
+    ratings: &std::collections::BTreeMap<(String, String), Rating>,
+) -> Result<(), StoreError> {
     D::execute(conn, Statement::new(CLEAR_BANDS)).await?;
     let mut bands: HashMap<(&str, i64), i64> = HashMap::new();
     for ((game, _), rating) in ratings.iter().filter(|(_, r)| r.ranked()) {
@@ -394,7 +451,7 @@ pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebu
             .or_default() += 1;
     }
     add_to_bands::<D>(conn, bands).await?;
-    for ((game, player), rating) in &ratings {
+    for ((game, player), rating) in ratings {
         let statement = Statement::new(SET_RATING)
             .bind(game.as_str())
             .bind(player.as_str())
@@ -405,11 +462,7 @@ pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebu
             .bind(rating.conservative());
         D::execute(conn, statement).await?;
     }
-    Ok(Rebuilt {
-        games: games.len(),
-        ratings: ratings.len(),
-        differed,
-    })
+    Ok(())
 }
 
 /// One place on a game's leaderboard.

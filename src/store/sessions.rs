@@ -152,22 +152,7 @@ pub(super) async fn apply<D: Dialect>(
             player_id,
             which,
             at,
-        } => {
-            let (sql, id) = match which {
-                Ending::One(id) => (END_SESSION, id),
-                Ending::AllBut(id) => (END_OTHER_SESSIONS, id),
-            };
-            let statement = Statement::new(sql)
-                .bind(at.as_str())
-                .bind(player_id.as_str())
-                .bind(id.as_str());
-            let rows = D::fetch_all(conn, statement).await?;
-            let ended = rows
-                .iter()
-                .map(|row| D::text(row, "id"))
-                .collect::<Result<_, _>>()?;
-            Ok(SessionOutcome::Ended(ended))
-        }
+        } => end::<D>(conn, player_id, which, at).await,
         SessionWrite::Rotate {
             session_id,
             player_id,
@@ -187,28 +172,7 @@ pub(super) async fn apply<D: Dialect>(
             player_id,
             created_at,
             expires_at,
-        } => {
-            D::execute(conn, Statement::new(PRUNE_CODES).bind(created_at.as_str())).await?;
-            let live = Statement::new(LIVE_CODES).bind(player_id.as_str());
-            let live = match D::fetch_optional(conn, live).await? {
-                Some(row) => D::int(&row, "live")?,
-                None => 0,
-            };
-            if live >= MAX_LIVE_CODES {
-                return Ok(SessionOutcome::TooManyCodes);
-            }
-            let statement = Statement::new(INSERT_CODE)
-                .bind(code_hash.as_str())
-                .bind(player_id.as_str())
-                .bind(created_at.as_str())
-                .bind(expires_at.as_str());
-            match D::fetch_optional(conn, statement).await? {
-                Some(_) => Ok(SessionOutcome::Done),
-                // Two live codes with one hash: 40 random bits met again. The caller asks
-                // for another.
-                None => Err(StoreError::Conflict),
-            }
-        }
+        } => issue_code::<D>(conn, code_hash, player_id, created_at, expires_at).await,
         SessionWrite::SetPassword { player_id, hash } => {
             let statement = Statement::new(SET_PASSWORD)
                 .bind(hash.as_str())
@@ -216,28 +180,88 @@ pub(super) async fn apply<D: Dialect>(
             D::execute(conn, statement).await?;
             Ok(SessionOutcome::Done)
         }
-        SessionWrite::Redeem { code_hash, session } => {
-            let statement = Statement::new(REDEEM_CODE)
-                .bind(code_hash.as_str())
-                .bind(session.created_at.as_str());
-            let Some(row) = D::fetch_optional(conn, statement).await? else {
-                return Ok(SessionOutcome::Redeemed(None));
-            };
-            let player_id = D::text(&row, "player_id")?;
-            let read = Statement::new(super::reads::ACCOUNT).bind(player_id.as_str());
-            let Some(row) = D::fetch_optional(conn, read).await? else {
-                return Ok(SessionOutcome::Redeemed(None));
-            };
-            let player = super::rows::player::<D>(&row)?;
-            let session = Session {
-                player: player.clone(),
-                ..session.clone()
-            };
-            // A suspended player's code is used up all the same.
-            insert_session::<D>(conn, &session).await?;
-            Ok(SessionOutcome::Redeemed(Some(player)))
-        }
+        SessionWrite::Redeem { code_hash, session } => redeem::<D>(conn, code_hash, session).await,
     }
+}
+
+/// Ends `which` of the player's sessions at `at`: the ids ended.
+async fn end<D: Dialect>(
+    conn: &mut D::Connection,
+    player_id: &str,
+    which: &Ending,
+    at: &str,
+) -> Result<SessionOutcome, StoreError> {
+    let (sql, id) = match which {
+        Ending::One(id) => (END_SESSION, id),
+        Ending::AllBut(id) => (END_OTHER_SESSIONS, id),
+    };
+    let statement = Statement::new(sql)
+        .bind(at)
+        .bind(player_id)
+        .bind(id.as_str());
+    let rows = D::fetch_all(conn, statement).await?;
+    let ended = rows
+        .iter()
+        .map(|row| D::text(row, "id"))
+        .collect::<Result<_, _>>()?;
+    Ok(SessionOutcome::Ended(ended))
+}
+
+/// Keeps a new code, first forgetting every expired one, unless the player has
+/// [`MAX_LIVE_CODES`] working already.
+async fn issue_code<D: Dialect>(
+    conn: &mut D::Connection,
+    code_hash: &str,
+    player_id: &str,
+    created_at: &str,
+    expires_at: &str,
+) -> Result<SessionOutcome, StoreError> {
+    D::execute(conn, Statement::new(PRUNE_CODES).bind(created_at)).await?;
+    let live = Statement::new(LIVE_CODES).bind(player_id);
+    let live = match D::fetch_optional(conn, live).await? {
+        Some(row) => D::int(&row, "live")?,
+        None => 0,
+    };
+    if live >= MAX_LIVE_CODES {
+        return Ok(SessionOutcome::TooManyCodes);
+    }
+    let statement = Statement::new(INSERT_CODE)
+        .bind(code_hash)
+        .bind(player_id)
+        .bind(created_at)
+        .bind(expires_at);
+    match D::fetch_optional(conn, statement).await? {
+        Some(_) => Ok(SessionOutcome::Done),
+        // Two live codes with one hash: 40 random bits met again. The caller asks for another.
+        None => Err(StoreError::Conflict),
+    }
+}
+
+/// Uses the code and opens `session` for its player.
+async fn redeem<D: Dialect>(
+    conn: &mut D::Connection,
+    code_hash: &str,
+    session: &Session,
+) -> Result<SessionOutcome, StoreError> {
+    let statement = Statement::new(REDEEM_CODE)
+        .bind(code_hash)
+        .bind(session.created_at.as_str());
+    let Some(row) = D::fetch_optional(conn, statement).await? else {
+        return Ok(SessionOutcome::Redeemed(None));
+    };
+    let player_id = D::text(&row, "player_id")?;
+    let read = Statement::new(super::reads::ACCOUNT).bind(player_id.as_str());
+    let Some(row) = D::fetch_optional(conn, read).await? else {
+        return Ok(SessionOutcome::Redeemed(None));
+    };
+    let player = super::rows::player::<D>(&row)?;
+    let session = Session {
+        player: player.clone(),
+        ..session.clone()
+    };
+    // A suspended player's code is used up all the same.
+    insert_session::<D>(conn, &session).await?;
+    Ok(SessionOutcome::Redeemed(Some(player)))
 }
 
 /// Opens `session`; [`StoreError::Suspended`], with nothing written, if its player is.

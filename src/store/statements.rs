@@ -18,7 +18,22 @@ fn set_text<D: Dialect>(sql: SetSql) -> String {
 
 /// The statements a dialect runs, by name: its own, then those both share.
 fn statements<D: Dialect>() -> Vec<(String, String)> {
-    let mut list: Vec<(&str, String)> = vec![
+    let mut list = rooms::<D>();
+    list.extend(accounts());
+    list.extend(moderation());
+    list.extend(standing::<D>());
+    list.extend(catalog());
+    list.push(("PLAYER_GAMES", reads::PLAYER_GAMES.into()));
+    for (name, query, ranges) in listings() {
+        let sql = reads::listing(&query, D::FALSE, &ranges).sql().to_owned();
+        list.push((name, sql));
+    }
+    list.into_iter().map(|(n, s)| (n.to_owned(), s)).collect()
+}
+
+/// Rooms: the writer's transactions, the room changes, and the reads of rooms.
+fn rooms<D: Dialect>() -> Vec<(&'static str, String)> {
+    vec![
         ("BEGIN", D::BEGIN.into()),
         ("COMMIT", writer::COMMIT.into()),
         ("ROLLBACK", writer::ROLLBACK.into()),
@@ -46,6 +61,12 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("FRONTEND_FILE_GZIP", reads::FRONTEND_FILE_GZIP.into()),
         ("EARLIEST_DEADLINES", reads::EARLIEST_DEADLINES.into()),
         ("LAST_ACTIONS", reads::LAST_ACTIONS.into()),
+    ]
+}
+
+/// Players, sessions, sign-in codes and passwords.
+fn accounts() -> Vec<(&'static str, String)> {
+    vec![
         ("MARK_SEEN", writes::MARK_SEEN.into()),
         ("INSERT_ACCOUNT", writes::INSERT_ACCOUNT.into()),
         ("INSERT_BOT", writes::INSERT_BOT.into()),
@@ -63,6 +84,14 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("PRUNE_CODES", sessions::PRUNE_CODES.into()),
         ("LIVE_CODES", sessions::LIVE_CODES.into()),
         ("SET_PASSWORD", sessions::SET_PASSWORD.into()),
+        ("PASSWORD_BY_NAME", sessions::PASSWORD_BY_NAME.into()),
+        ("PASSWORD_OF", sessions::PASSWORD_OF.into()),
+    ]
+}
+
+/// Roles, suspensions, renames, unpublishing and the audit log.
+fn moderation() -> Vec<(&'static str, String)> {
+    vec![
         ("PLAYER_BY_NAME", moderation::PLAYER_BY_NAME.into()),
         ("PLAYER_BY_ID", moderation::PLAYER_BY_ID.into()),
         ("GRANT_ROLE", moderation::GRANT_ROLE.into()),
@@ -73,6 +102,21 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("UNSUSPEND", moderation::UNSUSPEND.into()),
         ("SUSPENSION", moderation::SUSPENSION.into()),
         ("PLAYER_RECORD", moderation::PLAYER_RECORD.into()),
+        ("RENAME", moderation::RENAME.into()),
+        ("UNPUBLISH", moderation::UNPUBLISH.into()),
+        ("INSERT_AUDIT", moderation::INSERT_AUDIT.into()),
+        ("AUDIT_PAGE", moderation::AUDIT_PAGE.into()),
+        ("SEATS_OF", moderation::SEATS_OF.into()),
+        (
+            "UNFINISHED_ROOMS_OF_GAME",
+            moderation::UNFINISHED_ROOMS_OF_GAME.into(),
+        ),
+    ]
+}
+
+/// Ratings, leaderboards and profiles.
+fn standing<D: Dialect>() -> Vec<(&'static str, String)> {
+    vec![
         ("RATINGS_OF", set_text::<D>(ratings::RATINGS_OF)),
         ("UPSERT_RATINGS", set_text::<D>(ratings::UPSERT_RATINGS)),
         (
@@ -93,17 +137,12 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
             "CHANGES_OF_PLAYERS_IN",
             set_text::<D>(profiles::CHANGES_OF_PLAYERS_IN),
         ),
-        ("RENAME", moderation::RENAME.into()),
-        ("UNPUBLISH", moderation::UNPUBLISH.into()),
-        ("INSERT_AUDIT", moderation::INSERT_AUDIT.into()),
-        ("AUDIT_PAGE", moderation::AUDIT_PAGE.into()),
-        ("SEATS_OF", moderation::SEATS_OF.into()),
-        (
-            "UNFINISHED_ROOMS_OF_GAME",
-            moderation::UNFINISHED_ROOMS_OF_GAME.into(),
-        ),
-        ("PASSWORD_BY_NAME", sessions::PASSWORD_BY_NAME.into()),
-        ("PASSWORD_OF", sessions::PASSWORD_OF.into()),
+    ]
+}
+
+/// Uploaded games, their versions, pages and logs.
+fn catalog() -> Vec<(&'static str, String)> {
+    vec![
         ("INSERT_GAME", writes::INSERT_GAME.into()),
         ("INSERT_GAME_VERSION", writes::INSERT_GAME_VERSION.into()),
         ("COPY_FRONTEND_FILES", writes::COPY_FRONTEND_FILES.into()),
@@ -115,13 +154,7 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
         ("TRIM_GAME_LOG", writes::TRIM_GAME_LOG.into()),
         ("GAME_LOG_AFTER", reads::GAME_LOG_AFTER.into()),
         ("GAME_LOG_NEWEST", reads::GAME_LOG_NEWEST.into()),
-    ];
-    list.push(("PLAYER_GAMES", reads::PLAYER_GAMES.into()));
-    for (name, query, ranges) in listings() {
-        let sql = reads::listing(&query, D::FALSE, &ranges).sql().to_owned();
-        list.push((name, sql));
-    }
-    list.into_iter().map(|(n, s)| (n.to_owned(), s)).collect()
+    ]
 }
 
 /// One listing of each shape `GET /rooms` can ask for, with the ranges of a player's

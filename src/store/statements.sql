@@ -158,6 +158,12 @@ SELECT count(*) AS live FROM sign_in_codes WHERE player_id = $1;
 -- SQLite and PostgreSQL: SET_PASSWORD
 UPDATE players SET password_hash = $1 WHERE id = $2;
 
+-- SQLite and PostgreSQL: PASSWORD_BY_NAME
+SELECT id, username, password_hash FROM players WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL ORDER BY username = $1 DESC LIMIT 1;
+
+-- SQLite and PostgreSQL: PASSWORD_OF
+SELECT id, username, password_hash FROM players WHERE id = $1 AND bot IS NULL;
+
 -- SQLite and PostgreSQL: PLAYER_BY_NAME
 SELECT id, username FROM players WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL ORDER BY username = $1 DESC LIMIT 1;
 
@@ -187,6 +193,24 @@ SELECT suspension_reason AS reason FROM players WHERE id = $1 AND suspended_at I
 
 -- SQLite and PostgreSQL: PLAYER_RECORD
 SELECT id, username, created_at, last_seen_at, suspended_at, suspension_reason FROM players WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL ORDER BY username = $1 DESC LIMIT 1;
+
+-- SQLite and PostgreSQL: RENAME
+UPDATE players SET username = $1, username_key = lower($1) WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o WHERE (o.username = $1 OR o.username_key = lower($1)) AND o.id <> $2) RETURNING id;
+
+-- SQLite and PostgreSQL: UNPUBLISH
+UPDATE games SET unpublished_at = coalesce(unpublished_at, $1), unpublish_reason = $2 WHERE id = $3 RETURNING id;
+
+-- SQLite and PostgreSQL: INSERT_AUDIT
+INSERT INTO audit_log (at, actor_id, actor_name, action, target_kind, target_id, reason, details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+
+-- SQLite and PostgreSQL: AUDIT_PAGE
+SELECT id, at, actor_id, actor_name, action, target_kind, target_id, reason, details FROM audit_log WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2;
+
+-- SQLite and PostgreSQL: SEATS_OF
+SELECT room_id FROM room_players WHERE player_id = $1 AND finished = FALSE AND active = TRUE ORDER BY room_seq;
+
+-- SQLite and PostgreSQL: UNFINISHED_ROOMS_OF_GAME
+SELECT id, joinable FROM rooms WHERE game = $1 AND finished = FALSE ORDER BY seq;
 
 -- SQLite: RATINGS_OF
 WITH v (game, player_id) AS (VALUES (?, ?), (?, ?)) SELECT r.game, r.player_id, r.rating, r.deviation, r.volatility, r.games FROM v JOIN ratings r ON r.game = v.game AND r.player_id = v.player_id;
@@ -244,30 +268,6 @@ WITH v (room_id, player_id) AS (VALUES (?, ?), (?, ?)) SELECT c.room_id, c.ratin
 
 -- PostgreSQL: CHANGES_OF_PLAYERS_IN
 WITH v (room_id, player_id) AS (VALUES ($1, $2), ($3, $4)) SELECT c.room_id, c.rating_before, c.rating_after, c.won FROM v JOIN rating_changes c ON c.room_id = v.room_id AND c.player_id = v.player_id ORDER BY c.seq;
-
--- SQLite and PostgreSQL: RENAME
-UPDATE players SET username = $1, username_key = lower($1) WHERE id = $2 AND bot IS NULL AND NOT EXISTS (SELECT 1 FROM players o WHERE (o.username = $1 OR o.username_key = lower($1)) AND o.id <> $2) RETURNING id;
-
--- SQLite and PostgreSQL: UNPUBLISH
-UPDATE games SET unpublished_at = coalesce(unpublished_at, $1), unpublish_reason = $2 WHERE id = $3 RETURNING id;
-
--- SQLite and PostgreSQL: INSERT_AUDIT
-INSERT INTO audit_log (at, actor_id, actor_name, action, target_kind, target_id, reason, details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
-
--- SQLite and PostgreSQL: AUDIT_PAGE
-SELECT id, at, actor_id, actor_name, action, target_kind, target_id, reason, details FROM audit_log WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2;
-
--- SQLite and PostgreSQL: SEATS_OF
-SELECT room_id FROM room_players WHERE player_id = $1 AND finished = FALSE AND active = TRUE ORDER BY room_seq;
-
--- SQLite and PostgreSQL: UNFINISHED_ROOMS_OF_GAME
-SELECT id, joinable FROM rooms WHERE game = $1 AND finished = FALSE ORDER BY seq;
-
--- SQLite and PostgreSQL: PASSWORD_BY_NAME
-SELECT id, username, password_hash FROM players WHERE (username = $1 OR username_key = lower($1)) AND bot IS NULL ORDER BY username = $1 DESC LIMIT 1;
-
--- SQLite and PostgreSQL: PASSWORD_OF
-SELECT id, username, password_hash FROM players WHERE id = $1 AND bot IS NULL;
 
 -- SQLite and PostgreSQL: INSERT_GAME
 INSERT INTO games (id, owner_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING;

@@ -6,6 +6,8 @@
 //! PostgreSQL server that went away) are told apart from everything else so that clients get a
 //! `503` to retry instead of a `500`, and so that the writer can say in one log line when
 //! writes start failing and when they work again.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::Arc;
 
@@ -99,9 +101,13 @@ pub struct RoomCommit {
     pub audit: Option<crate::model::AuditEntry>,
     /// The rated game this change finishes, whose ratings change in the same commit.
     pub rated_result: Option<crate::model::RatedResult>,
-    /// What that did to each player's rating, set as the commit is written (again if the batch
-    /// holding it is written again).
-    pub rating_changes: std::sync::Mutex<Vec<crate::model::RatingChange>>,
+}
+
+/// What writing a [`RoomCommit`] produced, beside the commit itself.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RoomWritten {
+    /// What the rated game it finished did to each player's rating (none for most changes).
+    pub rating_changes: Vec<crate::model::RatingChange>,
 }
 
 /// The rooms quick play joins rather than opening one: open public rooms of the game, with

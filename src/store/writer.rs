@@ -34,7 +34,7 @@ use super::dialect::Dialect;
 use super::durable::{Durability, SyncedLog};
 use super::health::WriteHealth;
 use super::sql::{Exec, Statement};
-use super::types::{RoomCommit, StoreError};
+use super::types::{RoomCommit, RoomWritten, StoreError};
 use super::writes::{Reply, Write};
 use crate::metrics::{histogram, Exposition, Histogram};
 
@@ -370,7 +370,7 @@ async fn apply_rooms<D: Dialect>(
         true => (0..commits.len()).map(|at| vec![at]).collect(),
         false => batch::rounds(&commits),
     };
-    let mut written = vec![false; commits.len()];
+    let mut written: Vec<Option<RoomWritten>> = vec![None; commits.len()];
     for round in rounds {
         let members: Vec<&RoomCommit> = round.iter().map(|&at| commits[at]).collect();
         let outcomes = batch::apply_round::<D>(conn, &members)
@@ -390,10 +390,7 @@ async fn apply_rooms<D: Dialect>(
     let mut written = written.into_iter();
     for write in writes.iter_mut() {
         if let Write::Room(job) = write {
-            let outcome = match written.next() {
-                Some(true) => Ok(()),
-                _ => Err(StoreError::Conflict),
-            };
+            let outcome = written.next().flatten().ok_or(StoreError::Conflict);
             // A refusal or nothing, so settling cannot fail.
             let _ = job.settle(outcome);
         }
@@ -523,7 +520,6 @@ pub(super) mod tests {
             lobby_change: None,
             audit: None,
             rated_result: None,
-            rating_changes: Default::default(),
         }
     }
 

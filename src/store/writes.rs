@@ -13,7 +13,7 @@ use super::moderation::{self, ModerationOutcome, ModerationWrite};
 use super::rows;
 use super::sessions::{self, SessionOutcome, SessionWrite};
 use super::sql::Statement;
-use super::types::{RoomCommit, StoreError};
+use super::types::{RoomCommit, RoomWritten, StoreError};
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::{Account, FrontendSource, GameLogLine, NewGameVersion, Session};
 
@@ -71,7 +71,7 @@ impl<T, R> Job<T, R> {
 
 /// One queued write.
 pub(super) enum Write {
-    Room(Job<Box<RoomCommit>, ()>),
+    Room(Job<Box<RoomCommit>, RoomWritten>),
     /// A new player and their first session.
     Account(Job<(Account, Session), ()>),
     /// Sessions opened, ended or given a new secret; sign-in codes issued and used.

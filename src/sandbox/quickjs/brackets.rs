@@ -9,122 +9,188 @@
 /// The bracket (`{`, `(` or `[`) that is never closed, and the line it was opened on; `None`
 /// when every bracket is closed, or the source cannot be read this simply.
 pub(super) fn unclosed_bracket(source: &str) -> Option<(char, u32)> {
-    let lines: Vec<&str> = source.split('\n').collect();
-    let indent = |line: u32| {
-        let text = lines.get(line as usize - 1).copied().unwrap_or_default();
-        text.len() - text.trim_start().len()
-    };
-    let chars: Vec<char> = source.chars().collect();
-    // Open brackets with their lines; '`' is a template literal being read, and '$' a `${`
-    // inside one (closed by `}`, back into the template).
-    let mut open: Vec<(char, u32)> = Vec::new();
-    let mut suspect: Option<(char, u32)> = None;
-    let mut line = 1u32;
-    // The last character of code that was not space, and the word it ended, for telling a
-    // regular expression from a division.
-    let mut last = '\0';
-    let mut word = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied().unwrap_or('\0');
-        if c == '\n' {
-            line += 1;
+    let mut reader = Reader::new(source);
+    while reader.i < reader.chars.len() {
+        reader.step()?;
+    }
+    let innermost = (reader.open.iter().rev()).find(|(b, _)| matches!(b, '{' | '(' | '['));
+    innermost.map(|&left| reader.suspect.unwrap_or(left))
+}
+
+/// The source, read a character (or a token to skip) at a time.
+struct Reader<'a> {
+    lines: Vec<&'a str>,
+    chars: Vec<char>,
+    i: usize,
+    line: u32,
+    /// Open brackets with their lines; '`' is a template literal being read, and '$' a `${`
+    /// inside one (closed by `}`, back into the template).
+    open: Vec<(char, u32)>,
+    /// The first opener closed at another indentation than its own line's.
+    suspect: Option<(char, u32)>,
+    /// The last character of code that was not space, and the word it ended, for telling a
+    /// regular expression from a division.
+    last: char,
+    word: String,
+}
+
+impl<'a> Reader<'a> {
+    fn new(source: &'a str) -> Self {
+        Self {
+            lines: source.split('\n').collect(),
+            chars: source.chars().collect(),
+            i: 0,
+            line: 1,
+            open: Vec::new(),
+            suspect: None,
+            last: '\0',
+            word: String::new(),
         }
-        if open.last().is_some_and(|(b, _)| *b == '`') {
-            match c {
-                '\\' => i += 1,
-                '`' => {
-                    open.pop();
-                    last = '`';
-                }
-                '$' if next == '{' => {
-                    open.push(('$', line));
-                    i += 1;
-                    last = '{';
-                }
-                _ => {}
-            }
-            i += 1;
-            continue;
+    }
+
+    fn at(&self, i: usize) -> char {
+        self.chars.get(i).copied().unwrap_or('\0')
+    }
+
+    /// Reads what begins at the current character; `None` when the source is beyond this
+    /// simple reading (a string or pattern across lines, brackets that do not pair).
+    fn step(&mut self) -> Option<()> {
+        let (c, next) = (self.at(self.i), self.at(self.i + 1));
+        if c == '\n' {
+            self.line += 1;
+        }
+        if self.open.last().is_some_and(|(b, _)| *b == '`') {
+            self.template(c, next);
+            self.i += 1;
+            return Some(());
         }
         match c {
             '/' if next == '/' => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
-                continue;
+                self.line_comment();
+                return Some(());
             }
             '/' if next == '*' => {
-                i += 2;
-                while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                    if chars[i] == '\n' {
-                        line += 1;
-                    }
-                    i += 1;
-                }
-                i += 2;
-                continue;
+                self.block_comment();
+                return Some(());
             }
-            '\'' | '"' => {
-                i += 1;
-                while i < chars.len() && chars[i] != c {
-                    match chars[i] {
-                        '\\' => i += 1,
-                        '\n' => return None,
-                        _ => {}
-                    }
-                    i += 1;
-                }
+            '\'' | '"' => self.string(c)?,
+            '/' if starts_expression(self.last, &self.word) => self.pattern()?,
+            '`' => self.open.push(('`', self.line)),
+            '{' | '(' | '[' => self.open.push((c, self.line)),
+            '}' | ')' | ']' => self.close(c)?,
+            _ => {}
+        }
+        self.note(c);
+        self.i += 1;
+        Some(())
+    }
+
+    /// Inside a template literal: its end, or a `${` that opens code.
+    fn template(&mut self, c: char, next: char) {
+        match c {
+            '\\' => self.i += 1,
+            '`' => {
+                self.open.pop();
+                self.last = '`';
             }
-            '/' if starts_expression(last, &word) => {
-                let mut class = false;
-                i += 1;
-                while i < chars.len() && (class || chars[i] != '/') {
-                    match chars[i] {
-                        '\\' => i += 1,
-                        '[' => class = true,
-                        ']' => class = false,
-                        '\n' => return None,
-                        _ => {}
-                    }
-                    i += 1;
-                }
-            }
-            '`' => open.push(('`', line)),
-            '{' | '(' | '[' => open.push((c, line)),
-            '}' | ')' | ']' => {
-                let (opener, at) = open.pop()?;
-                let wanted = match opener {
-                    '{' | '$' => '}',
-                    '(' => ')',
-                    _ => ']',
-                };
-                if wanted != c {
-                    return None;
-                }
-                if opener != '$' && at != line && indent(at) != indent(line) && suspect.is_none() {
-                    suspect = Some((opener, at));
-                }
+            '$' if next == '{' => {
+                self.open.push(('$', self.line));
+                self.i += 1;
+                self.last = '{';
             }
             _ => {}
         }
-        if c.is_alphanumeric() || c == '_' || c == '$' {
-            if !last.is_alphanumeric() && last != '_' && last != '$' {
-                word.clear();
+    }
+
+    fn line_comment(&mut self) {
+        while self.i < self.chars.len() && self.chars[self.i] != '\n' {
+            self.i += 1;
+        }
+    }
+
+    fn block_comment(&mut self) {
+        self.i += 2;
+        while self.i < self.chars.len() && !(self.at(self.i) == '*' && self.at(self.i + 1) == '/') {
+            if self.chars[self.i] == '\n' {
+                self.line += 1;
             }
-            word.push(c);
+            self.i += 1;
+        }
+        self.i += 2;
+    }
+
+    /// Skips a string quoted with `quote`, leaving `i` on its closing quote.
+    fn string(&mut self, quote: char) -> Option<()> {
+        self.i += 1;
+        while self.i < self.chars.len() && self.chars[self.i] != quote {
+            match self.chars[self.i] {
+                '\\' => self.i += 1,
+                '\n' => return None,
+                _ => {}
+            }
+            self.i += 1;
+        }
+        Some(())
+    }
+
+    /// Skips a regular expression, leaving `i` on its closing `/`.
+    fn pattern(&mut self) -> Option<()> {
+        let mut class = false;
+        self.i += 1;
+        while self.i < self.chars.len() && (class || self.chars[self.i] != '/') {
+            match self.chars[self.i] {
+                '\\' => self.i += 1,
+                '[' => class = true,
+                ']' => class = false,
+                '\n' => return None,
+                _ => {}
+            }
+            self.i += 1;
+        }
+        Some(())
+    }
+
+    /// Pairs a closing bracket with the last one open.
+    fn close(&mut self, c: char) -> Option<()> {
+        let (opener, at) = self.open.pop()?;
+        let wanted = match opener {
+            '{' | '$' => '}',
+            '(' => ')',
+            _ => ']',
+        };
+        if wanted != c {
+            return None;
+        }
+        let misaligned = at != self.line && self.indent(at) != self.indent(self.line);
+        if opener != '$' && misaligned && self.suspect.is_none() {
+            self.suspect = Some((opener, at));
+        }
+        Some(())
+    }
+
+    /// How far line `line` is indented.
+    fn indent(&self, line: u32) -> usize {
+        let text = self
+            .lines
+            .get(line as usize - 1)
+            .copied()
+            .unwrap_or_default();
+        text.len() - text.trim_start().len()
+    }
+
+    /// Keeps the last character of code and the word it ends.
+    fn note(&mut self, c: char) {
+        let in_word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+        if in_word(c) {
+            if !in_word(self.last) {
+                self.word.clear();
+            }
+            self.word.push(c);
         }
         if !c.is_whitespace() {
-            last = c;
+            self.last = c;
         }
-        i += 1;
     }
-    let innermost = open
-        .iter()
-        .rev()
-        .find(|(b, _)| matches!(b, '{' | '(' | '['));
-    innermost.map(|&left| suspect.unwrap_or(left))
 }
 
 /// Whether a `/` after `last` (ending `word`) begins a regular expression rather than divides.

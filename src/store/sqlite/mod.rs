@@ -2,8 +2,8 @@
 
 mod allocator;
 mod checkpoint;
-mod presence;
 mod raw;
+mod servers_on_file;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -20,8 +20,8 @@ use super::durable::SyncedLog;
 use super::sql::Exec;
 use super::types::{RoomCommit, StoreError};
 pub(super) use checkpoint::Checkpoints;
-use presence::Presence;
 use raw::{Prepared, RawBatch};
+use servers_on_file::ServersOnFile;
 
 const READ_CONNECTIONS: u32 = 8;
 
@@ -36,7 +36,7 @@ pub(super) const LOG_BOUND_PAGES: u32 = 4_000;
 pub(super) struct SqliteStore {
     pub(super) read: SqlitePool,
     /// `None` for an in-memory database, which no one else can open.
-    presence: Option<Arc<Presence>>,
+    servers: Option<Arc<ServersOnFile>>,
     /// The write-ahead log of a database in a file, which the writer syncs.
     log: Option<SyncedLog>,
 }
@@ -201,11 +201,11 @@ impl SqliteStore {
             .await?;
         sqlx::migrate!("./migrations/sqlite").run(&write).await?;
         let file = Path::new(options.get_filename());
-        let presence = match file.exists() {
-            true => Some(Arc::new(Presence::join(file)?)),
+        let servers = match file.exists() {
+            true => Some(Arc::new(ServersOnFile::join(file)?)),
             false => None,
         };
-        let log = match presence.is_some() {
+        let log = match servers.is_some() {
             true => {
                 let mut path = file.as_os_str().to_owned();
                 path.push("-wal");
@@ -219,11 +219,7 @@ impl SqliteStore {
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
             .await?;
-        let store = Self {
-            read,
-            presence,
-            log,
-        };
+        let store = Self { read, servers, log };
         Ok((store, write))
     }
 
@@ -234,7 +230,7 @@ impl SqliteStore {
 
     /// See [`Store::solitude`]. A database in memory is this store's alone, for good.
     pub(super) fn solitude(&self) -> Option<u64> {
-        self.presence.as_ref().map_or(Some(0), |p| p.solitude())
+        self.servers.as_ref().map_or(Some(0), |s| s.solitude())
     }
 }
 

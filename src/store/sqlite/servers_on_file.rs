@@ -37,14 +37,14 @@ static OPEN: Mutex<Option<HashMap<PathBuf, Arc<Shared>>>> = Mutex::new(None);
 /// A value no count of joins takes: not yet found alone.
 const UNCHECKED: u64 = u64::MAX;
 
-pub struct Presence {
+pub struct ServersOnFile {
     database: PathBuf,
     shared: Arc<Shared>,
     /// The count of joins at which this store last found itself alone.
     alone_at: AtomicU64,
 }
 
-impl Presence {
+impl ServersOnFile {
     /// Registers a store on `database` (which must exist).
     pub fn join(database: &Path) -> io::Result<Self> {
         let database = database.canonicalize()?;
@@ -116,7 +116,7 @@ impl Presence {
     }
 }
 
-impl Drop for Presence {
+impl Drop for ServersOnFile {
     fn drop(&mut self) {
         let mut open = OPEN.lock().expect("never poisoned");
         if self.shared.here.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -207,10 +207,10 @@ mod tests {
     #[test]
     fn a_second_store_on_the_file_is_company_until_it_closes() {
         let (_dir, database) = database();
-        let first = Presence::join(&database).unwrap();
+        let first = ServersOnFile::join(&database).unwrap();
         let before = first.solitude().expect("alone");
         assert_eq!(first.solitude(), Some(before), "nobody came");
-        let second = Presence::join(&database).unwrap();
+        let second = ServersOnFile::join(&database).unwrap();
         assert!(first.solitude().is_none() && second.solitude().is_none());
         drop(second);
         let after = first.solitude().expect("alone again");
@@ -220,9 +220,9 @@ mod tests {
     #[test]
     fn company_that_came_and_went_between_two_looks_is_seen() {
         let (_dir, database) = database();
-        let first = Presence::join(&database).unwrap();
+        let first = ServersOnFile::join(&database).unwrap();
         let before = first.solitude().expect("alone");
-        drop(Presence::join(&database).unwrap());
+        drop(ServersOnFile::join(&database).unwrap());
         assert_ne!(first.solitude(), Some(before));
     }
 }
