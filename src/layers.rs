@@ -186,6 +186,103 @@ mod tests {
         assert!(!defines(source, "commit"));
     }
 
+    /// The store's modules that `source` (a file of `src/store/`, or of one of its folders)
+    /// imports with `use super::…`, outside its tests: their file names less `.rs`, as
+    /// `sqlite/raw` for a folder's.
+    fn store_imports(source: &str, folder: Option<&str>) -> Vec<String> {
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut found = Vec::new();
+        for line in code.lines().map(str::trim_start) {
+            let Some(rest) = line.strip_prefix("use super::") else {
+                continue;
+            };
+            let (rest, up) = match rest.strip_prefix("super::") {
+                Some(rest) => (rest, true),
+                None => (rest, false),
+            };
+            let names: Vec<&str> = match rest.strip_prefix('{') {
+                Some(list) => list.split([',', '}']).collect(),
+                None => vec![rest],
+            };
+            for name in names {
+                let module: String = (name.trim().chars())
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if module.is_empty() {
+                    continue;
+                }
+                found.push(match (folder, up) {
+                    (Some(folder), false) => format!("{folder}/{module}"),
+                    _ => module,
+                });
+            }
+        }
+        found
+    }
+
+    /// No two files of the store import each other, through any number of others: what one
+    /// holds can be read without the rest.
+    #[test]
+    fn the_store_has_no_import_circle() {
+        let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store");
+        let mut files = Vec::new();
+        rust_files(&store, &mut files);
+        let mut graph: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for file in files {
+            let relative = file.strip_prefix(&store).unwrap().with_extension("");
+            let name = relative.to_string_lossy().replace("/mod", "");
+            if name == "mod" || name.ends_with("tests") {
+                continue;
+            }
+            let folder = name.split_once('/').map(|(folder, _)| folder.to_owned());
+            let source = std::fs::read_to_string(&file).unwrap();
+            let imports = store_imports(&source, folder.as_deref());
+            graph.insert(name, imports);
+        }
+        let known: Vec<String> = graph.keys().cloned().collect();
+        for (name, imports) in graph.iter_mut() {
+            imports.retain(|i| known.contains(i) && i != name);
+        }
+        // A depth-first walk that meets a module on its own path has found a circle.
+        fn walk(
+            graph: &std::collections::BTreeMap<String, Vec<String>>,
+            at: &str,
+            path: &mut Vec<String>,
+            done: &mut std::collections::BTreeSet<String>,
+        ) -> Option<Vec<String>> {
+            if let Some(start) = path.iter().position(|p| p == at) {
+                let mut circle = path[start..].to_vec();
+                circle.push(at.to_owned());
+                return Some(circle);
+            }
+            if !done.insert(at.to_owned()) {
+                return None;
+            }
+            path.push(at.to_owned());
+            for next in graph.get(at).into_iter().flatten() {
+                if let Some(circle) = walk(graph, next, path, done) {
+                    return Some(circle);
+                }
+            }
+            path.pop();
+            None
+        }
+        let mut done = Default::default();
+        for name in graph.keys() {
+            if let Some(circle) = walk(&graph, name, &mut Vec::new(), &mut done) {
+                panic!(
+                    "the store's files import each other: {}",
+                    circle.join(" -> ")
+                );
+            }
+        }
+        assert!(
+            graph.len() > 15,
+            "the store's files were read ({})",
+            graph.len()
+        );
+    }
+
     #[test]
     fn references_are_found_in_every_form_and_not_in_comments() {
         let source = "use crate::api::ApiError;\n\

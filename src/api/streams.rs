@@ -20,7 +20,7 @@ use super::rooms::room_id;
 use super::{ApiError, AppContext};
 use crate::engine::{Engine, SignedIn};
 
-use crate::live::{Feed, Here, LOBBY};
+use crate::live::{Feed, PresentWhileOpen, LOBBY};
 use crate::metrics::Held;
 use crate::store::StoreError;
 use crate::views::{comment_frame, retry_frame};
@@ -60,7 +60,7 @@ pub async fn room(
     let after = resume_after(&req, params.after, "a version the client has seen")?;
     let player = viewer.as_ref().map(|v| v.player.clone());
     let room = room_id(path)?;
-    // Here before the feed reads who is: the stream's first word on it counts its viewer.
+    // Present before the feed reads who is: the stream's first word on it counts its viewer.
     let here = viewer
         .as_ref()
         .map(|v| context.engine.arrive(&room, &v.player.id));
@@ -139,7 +139,7 @@ pub async fn lobby(
 ) -> Result<HttpResponse, ApiError> {
     let params: LobbyStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
-    // Here before the feed reads the count: the stream's first word on it counts its viewer.
+    // Present before the feed reads the count: the stream's first word on it counts its viewer.
     let here = (viewer.as_ref()).map(|v| context.engine.arrive(LOBBY, &v.player.id));
     let feed = context.engine.lobby_feed(params.game).await?;
     Ok(event_stream_response(feed, &context, viewer, here))
@@ -153,7 +153,7 @@ pub(super) fn event_stream_response(
     feed: impl Feed + 'static,
     context: &AppContext,
     viewer: Option<SignedIn>,
-    here: Option<Here>,
+    here: Option<PresentWhileOpen>,
 ) -> HttpResponse {
     let keepalive = match here {
         Some(_) => context.stream_keepalive.min(PRESENCE_PULSE),
@@ -211,7 +211,7 @@ struct Streaming<F> {
     opening: Option<Bytes>,
     presence: Option<Presence>,
     /// Counts the stream as open, and its viewer as here, until it is dropped.
-    _open: (Held, Option<Here>),
+    _open: (Held, Option<PresentWhileOpen>),
 }
 
 /// The feed's frames, a comment whenever it has been quiet for `keepalive`, and the end as
@@ -220,7 +220,7 @@ fn frames<F: Feed + 'static>(
     feed: F,
     shutdown: StreamsShutdown,
     keepalive: Duration,
-    open: (Held, Option<Here>),
+    open: (Held, Option<PresentWhileOpen>),
     presence: Option<Presence>,
 ) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
     let retry = RETRY_BASE_MS + rand::rng().random_range(0..RETRY_SPREAD_MS);

@@ -15,8 +15,8 @@ use serde::Deserialize;
 use super::extract::{parse_json, parse_query, read_body_within};
 use super::ApiError;
 use crate::engine::{
-    Carry, EngineError, FrontendUpload, GameUpload, MAX_DESCRIPTION_CHARS, MAX_FRONTEND_BYTES,
-    MAX_MOVE_EXAMPLE_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
+    EngineError, FieldUpdate, FrontendUpload, GameUpload, MAX_DESCRIPTION_CHARS,
+    MAX_FRONTEND_BYTES, MAX_MOVE_EXAMPLE_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
 use crate::frontend::{FrontendError, MAX_UPLOAD_BYTES};
 use crate::model::DEFAULT_FRONTEND_BACKGROUND;
@@ -62,23 +62,23 @@ impl GameSettings {
 struct UploadBody {
     source: Option<String>,
     #[serde(default, deserialize_with = "carried")]
-    frontend: Carry<String>,
+    frontend: FieldUpdate<String>,
     #[serde(default, deserialize_with = "carried")]
-    move_example: Carry<serde_json::Value>,
+    move_example: FieldUpdate<serde_json::Value>,
     #[serde(flatten)]
     settings: GameSettings,
 }
 
 /// A field that is absent keeps the previous version's value (the default), `null` removes
 /// it, anything else sets it.
-fn carried<'de, D, T>(d: D) -> Result<Carry<T>, D::Error>
+fn carried<'de, D, T>(d: D) -> Result<FieldUpdate<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de>,
 {
     Ok(match Option::<T>::deserialize(d)? {
-        Some(value) => Carry::Set(value),
-        None => Carry::Remove,
+        Some(value) => FieldUpdate::Set(value),
+        None => FieldUpdate::Remove,
     })
 }
 
@@ -89,8 +89,8 @@ pub struct Upload(pub GameUpload);
 /// What the body holds, before the settings are checked.
 struct Sent {
     source: Option<String>,
-    frontend: Carry<FrontendUpload>,
-    move_example: Carry<serde_json::Value>,
+    frontend: FieldUpdate<FrontendUpload>,
+    move_example: FieldUpdate<serde_json::Value>,
     settings: GameSettings,
 }
 
@@ -106,8 +106,8 @@ impl FromRequest for Upload {
                 Box::pin(async move {
                     Ok(Sent {
                         source: Some(utf8_source(&body.await?)?),
-                        frontend: Carry::Keep,
-                        move_example: Carry::Keep,
+                        frontend: FieldUpdate::Keep,
+                        move_example: FieldUpdate::Keep,
                         settings: GameSettings::default(),
                     })
                 })
@@ -178,7 +178,7 @@ fn read_json(bytes: &[u8]) -> Result<Sent, ApiError> {
     }
     let body: UploadBody = parse_json(bytes)?;
     let frontend = match body.frontend {
-        Carry::Set(page) => {
+        FieldUpdate::Set(page) => {
             if page.len() > MAX_FRONTEND_BYTES {
                 return Err(ApiError::PayloadTooLarge(MAX_FRONTEND_BYTES));
             }
@@ -187,10 +187,10 @@ fn read_json(bytes: &[u8]) -> Result<Sent, ApiError> {
                     "frontend is an HTML document; send null to remove it".into(),
                 ));
             }
-            Carry::Set(FrontendUpload::page(page))
+            FieldUpdate::Set(FrontendUpload::page(page))
         }
-        Carry::Keep => Carry::Keep,
-        Carry::Remove => Carry::Remove,
+        FieldUpdate::Keep => FieldUpdate::Keep,
+        FieldUpdate::Remove => FieldUpdate::Remove,
     };
     Ok(Sent {
         source: body.source,
@@ -205,8 +205,8 @@ fn read_json(bytes: &[u8]) -> Result<Sent, ApiError> {
 async fn read_form(mut form: Multipart) -> Result<Sent, ApiError> {
     let mut sent = Sent {
         source: None,
-        frontend: Carry::Keep,
-        move_example: Carry::Keep,
+        frontend: FieldUpdate::Keep,
+        move_example: FieldUpdate::Keep,
         settings: GameSettings::default(),
     };
     let mut seen: Vec<String> = Vec::new();
@@ -248,7 +248,7 @@ async fn read_form(mut form: Multipart) -> Result<Sent, ApiError> {
                             ),
                         ))
                     })?;
-                sent.frontend = Carry::Set(FrontendUpload {
+                sent.frontend = FieldUpdate::Set(FrontendUpload {
                     bytes,
                     name: file_name,
                 });
@@ -288,14 +288,14 @@ fn form_setting(sent: &mut Sent, field: &str, text: String) -> Result<(), ApiErr
         "frontendBackground" => settings.frontend_background = Some(text),
         "frontendHeight" => settings.frontend_height = whole(&text)?,
         // An empty field is no example, as a form leaves a field it has no value for.
-        "moveExample" if text.trim().is_empty() => sent.move_example = Carry::Remove,
+        "moveExample" if text.trim().is_empty() => sent.move_example = FieldUpdate::Remove,
         "moveExample" => {
             // A form field is text by its nature: text that is not JSON is a setting the game
             // cannot take, as an oversized example is.
             let example = serde_json::from_str(&text).map_err(|e| {
                 EngineError::InvalidGameSettings(format!("`moveExample` must be JSON: {e}"))
             })?;
-            sent.move_example = Carry::Set(example);
+            sent.move_example = FieldUpdate::Set(example);
         }
         other => {
             return Err(ApiError::InvalidBody(format!(
@@ -332,7 +332,7 @@ fn checked(sent: Sent) -> Result<Upload, ApiError> {
     {
         return Err(ApiError::PayloadTooLarge(MAX_SOURCE_BYTES));
     }
-    if let Carry::Set(example) = &sent.move_example {
+    if let FieldUpdate::Set(example) = &sent.move_example {
         // Any JSON has the right shape: only its size is a matter of the game's settings.
         if example.to_string().len() > MAX_MOVE_EXAMPLE_BYTES {
             return Err(EngineError::InvalidGameSettings(format!(

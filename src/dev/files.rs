@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::api::dev::UploadFailure;
-use crate::engine::{Carry, FrontendUpload, GameUpload};
+use crate::engine::{FieldUpdate, FrontendUpload, GameUpload};
 
 /// How often the files are looked at.
 pub const POLL: Duration = Duration::from_millis(200);
@@ -102,11 +102,11 @@ fn read(hooks: &Path, frontend: Option<&Path>) -> Result<GameUpload, UploadFailu
     };
     let source = std::fs::read_to_string(hooks).map_err(|err| failure(hooks, err))?;
     let frontend = match frontend {
-        None => Carry::Keep,
+        None => FieldUpdate::Keep,
         Some(folder) if folder.is_dir() => {
-            Carry::Set(zip_folder(folder).map_err(|err| failure(folder, err))?)
+            FieldUpdate::Set(zip_folder(folder).map_err(|err| failure(folder, err))?)
         }
-        Some(page) => Carry::Set(FrontendUpload::page(
+        Some(page) => FieldUpdate::Set(FrontendUpload::page(
             std::fs::read_to_string(page).map_err(|err| failure(page, err))?,
         )),
     };

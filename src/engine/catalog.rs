@@ -37,13 +37,13 @@ pub struct GameUpload {
     pub min_players: Option<usize>,
     pub max_players: Option<usize>,
     /// The game's own page: one HTML document, or a build folder as an archive.
-    pub frontend: Carry<FrontendUpload>,
+    pub frontend: FieldUpdate<FrontendUpload>,
     /// The colour behind the frame of its page (a CSS colour).
     pub frontend_background: Option<String>,
     /// The height of the frame of its page, in pixels.
     pub frontend_height: Option<u32>,
     /// A move as the game expects it, for generic clients to suggest.
-    pub move_example: Carry<serde_json::Value>,
+    pub move_example: FieldUpdate<serde_json::Value>,
 }
 
 /// The longest a game's name may be, in characters.
@@ -118,20 +118,20 @@ impl FrontendUpload {
 
 /// A field a new version sets, removes, or keeps as the previous version had it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub enum Carry<T> {
+pub enum FieldUpdate<T> {
     #[default]
     Keep,
     Set(T),
     Remove,
 }
 
-impl<T> Carry<T> {
+impl<T> FieldUpdate<T> {
     /// What the new version holds, given what the previous one held.
     fn resolve(self, previous: impl FnOnce() -> Option<T>) -> Option<T> {
         match self {
-            Carry::Keep => previous(),
-            Carry::Set(value) => Some(value),
-            Carry::Remove => None,
+            FieldUpdate::Keep => previous(),
+            FieldUpdate::Set(value) => Some(value),
+            FieldUpdate::Remove => None,
         }
     }
 }
@@ -316,14 +316,14 @@ impl Engine {
             }
         };
         let frontend = match (upload.frontend, previous) {
-            (Carry::Set(sent), _) => FrontendSource::Files(unpack_frontend(sent).await?),
-            (Carry::Keep, Some(previous)) if previous.frontend_files > 0 => {
+            (FieldUpdate::Set(sent), _) => FrontendSource::Files(unpack_frontend(sent).await?),
+            (FieldUpdate::Keep, Some(previous)) if previous.frontend_files > 0 => {
                 FrontendSource::CopyOf(previous.version)
             }
             _ => FrontendSource::None,
         };
         let move_example = match (upload.move_example, own.move_example) {
-            (Carry::Keep, Some(own)) => Some(own),
+            (FieldUpdate::Keep, Some(own)) => Some(own),
             (sent, _) => sent.resolve(|| previous.and_then(|p| p.move_example.clone())),
         }
         .map(|example| example.to_string());

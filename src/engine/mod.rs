@@ -7,24 +7,24 @@ mod accounts;
 mod action;
 mod bots;
 mod bounded_cache;
+mod cache_trust;
 mod catalog;
 mod commit;
 mod deadlines;
 mod dev;
 mod error;
-mod follow;
 mod game_logs;
 mod hook_runner;
 mod idle;
 mod moderation;
-mod opening;
+mod new_rooms;
+mod other_servers;
 mod passwords;
 mod precondition;
 mod presence;
 mod room_cache;
 mod room_locks;
 mod sessions;
-mod solitude;
 mod standing;
 mod transition;
 mod viewing;
@@ -41,15 +41,15 @@ pub use accounts::RegisterError;
 pub use action::Action;
 use bots::BotRoster;
 pub use catalog::{
-    Carry, FrontendUpload, GameUpload, Publication, MAX_DESCRIPTION_CHARS, MAX_FRONTEND_BYTES,
-    MAX_MOVE_EXAMPLE_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
+    FieldUpdate, FrontendUpload, GameUpload, Publication, MAX_DESCRIPTION_CHARS,
+    MAX_FRONTEND_BYTES, MAX_MOVE_EXAMPLE_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
 use catalog::{HostedCache, CACHED_VERSIONS};
 use deadlines::Alarm;
 pub use error::{EngineError, ErrorKind};
 pub use idle::IdleRules;
 pub use moderation::{RoomsReached, Suspension, UnpublishedRooms};
-pub use opening::{BotSeat, Placement, RoomOptions};
+pub use new_rooms::{BotSeat, Placement, RoomOptions};
 pub use precondition::Precondition;
 use room_cache::RoomCache;
 use room_locks::RoomLocks;
@@ -151,7 +151,7 @@ impl Engine {
         tokio::spawn(sessions::follow_ended_sessions(engine.clone()));
         tokio::spawn(presence::tell_others(engine.clone(), presence_changed));
         if let Some(changes) = engine.store.changes().await? {
-            tokio::spawn(follow::follow(changes, engine.clone()));
+            tokio::spawn(other_servers::follow(changes, engine.clone()));
         }
         Ok(engine)
     }

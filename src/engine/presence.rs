@@ -8,12 +8,12 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::Engine;
-use crate::live::{Here, LOBBY_EVERY, REFRESH};
+use crate::live::{PresentWhileOpen, LOBBY_EVERY, REFRESH};
 
 impl Engine {
     /// `player` has a stream of `room` ([`crate::live::LOBBY`]: the lobby's) open until the
-    /// returned [`Here`] is dropped.
-    pub fn arrive(&self, room: &str, player: &str) -> Here {
+    /// returned [`PresentWhileOpen`] is dropped.
+    pub fn arrive(&self, room: &str, player: &str) -> PresentWhileOpen {
         self.presence.arrive(room, player)
     }
 

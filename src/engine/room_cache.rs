@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::bounded_cache::BoundedCache;
-use super::solitude::LastLook;
+use super::cache_trust::LastLook;
 use super::{Engine, EngineError};
 use crate::model::Room;
 use crate::store::Store;

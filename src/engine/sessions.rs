@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::bounded_cache::BoundedCache;
-use super::solitude::LastLook;
+use super::cache_trust::LastLook;
 use super::{Engine, EngineError};
 use crate::domain::credentials::{self, hash_secret, PresentedToken};
 use crate::domain::ids::new_id;

@@ -16,4 +16,4 @@ mod presence;
 pub use feed::{Feed, Framer, LobbyFeed, RoomFeed};
 pub use game_log_feed::GameLogFeed;
 pub use hub::{Hub, LobbyUpdate, RoomSubscription, RoomUpdate, Shown};
-pub use presence::{Here, PresenceBook, LOBBY, LOBBY_EVERY, REFRESH};
+pub use presence::{PresenceBook, PresentWhileOpen, LOBBY, LOBBY_EVERY, REFRESH};

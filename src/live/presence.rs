@@ -1,6 +1,6 @@
 //! Who is here: which players have a live stream open, on this server and on the others
-//! sharing the database. Kept in memory only, never written: a stream's viewer arrives when it
-//! opens and leaves when it ends (its [`Here`] is dropped). Each server tells the others what
+//! sharing the database. PreparedStatements in memory only, never written: a stream's viewer arrives when it
+//! opens and leaves when it ends (its [`PresentWhileOpen`] is dropped). Each server tells the others what
 //! its own streams show, room by room, as it changes and again every [`REFRESH`]; what another
 //! server said and did not say again within [`FORGET_AFTER`] is forgotten, so a server that
 //! died takes its players with it.
@@ -83,13 +83,13 @@ pub struct PresenceBook {
 }
 
 /// A stream's viewer, here until it is dropped.
-pub struct Here {
+pub struct PresentWhileOpen {
     book: Arc<PresenceBook>,
     room: String,
     player: String,
 }
 
-impl Drop for Here {
+impl Drop for PresentWhileOpen {
     fn drop(&mut self) {
         self.book.leave(&self.room, &self.player);
     }
@@ -110,7 +110,7 @@ impl PresenceBook {
     }
 
     /// `player` opened a stream of `room` ([`LOBBY`]: the lobby's).
-    pub fn arrive(self: &Arc<Self>, room: &str, player: &str) -> Here {
+    pub fn arrive(self: &Arc<Self>, room: &str, player: &str) -> PresentWhileOpen {
         let first = {
             let mut state = self.state.lock().expect("presence lock");
             let streams = state.local.entry(room.to_owned()).or_default();
@@ -125,7 +125,7 @@ impl PresenceBook {
         if first {
             self.changed_here(room);
         }
-        Here {
+        PresentWhileOpen {
             book: self.clone(),
             room: room.to_owned(),
             player: player.to_owned(),

@@ -14,13 +14,10 @@ use std::collections::{HashMap, HashSet};
 
 use super::dialect::{Dialect, SetRow, SetSql};
 use super::rows::to_json;
+use super::sets::{execute_set, set_statements};
 use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, RoomWritten, StoreError};
 use crate::model::{Room, Score};
-
-/// Arguments in one statement at most: below SQLite's limit (32,766) and PostgreSQL's (65,535),
-/// so a large set is split into a few statements.
-const MAX_ARGS: usize = 30_000;
 
 /// A membership: who is (`active`) or was in a room.
 pub(super) const UPSERT_MEMBERS: SetSql = SetSql {
@@ -292,39 +289,6 @@ async fn insert_events<D: Dialect>(
         row.put("trigger_timeout_at", event.trigger_timeout_at.clone());
     })
     .await
-}
-
-/// `sql` over `rows`, each bound by `bind`: as few statements as the argument limit allows
-/// (none for no rows).
-pub(super) fn set_statements<D: Dialect, T>(
-    sql: SetSql,
-    rows: &[T],
-    mut bind: impl FnMut(&mut SetRow, &T),
-) -> Vec<Statement> {
-    rows.chunks(MAX_ARGS / sql.width())
-        .map(|chunk| {
-            let mut statement = Statement::built(sql.text(chunk.len(), D::NUMBERED_PLACEHOLDERS));
-            for value in chunk {
-                let mut row = SetRow::new(&mut statement, &sql);
-                bind(&mut row, value);
-                debug_assert!(row.complete(), "a row binds every column");
-            }
-            statement
-        })
-        .collect()
-}
-
-/// Runs `sql` over `rows`, each bound by `bind`, for its effect.
-pub(super) async fn execute_set<D: Dialect, T>(
-    conn: &mut impl Exec,
-    sql: SetSql,
-    rows: &[T],
-    bind: impl FnMut(&mut SetRow, &T),
-) -> Result<(), StoreError> {
-    for statement in set_statements::<D, _>(sql, rows, bind) {
-        conn.execute(statement).await?;
-    }
-    Ok(())
 }
 
 /// Runs statements that return written rooms' `id`s; all of them.

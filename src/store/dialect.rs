@@ -154,7 +154,7 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     const COPY_ROOMS: &'static str;
 
     /// What the writer keeps from one batch to the next besides its connection.
-    type Kept: Default + Send;
+    type PreparedStatements: Default + Send;
     /// Where a batch's room changes and its COMMIT run: the writer's connection as it is, or
     /// (SQLite) its handle taken from sqlx's thread for the batch (`sqlite::raw`).
     type Batch<'c>: Exec
@@ -164,7 +164,7 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     /// The batch's way to `conn` for as long as it lasts.
     fn batch<'c>(
         conn: &'c mut Self::Connection,
-        kept: &'c mut Self::Kept,
+        kept: &'c mut Self::PreparedStatements,
     ) -> impl Future<Output = Result<Self::Batch<'c>, StoreError>> + Send;
 
     /// Makes quick play's check-then-insert for `games` atomic against other servers' (held

@@ -22,25 +22,16 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 use std::fs::File;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::health::WriteHealth;
-use super::sqlite::Checkpoints;
+use super::sqlite::{Checkpoints, SyncedLog};
 use super::types::StoreError;
-use super::writer::WriterStats;
+use super::writer_stats::WriterStats;
 use super::writes::Write;
-
-/// A SQLite file's write-ahead log, which the writer syncs.
-#[derive(Clone)]
-pub(super) struct SyncedLog {
-    pub(super) path: PathBuf,
-    /// Told after each sync: what is durable in the log can go on into the database file.
-    pub(super) checkpoints: Checkpoints,
-}
 
 /// Where a committed batch goes to be answered.
 pub(super) enum Durability {

@@ -43,16 +43,19 @@ mod health;
 mod moderation;
 mod postgres;
 mod profiles;
+mod queue;
 mod ratings;
 mod reads;
 mod rows;
 mod sessions;
+mod sets;
 mod sql;
 mod sqlite;
 #[cfg(test)]
 mod statements;
 mod types;
 mod writer;
+mod writer_stats;
 mod writes;
 
 use std::time::Duration;
@@ -65,11 +68,12 @@ use crate::model::{
 };
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};
+use queue::Job;
 pub use ratings::{Rebuilt, Standing};
 pub use sessions::{Ending, MAX_LIVE_CODES};
 use sqlite::SqliteStore;
 use writer::Writer;
-use writes::{Job, NewBot, RoomCopies, Seen, Write};
+use writes::{NewBot, RoomCopies, Seen, Write};
 
 pub use types::{
     Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomPresence, RoomQuery, RoomWritten,

@@ -5,9 +5,9 @@ use serde_json::{json, Value};
 use sqlx::Pool;
 
 use super::dialect::Dialect;
+use super::queue::Job;
 use super::sql::{Exec, Statement};
 use super::types::StoreError;
-use super::writes::{Job, Write};
 use super::Store;
 use crate::domain::roles::Role;
 use crate::game::PlayerRef;
@@ -423,7 +423,7 @@ impl Store {
         write: ModerationWrite,
     ) -> Result<ModerationOutcome, StoreError> {
         let (job, reply) = Job::new(write);
-        let (_, outcome) = self.writer.write(Write::Moderation(job), reply).await?;
+        let (_, outcome) = self.writer.write(job.into(), reply).await?;
         Ok(outcome)
     }
 

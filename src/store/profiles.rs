@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use super::batch::set_statements;
 use super::dialect::{Dialect, SetSql};
 use super::ratings::ratings_of;
+use super::sets::set_statements;
 use super::sql::Statement;
 use super::types::StoreError;
 use super::Store;

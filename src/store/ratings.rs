@@ -6,11 +6,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::batch::{execute_set, set_statements};
 use super::dialect::{Dialect, SetSql};
+use super::queue::Job;
+use super::sets::{execute_set, set_statements};
 use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, StoreError};
-use super::writes::{Job, Write};
 use super::Store;
 use crate::domain::ratings::{after_game, band_of, Rating};
 use crate::game::PlayerRef;
@@ -525,7 +525,7 @@ impl Store {
     /// Computes every rating again from the kept results, in one commit.
     pub async fn rebuild_ratings(&self) -> Result<Rebuilt, StoreError> {
         let (job, reply) = Job::new(());
-        let (_, rebuilt) = self.writer.write(Write::RebuildRatings(job), reply).await?;
+        let (_, rebuilt) = self.writer.write(job.into(), reply).await?;
         Ok(rebuilt)
     }
 }

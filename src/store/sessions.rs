@@ -5,9 +5,9 @@
 use sqlx::Pool;
 
 use super::dialect::Dialect;
+use super::queue::Job;
 use super::sql::Statement;
 use super::types::StoreError;
-use super::writes::{Job, Write};
 use super::Store;
 use crate::game::PlayerRef;
 use crate::model::Session;
@@ -356,7 +356,7 @@ pub(super) async fn ended_since<D: Dialect>(
 impl Store {
     async fn session_write(&self, write: SessionWrite) -> Result<SessionOutcome, StoreError> {
         let (job, reply) = Job::new(write);
-        let (_, outcome) = self.writer.write(Write::Session(job), reply).await?;
+        let (_, outcome) = self.writer.write(job.into(), reply).await?;
         Ok(outcome)
     }
 

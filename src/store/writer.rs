@@ -20,7 +20,7 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,12 +31,14 @@ use tokio::sync::mpsc::error::TrySendError;
 
 use super::batch;
 use super::dialect::Dialect;
-use super::durable::{Durability, SyncedLog};
+use super::durable::Durability;
 use super::health::WriteHealth;
+use super::queue::Reply;
 use super::sql::{Exec, Statement};
+use super::sqlite::SyncedLog;
 use super::types::{RoomCommit, RoomWritten, StoreError};
-use super::writes::{Reply, Write};
-use crate::metrics::{histogram, Exposition, Histogram};
+use super::writer_stats::WriterStats;
+use super::writes::Write;
 
 /// Writes applied in one transaction at most. Enough to amortise an fsync many times over,
 /// few enough that one batch never holds the database for long.
@@ -48,81 +50,6 @@ pub(super) const ROLLBACK: &str = "ROLLBACK";
 const QUEUE: usize = 4096;
 /// How many times a batch is applied again after losing to another server's transaction.
 const MAX_REPLAYS: u32 = 10;
-
-/// What the writer has done, for `GET /metrics`.
-pub(super) struct WriterStats {
-    batches: AtomicU64,
-    writes: AtomicU64,
-    pub(super) failed_batches: AtomicU64,
-    batch_size: Histogram,
-    commit_seconds: Histogram,
-    /// Syncs of SQLite's log after the commits (see [`super::durable`]).
-    pub(super) syncs: AtomicU64,
-    pub(super) sync_seconds: Histogram,
-}
-
-impl WriterStats {
-    fn new() -> Self {
-        Self {
-            batches: AtomicU64::new(0),
-            writes: AtomicU64::new(0),
-            failed_batches: AtomicU64::new(0),
-            batch_size: Histogram::new(histogram::COUNTS),
-            commit_seconds: Histogram::new(histogram::SECONDS),
-            syncs: AtomicU64::new(0),
-            sync_seconds: Histogram::new(histogram::SECONDS),
-        }
-    }
-
-    pub(super) fn render(&self, out: &mut Exposition) {
-        let count = |n: &AtomicU64| n.load(Ordering::Relaxed);
-        out.single(
-            "turnhouse_store_commits_total",
-            "counter",
-            "Transactions committed by the writer (each one fsync).",
-            count(&self.batches),
-        );
-        out.single(
-            "turnhouse_store_writes_total",
-            "counter",
-            "Writes (room changes, sign-ups, uploads) committed.",
-            count(&self.writes),
-        );
-        out.single(
-            "turnhouse_store_failed_commits_total",
-            "counter",
-            "Transactions that could not begin or commit; none of their writes happened.",
-            count(&self.failed_batches),
-        );
-        out.family(
-            "turnhouse_store_batch_writes",
-            "histogram",
-            "Writes per committed transaction.",
-        );
-        self.batch_size
-            .render(out, "turnhouse_store_batch_writes", "");
-        out.family(
-            "turnhouse_store_commit_seconds",
-            "histogram",
-            "Time to COMMIT a transaction (with its fsync, except on a SQLite file).",
-        );
-        self.commit_seconds
-            .render(out, "turnhouse_store_commit_seconds", "");
-        out.single(
-            "turnhouse_store_syncs_total",
-            "counter",
-            "Syncs of a SQLite file's log, each making the batches committed before it durable.",
-            count(&self.syncs),
-        );
-        out.family(
-            "turnhouse_store_sync_seconds",
-            "histogram",
-            "Time to sync a SQLite file's log (its fsync).",
-        );
-        self.sync_seconds
-            .render(out, "turnhouse_store_sync_seconds", "");
-    }
-}
 
 #[derive(Clone)]
 pub(super) struct Writer {
@@ -202,7 +129,7 @@ struct Writing {
 
 async fn run<D: Dialect>(pool: Pool<D>, mut queue: mpsc::Receiver<Write>, writing: Writing) {
     // Dropped before `pool`, which holds the connection it belongs to.
-    let mut kept = D::Kept::default();
+    let mut kept = D::PreparedStatements::default();
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Whatever arrived while the last batch was being written forms the next one.
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
@@ -231,7 +158,7 @@ struct Failure {
 
 async fn apply_batch<D: Dialect>(
     pool: &Pool<D>,
-    kept: &mut D::Kept,
+    kept: &mut D::PreparedStatements,
     mut writes: Vec<Write>,
     writing: &Writing,
 ) {
@@ -313,7 +240,7 @@ enum Stop {
 /// changes and the COMMIT through the dialect's [`Dialect::batch`], taken once.
 async fn transact<D: Dialect>(
     conn: &mut D::Connection,
-    kept: &mut D::Kept,
+    kept: &mut D::PreparedStatements,
     writes: &mut [Write],
     one_by_one: bool,
 ) -> Result<Instant, Stop> {

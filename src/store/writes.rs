@@ -6,68 +6,15 @@
 //! CONFLICT DO NOTHING` and what comes back): in PostgreSQL a failed statement aborts the whole
 //! transaction, which would undo the other writes of the batch.
 
-use tokio::sync::oneshot;
-
 use super::dialect::Dialect;
 use super::moderation::{self, ModerationOutcome, ModerationWrite};
+use super::queue::Job;
 use super::rows;
 use super::sessions::{self, SessionOutcome, SessionWrite};
 use super::sql::Statement;
 use super::types::{RoomCommit, RoomWritten, StoreError};
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::{Account, FrontendSource, GameLogLine, NewGameVersion, Session};
-
-/// What a caller of the writer gets back: its write (which the queue owned meanwhile) and
-/// what it produced, once durable.
-pub(super) type Reply<T, R> = oneshot::Receiver<Result<(T, R), StoreError>>;
-
-/// A write waiting for the writer, what applying it produced, and where that goes.
-pub(super) struct Job<T, R> {
-    pub(super) input: T,
-    /// Set when the write is applied (its value, or its refusal), and sent once the
-    /// transaction holding it is durable. Applying the batch again replaces it.
-    outcome: Option<Result<R, StoreError>>,
-    reply: oneshot::Sender<Result<(T, R), StoreError>>,
-}
-
-impl<T, R> Job<T, R> {
-    pub(super) fn new(input: T) -> (Self, Reply<T, R>) {
-        let (reply, answer) = oneshot::channel();
-        let job = Self {
-            input,
-            outcome: None,
-            reply,
-        };
-        (job, answer)
-    }
-
-    /// Records what applying the write gave: a value or a refusal. Any other error is not an
-    /// outcome but the batch's failure, handed back for the writer to deal with.
-    pub(super) fn settle(&mut self, outcome: Result<R, StoreError>) -> Result<(), StoreError> {
-        match outcome {
-            Err(err) if !err.is_refusal() => Err(err),
-            outcome => {
-                self.outcome = Some(outcome);
-                Ok(())
-            }
-        }
-    }
-
-    /// Answers the caller (who may have stopped waiting) with the outcome, once durable.
-    fn answer(self) {
-        let outcome = match self.outcome {
-            Some(outcome) => outcome.map(|value| (self.input, value)),
-            // The writer settles every write of a batch before it commits; were one missed,
-            // its caller hears so rather than waiting forever.
-            None => Err(StoreError::WriterStopped),
-        };
-        let _ = self.reply.send(outcome);
-    }
-
-    fn fail(self, err: StoreError) {
-        let _ = self.reply.send(Err(err));
-    }
-}
 
 /// One queued write.
 pub(super) enum Write {
@@ -89,6 +36,22 @@ pub(super) enum Write {
     /// Every rating computed again from the kept results.
     RebuildRatings(Job<(), super::ratings::Rebuilt>),
 }
+
+/// Each feature's writes reach the queue as `job.into()`, so a feature names only its own job,
+/// never the whole list of writes.
+macro_rules! into_write {
+    ($variant:ident, $input:ty, $output:ty) => {
+        impl From<Job<$input, $output>> for Write {
+            fn from(job: Job<$input, $output>) -> Self {
+                Write::$variant(job)
+            }
+        }
+    };
+}
+
+into_write!(Session, SessionWrite, SessionOutcome);
+into_write!(Moderation, ModerationWrite, ModerationOutcome);
+into_write!(RebuildRatings, (), super::ratings::Rebuilt);
 
 pub(super) struct Seen {
     pub(super) player_id: String,

@@ -151,7 +151,7 @@ impl Dialect for Postgres {
          clock_move_seconds, rematch, seats_held_until, score \
          FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n";
 
-    type Kept = ();
+    type PreparedStatements = ();
     type Batch<'c> = &'c mut PgConnection;
 
     async fn batch<'c>(

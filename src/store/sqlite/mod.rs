@@ -16,7 +16,6 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection};
 
 use super::dialect::{Dialect, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
-use super::durable::SyncedLog;
 use super::sql::Exec;
 use super::types::{RoomCommit, StoreError};
 pub(super) use checkpoint::Checkpoints;
@@ -127,7 +126,7 @@ impl Dialect for Sqlite {
          clock_move_seconds, rematch, seats_held_until, score \
          FROM n, rooms WHERE id = $1 ORDER BY i";
 
-    type Kept = Prepared;
+    type PreparedStatements = Prepared;
     type Batch<'c> = RawBatch<'c>;
 
     async fn batch<'c>(
@@ -146,6 +145,14 @@ impl Dialect for Sqlite {
     async fn announce(_conn: &mut impl Exec, _commits: &[&RoomCommit]) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// A SQLite file's write-ahead log, which the writer syncs.
+#[derive(Clone)]
+pub(super) struct SyncedLog {
+    pub(super) path: PathBuf,
+    /// Told after each sync: what is durable in the log can go on into the database file.
+    pub(super) checkpoints: Checkpoints,
 }
 
 impl SqliteStore {

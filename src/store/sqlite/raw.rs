@@ -32,7 +32,7 @@ const KEPT: usize = 2_000;
 pub(in crate::store) struct Prepared {
     /// The connection they were prepared on.
     db: Option<NonNull<ffi::sqlite3>>,
-    statements: HashMap<String, Kept>,
+    statements: HashMap<String, PreparedStatements>,
     /// How many are kept at most; the least recently used goes first.
     capacity: usize,
     /// Counts lookups, to find the least recently used when one must go.
@@ -45,7 +45,7 @@ impl Default for Prepared {
     }
 }
 
-struct Kept {
+struct PreparedStatements {
     statement: NonNull<ffi::sqlite3_stmt>,
     used: u64,
 }
@@ -103,7 +103,7 @@ impl Prepared {
             // SAFETY: as above.
             _ => return Err(unsafe { RawError::of(db) }),
         };
-        let kept = Kept {
+        let kept = PreparedStatements {
             statement,
             used: self.uses,
         };

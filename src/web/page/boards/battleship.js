@@ -14,7 +14,7 @@ export const SHIP_NAMES = { 5: ['carrier'], 4: ['battleship'], 3: ['cruiser', 's
 
 /**
  * The fleet being placed by hand, before it is sent as one move: placements in the order of
- * FLEET, and whether the next ship lies across. Kept per room; "R" turns the next ship.
+ * FLEET, and whether the next ship lies across. PreparedStatements per room; "R" turns the next ship.
  */
 export let fleetDraft = null; // { room, placements: [{row, col, across}], across }
 
