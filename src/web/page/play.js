@@ -136,7 +136,7 @@ export function drawRoom() {
   const mine = me();
   const seat = mine ? seatOf(room, mine.id) : -1;
   const toMove = playerToMove(room);
-  const marks = ['tictactoe', 'tictactoe3d'].includes(room.game) ? ['X', 'O'] : [];
+  const marks = (views[room.game] && views[room.game].marks) || [];
   let status = statusText(room, toMove);
   const offered = heldSeats(room) && mine && heldSeats(room).seats.some((p) => p.id === mine.id);
   if (seat < 0 && !pageState.replaying && !hasLeft(room, mine) && !offered) status = `${status} (You are watching.)`;

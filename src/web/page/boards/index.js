@@ -8,10 +8,13 @@ import { drawGrid } from './grid.js';
 export const views = {
   tictactoe: {
     draw: drawGrid, moveOf: (cell) => ({ x: cell[0], y: cell[1] }),
+    // The seats' marks, shown beside the players' names.
+    marks: ['X', 'O'],
     moveText: (move) => `row ${move.x + 1}, column ${move.y + 1}`,
   },
   tictactoe3d: {
     draw: drawCube, moveOf: (index) => ({ index }),
+    marks: ['X', 'O'],
     moveText: (move) => {
       const index = Number.isInteger(move.index) ? move.index : move.x + 3 * move.y + 9 * move.z;
       return `layer ${Math.floor(index / 9) + 1}, row ${Math.floor((index % 9) / 3) + 1}, column ${(index % 3) + 1}`;
