@@ -2,6 +2,7 @@
 
 pub mod credentials;
 pub mod game_id;
+pub mod game_name;
 pub mod ids;
 pub mod passwords;
 pub mod ratings;

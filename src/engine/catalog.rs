@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use super::bounded_cache::BoundedCache;
 use super::{Engine, EngineError, MAX_PLAYERS};
 use crate::domain::game_id::GameId;
+use crate::domain::game_name;
 use crate::domain::ids::hex;
 use crate::frontend::{self, FrontendFile, INDEX};
 use crate::game::{Capabilities, Game, GameRegistry, PlayerRef};
@@ -561,86 +562,17 @@ fn player_counts(
     Ok((min_players, max_players))
 }
 
-/// Refuses a game name that could pass for another game: one a built-in game goes by (its name
-/// or id, ignoring case, spaces and punctuation), or one with control, invisible or
-/// bidirectional characters (which can make a name read as another, or reorder the text
-/// around it).
+/// Refuses a game name that could pass for another game (a built-in game's name or id) or
+/// hides characters: see [`game_name::check`].
 fn check_name(name: &str, games: &GameRegistry) -> Result<(), EngineError> {
-    if let Some(c) = name.chars().find(|&c| hidden_character(c)) {
-        return Err(EngineError::InvalidGameSettings(format!(
-            "a game's name may not hold control, invisible or bidirectional characters \
-             (it holds U+{:04X})",
-            u32::from(c)
-        )));
-    }
-    let folded = fold(name);
-    let taken = games.all().find(|game| {
-        let info = game.info();
-        folded == fold(&info.name) || folded == fold(&info.id)
-    });
-    match taken {
-        Some(game) => Err(EngineError::InvalidGameSettings(format!(
-            "`{name}` is the name of the built-in game `{}`; choose another",
-            game.info().id
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// A name as a reader would confuse it with another: lower case, letters and digits only.
-fn fold(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// A character that shows as nothing, or changes how the text around it is ordered.
-fn hidden_character(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{00AD}' // soft hyphen
-            | '\u{034F}' // combining grapheme joiner
-            | '\u{061C}' // Arabic letter mark
-            | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' // Hangul fillers
-            | '\u{180E}' // Mongolian vowel separator
-            | '\u{200B}'..='\u{200F}' // zero-width spaces and joiners, LRM, RLM
-            | '\u{202A}'..='\u{202E}' // embeddings and overrides
-            | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, isolates
-            | '\u{FE00}'..='\u{FE0F}' // variation selectors
-            | '\u{FEFF}' // zero-width no-break space
-            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotations
-            | '\u{E0000}'..='\u{E007F}' // tags
-        )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_name_cannot_pass_for_a_built_in_game_or_hide_characters() {
-        let games = crate::games::builtin();
-        for taken in [
-            "Tic-tac-toe",
-            "TIC TAC TOE",
-            "tictactoe",
-            "Battleship!",
-            "3D tic-tac-toe",
-        ] {
-            assert!(check_name(taken, &games).is_err(), "{taken}");
-        }
-        for hidden in [
-            "Chess\u{202E}",
-            "Go\u{200B}",
-            "a\u{0007}b",
-            "x\u{2066}y",
-            "\u{FEFF}Go",
-        ] {
-            assert!(check_name(hidden, &games).is_err(), "{hidden:?}");
-        }
-        for fine in ["Connect Four", "Tic-tac-toe deluxe", "Échecs", "囲碁"] {
-            assert!(check_name(fine, &games).is_ok(), "{fine}");
-        }
-    }
+    let reserved: Vec<(String, String)> = (games.all())
+        .map(|game| {
+            let info = game.info();
+            (info.id.into_owned(), info.name.into_owned())
+        })
+        .collect();
+    let reserved = reserved
+        .iter()
+        .map(|(id, name)| (id.as_str(), name.as_str()));
+    game_name::check(name, reserved).map_err(EngineError::InvalidGameSettings)
 }

@@ -477,6 +477,8 @@ fn cpu_time() -> Duration {
 mod arena;
 mod brackets;
 mod compile;
+#[cfg(test)]
+mod error_tests;
 mod logs;
 mod patch;
 mod realm;
