@@ -16,7 +16,7 @@ use super::extract::{parse_json, parse_query, read_body_within};
 use super::ApiError;
 use crate::engine::{
     EngineError, FieldUpdate, FrontendUpload, GameUpload, MAX_DESCRIPTION_CHARS,
-    MAX_FRONTEND_BYTES, MAX_MOVE_EXAMPLE_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
+    MAX_FRONTEND_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
 use crate::frontend::{FrontendError, MAX_UPLOAD_BYTES};
 use crate::model::DEFAULT_FRONTEND_BACKGROUND;
@@ -331,15 +331,6 @@ fn checked(sent: Sent) -> Result<Upload, ApiError> {
         .is_some_and(|s| s.len() > MAX_SOURCE_BYTES)
     {
         return Err(ApiError::PayloadTooLarge(MAX_SOURCE_BYTES));
-    }
-    if let FieldUpdate::Set(example) = &sent.move_example {
-        // Any JSON has the right shape: only its size is a matter of the game's settings.
-        if example.to_string().len() > MAX_MOVE_EXAMPLE_BYTES {
-            return Err(EngineError::InvalidGameSettings(format!(
-                "moveExample must be at most {MAX_MOVE_EXAMPLE_BYTES} bytes of JSON"
-            ))
-            .into());
-        }
     }
     let settings = sent.settings;
     validate_text("name", settings.name.as_deref(), 1, MAX_NAME_CHARS)?;

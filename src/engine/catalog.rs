@@ -52,7 +52,7 @@ pub const MAX_NAME_CHARS: usize = 100;
 /// The longest a game's description may be, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 2000;
 /// The largest a move example may be, as JSON text.
-pub const MAX_MOVE_EXAMPLE_BYTES: usize = 1024;
+const MAX_MOVE_EXAMPLE_BYTES: usize = 1024;
 
 /// What a game's source says of itself, in its `settings` export (`export const settings =
 /// {…}` or `module.exports.settings`): what an upload sends beats it, and it beats what the
@@ -86,13 +86,6 @@ impl SourceSettings {
         if chars(&settings.description) > MAX_DESCRIPTION_CHARS {
             return Err(bad(format!(
                 "description must be at most {MAX_DESCRIPTION_CHARS} characters"
-            )));
-        }
-        if (settings.move_example.as_ref())
-            .is_some_and(|e| e.to_string().len() > MAX_MOVE_EXAMPLE_BYTES)
-        {
-            return Err(bad(format!(
-                "moveExample must be at most {MAX_MOVE_EXAMPLE_BYTES} bytes of JSON"
             )));
         }
         Ok(settings)
@@ -328,6 +321,16 @@ impl Engine {
             (sent, _) => sent.resolve(|| previous.and_then(|p| p.move_example.clone())),
         }
         .map(|example| example.to_string());
+        // Any JSON has the right shape: only its size is a matter of the game's settings,
+        // whether the upload or the source gave it.
+        if move_example
+            .as_ref()
+            .is_some_and(|e| e.len() > MAX_MOVE_EXAMPLE_BYTES)
+        {
+            return Err(EngineError::InvalidGameSettings(format!(
+                "moveExample must be at most {MAX_MOVE_EXAMPLE_BYTES} bytes of JSON"
+            )));
+        }
         let name = (upload.name.or(own.name))
             .or(previous.map(|p| p.name.clone()))
             .unwrap_or_else(|| id.to_owned());

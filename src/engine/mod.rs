@@ -42,7 +42,7 @@ pub use action::Action;
 use bots::BotRoster;
 pub use catalog::{
     FieldUpdate, FrontendUpload, GameUpload, Publication, MAX_DESCRIPTION_CHARS,
-    MAX_FRONTEND_BYTES, MAX_MOVE_EXAMPLE_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
+    MAX_FRONTEND_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
 use catalog::{HostedCache, CACHED_VERSIONS};
 use deadlines::Alarm;

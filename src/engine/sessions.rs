@@ -110,21 +110,7 @@ impl Engine {
         let Some(presented) = PresentedToken::parse(token) else {
             return Ok(None);
         };
-        let session = match self.sessions.get(&self.store, presented.session_id) {
-            Some(session) => Some(session),
-            None => {
-                let epoch = self.sessions.epoch(&self.store);
-                let stored = self
-                    .store
-                    .session(presented.session_id)
-                    .await?
-                    .map(Arc::new);
-                if let Some(session) = &stored {
-                    self.sessions.remember(epoch, session);
-                }
-                stored
-            }
-        };
+        let session = self.working_session(presented.session_id).await?;
         let Some(session) = session
             .filter(|s| s.player.id == presented.player_id && presented.matches(&s.token_hash))
         else {
@@ -142,14 +128,24 @@ impl Engine {
     /// player is not suspended, and its token was not replaced. A store that cannot answer
     /// leaves it so (the next change of sessions asks again).
     pub async fn still_signed_in(&self, me: &SignedIn) -> bool {
-        let session = match self.sessions.get(&self.store, &me.session) {
-            Some(session) => Some(session),
-            None => match self.store.session(&me.session).await {
-                Ok(stored) => stored.map(Arc::new),
-                Err(_) => return true,
-            },
-        };
-        session.is_some_and(|s| s.token_hash == me.token_hash)
+        match self.working_session(&me.session).await {
+            Ok(session) => session.is_some_and(|s| s.token_hash == me.token_hash),
+            Err(_) => true,
+        }
+    }
+
+    /// Session `id` while it works: from the cache when it may be trusted, else from the store
+    /// (and then remembered).
+    async fn working_session(&self, id: &str) -> Result<Option<Arc<Session>>, StoreError> {
+        if let Some(session) = self.sessions.get(&self.store, id) {
+            return Ok(Some(session));
+        }
+        let epoch = self.sessions.epoch(&self.store);
+        let stored = self.store.session(id).await?.map(Arc::new);
+        if let Some(session) = &stored {
+            self.sessions.remember(epoch, session);
+        }
+        Ok(stored)
     }
 
     /// Opens another session for `player`; its token, shown this once.

@@ -112,4 +112,9 @@ async fn a_source_carries_its_own_settings_and_an_upload_overrides_them() {
     let bad = source("Word game").replace("minPlayers: 2", "minPlayers: 'two'");
     let response = app.upload(&author, &id, &bad).await;
     settings_refused(response, "`settings` export").await;
+    // Whether the upload or the source gives it, a move example has the same bound.
+    let long = format!("'{}'", "y".repeat(2000));
+    let big = source("Word game").replace("{ say: 'hi' }", &format!("{{ say: {long} }}"));
+    let response = app.upload(&author, &id, &big).await;
+    settings_refused(response, "moveExample must be at most").await;
 }

@@ -170,8 +170,7 @@ impl SqliteStore {
             .foreign_keys(true);
         let file = Path::new(options.get_filename());
         if !in_memory(url) && !file.exists() {
-            let shown = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
-            tracing::info!(file = %shown.display(), "creating a new database");
+            tracing::info!(file = %whole_path(file), "creating a new database");
         }
         if let Some(dir) = file.parent() {
             if !dir.as_os_str().is_empty() {
@@ -263,8 +262,14 @@ pub(super) fn existing_file(url: &str) -> Result<SqliteConnectOptions, StoreErro
     if in_memory(url) || file.exists() {
         return Ok(options);
     }
-    let shown = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
-    Err(StoreError::NoDatabase(shown.display().to_string()))
+    Err(StoreError::NoDatabase(whole_path(file)))
+}
+
+/// `file` from the root, as an operator must be told where a database is (a relative path
+/// depends on the folder the command ran in).
+fn whole_path(file: &Path) -> String {
+    let whole = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
+    whole.display().to_string()
 }
 
 /// Whether `url` names a database in memory, which has no file.
