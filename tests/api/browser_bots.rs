@@ -15,7 +15,7 @@ async fn a_whole_cube_game_against_the_hard_bot() {
     sign_up(&player, &app, "cuber").await;
     let card = "[data-game=\"tictactoe3d\"]";
     player.select(&format!("{card} .bot-level"), "hard").await;
-    player.click(&format!("{card} .bot-first")).await;
+    player.check(&format!("{card} .bot-first")).await;
     player.click(&format!("{card} .play-bot")).await;
     let room = room_in_view(&player).await;
     // The bot moved first: one mark on the cube before the player's first turn.

@@ -235,6 +235,19 @@ impl Browser {
         self.act_on(css, "click", json!({})).await;
     }
 
+    /// Ticks the checkbox `css`, as a person would: clicks it, and again if the page moved
+    /// under the pointer (a card above it still filling in) so the click missed.
+    pub async fn check(&self, css: &str) {
+        let checked = "return document.querySelector(arguments[0]).checked;";
+        for _ in 0..5 {
+            self.click(css).await;
+            if self.eval(checked, json!([css])).await == true {
+                return;
+            }
+        }
+        panic!("{}: {css} stayed unticked", self.name);
+    }
+
     pub async fn type_into(&self, css: &str, text: &str) {
         self.act_on(css, "value", json!({"text": text})).await;
     }
