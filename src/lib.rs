@@ -3,7 +3,10 @@
 //! A game is four hooks ([`game::Game`]); the [`engine`] applies them to rooms with versioned
 //! compare-and-set commits through the [`store`]; the [`api`] serves it all over REST.
 
+pub mod accounts;
 pub mod api;
+pub mod cache;
+pub mod catalog;
 pub mod config;
 pub mod dev;
 pub mod domain;
@@ -16,8 +19,12 @@ mod layers;
 pub mod live;
 pub mod metrics;
 pub mod model;
+pub mod moderation;
+pub mod problem;
 pub mod sandbox;
 pub mod seed;
+pub mod services;
+pub mod standing;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

@@ -197,8 +197,8 @@ async fn rebuild_ratings(config: &Config) -> ExitCode {
 async fn seed_rooms(config: Config, count: u64) -> ExitCode {
     telemetry::init("info");
     let started = std::time::Instant::now();
-    let seeded = match startup::engine(&config, games::builtin()).await {
-        Ok(engine) => seed::seed_rooms(&engine, count)
+    let seeded = match startup::services(&config, games::builtin()).await {
+        Ok(services) => seed::seed_rooms(&services, count)
             .await
             .map_err(|e| e.to_string()),
         Err(err) => Err(err.to_string()),

@@ -8,9 +8,11 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use crate::accounts::AccountError;
 use crate::domain::username::Username;
-use crate::engine::{Action, Engine, EngineError, Precondition, RoomOptions};
+use crate::engine::{Action, EngineError, Precondition, RoomOptions};
 use crate::model::Account;
+use crate::services::Services;
 
 /// Copies written per transaction: large enough to be quick, small enough that a running
 /// server's writes wait a fraction of a second at most.
@@ -23,15 +25,18 @@ const MOVES: [(u8, u8); 5] = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)];
 pub enum SeedError {
     #[error(transparent)]
     Engine(#[from] EngineError),
+    #[error(transparent)]
+    Account(#[from] AccountError),
     #[error("could not create the seed players: {0}")]
     Players(String),
 }
 
 /// Adds `count` finished rooms; returns the id of the first, which the others copy.
-pub async fn seed_rooms(engine: &Engine, count: u64) -> Result<String, SeedError> {
+pub async fn seed_rooms(services: &Services, count: u64) -> Result<String, SeedError> {
     let started = Instant::now();
-    let x = seed_player(engine, "seed_x").await?.player_ref();
-    let o = seed_player(engine, "seed_o").await?.player_ref();
+    let x = seed_player(services, "seed_x").await?.player_ref();
+    let o = seed_player(services, "seed_o").await?.player_ref();
+    let engine = &services.rooms;
     let room = engine
         .create_room(&x, "tictactoe", RoomOptions::default())
         .await?;
@@ -59,10 +64,11 @@ pub async fn seed_rooms(engine: &Engine, count: u64) -> Result<String, SeedError
 }
 
 /// A player named `<prefix>_<n>` for the first free `n`.
-async fn seed_player(engine: &Engine, prefix: &str) -> Result<Account, SeedError> {
+async fn seed_player(services: &Services, prefix: &str) -> Result<Account, SeedError> {
     let name = format!("{prefix}_{}", rand::random::<u32>());
     let username = Username::parse(&name).map_err(|e| SeedError::Players(e.to_string()))?;
-    let (account, _session, _token) = engine
+    let (account, _session, _token) = services
+        .accounts
         .register(Some(username), "turnhouse seed")
         .await
         .map_err(|e| SeedError::Players(e.to_string()))?;

@@ -1,4 +1,4 @@
-//! Builds the HTTP application around an engine, so `main` and the tests start it the same way.
+//! Builds the HTTP application around the services, so `main` and the tests start it the same way.
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
@@ -13,17 +13,18 @@ use tokio::sync::watch;
 
 use crate::api::{self, AppContext};
 use crate::config::Config;
-use crate::engine::{Engine, EngineError};
+use crate::engine::EngineError;
 use crate::game::GameRegistry;
 use crate::metrics::{Gauge, HttpMetrics, RecordRequests};
 use crate::sandbox::SandboxPool;
+use crate::services::Services;
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
     #[error("could not open the database: {0}")]
     Store(#[from] StoreError),
-    #[error("could not prepare the engine: {0}")]
+    #[error("could not start the services: {0}")]
     Engine(#[from] EngineError),
     #[error("could not find this program to run sandbox processes: {0}")]
     Sandbox(std::io::Error),
@@ -54,8 +55,8 @@ impl StopHandle {
     }
 }
 
-/// Opens the database (migrating it) and starts the engine on it, as `config` says.
-pub async fn engine(config: &Config, games: GameRegistry) -> Result<Engine, StartupError> {
+/// Opens the database (migrating it) and starts the services on it, as `config` says.
+pub async fn services(config: &Config, games: GameRegistry) -> Result<Services, StartupError> {
     let busy_timeout = Duration::from_millis(config.database_busy_timeout_ms);
     let store = Store::open_with(&config.database_url, busy_timeout).await?;
     let program = match &config.sandbox_program {
@@ -66,26 +67,30 @@ pub async fn engine(config: &Config, games: GameRegistry) -> Result<Engine, Star
         .with_bot_search(config.bot_search.budget());
     let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
     let idle = config.idle_rooms.rules();
-    Ok(Engine::start(store, games, sandbox, bot_seed, idle).await?)
+    Ok(Services::start(store, games, sandbox, bot_seed, idle).await?)
 }
 
 impl Application {
     /// Opens the database (migrating it), binds the listener and prepares the server.
     pub async fn build(config: &Config, games: GameRegistry) -> Result<Self, StartupError> {
-        let engine = engine(config, games).await?;
-        Self::serving(config, engine, None)
+        let services = services(config, games).await?;
+        Self::serving(config, services, None)
     }
 
-    /// Binds the listener and prepares the server on a running `engine`; with `dev`, as
+    /// Binds the listener and prepares the server on running `services`; with `dev`, as
     /// `turnhouse dev` serves it (its dev page and routes).
     pub fn serving(
         config: &Config,
-        engine: Engine,
+        services: Services,
         dev: Option<std::sync::Arc<api::dev::DevSession>>,
     ) -> Result<Self, StartupError> {
         let (stop_streams, streams_shutdown) = watch::channel(false);
         let context = web::Data::new(AppContext {
-            engine,
+            rooms: services.rooms,
+            accounts: services.accounts,
+            catalog: services.catalog,
+            moderation: services.moderation,
+            standing: services.standing,
             stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
             streams_shutdown,
             open_streams: Gauge::default(),

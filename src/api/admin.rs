@@ -14,9 +14,9 @@ use super::sessions::within;
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::domain::username::Username;
-use crate::engine::{EngineError, RoomsReached, UnpublishedRooms};
 use crate::game::PlayerRef;
 use crate::model::AuditEntry;
+use crate::moderation::{ModerationError, RoomsReached, UnpublishedRooms};
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
@@ -48,7 +48,7 @@ impl FromRequest for Admin {
         Box::pin(async move {
             let Caller(player) = caller.await?;
             let context = context.expect("the app context is registered");
-            context.engine.require_admin(&player).await?;
+            context.moderation.require_admin(&player).await?;
             Ok(Admin(player))
         })
     }
@@ -98,7 +98,7 @@ fn player_id(path: web::Path<String>) -> Result<String, ApiError> {
     let id = path.into_inner();
     match is_well_formed(&id) {
         true => Ok(id),
-        false => Err(EngineError::PlayerNotFound.into()),
+        false => Err(ModerationError::PlayerNotFound.into()),
     }
 }
 
@@ -139,7 +139,7 @@ async fn suspend(
 ) -> Result<HttpResponse, ApiError> {
     let id = player_id(path)?;
     let why = reason(body.reason, true)?;
-    let done = context.engine.suspend(&admin, &id, &why).await?;
+    let done = context.moderation.suspend(&admin, &id, &why).await?;
     Ok(HttpResponse::Ok().json(Suspended {
         player: done.player,
         suspended: true,
@@ -156,7 +156,7 @@ async fn unsuspend(
 ) -> Result<HttpResponse, ApiError> {
     let id = player_id(path)?;
     let why = reason(body.reason, false)?;
-    let player = context.engine.unsuspend(&admin, &id, &why).await?;
+    let player = context.moderation.unsuspend(&admin, &id, &why).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"player": player, "suspended": false})))
 }
 
@@ -186,7 +186,10 @@ async fn rename(
     let username =
         Username::parse(&body.username).map_err(|e| ApiError::InvalidUsername(e.to_string()))?;
     let why = reason(body.reason, false)?;
-    let (before, rooms) = context.engine.rename(&admin, &id, &username, &why).await?;
+    let (before, rooms) = context
+        .moderation
+        .rename(&admin, &id, &username, &why)
+        .await?;
     Ok(HttpResponse::Ok().json(Renamed {
         player: PlayerRef {
             id: before.id,
@@ -222,7 +225,10 @@ async fn unpublish(
                     .into(),
             )),
         };
-    let reached = context.engine.unpublish(&admin, &game, &why, rooms).await?;
+    let reached = context
+        .moderation
+        .unpublish(&admin, &game, &why, rooms)
+        .await?;
     let rooms: Rooms = reached.into();
     Ok(HttpResponse::Ok()
         .json(serde_json::json!({"game": game, "unpublished": true, "rooms": rooms})))
@@ -236,7 +242,7 @@ async fn close_room(
 ) -> Result<HttpResponse, ApiError> {
     let id = room_id(path)?;
     let why = reason(body.reason, true)?;
-    let room = context.engine.close_room(&admin, &id, &why).await?;
+    let room = context.moderation.close_room(&admin, &id, &why).await?;
     room_response(&context, StatusCode::OK, &room, Some(&admin)).await
 }
 
@@ -255,7 +261,7 @@ async fn find_player(
 ) -> Result<HttpResponse, ApiError> {
     let params: FindPlayer = parse_query(&req)?;
     within("username", &params.username, 64)?;
-    let found = context.engine.find_player(&params.username).await?;
+    let found = context.moderation.find_player(&params.username).await?;
     let players: Vec<_> = found.into_iter().collect();
     Ok(HttpResponse::Ok().json(serde_json::json!({ "players": players })))
 }
@@ -283,7 +289,10 @@ async fn audit(
     let params: AuditParams = parse_query(&req)?;
     let limit = page_size(params.limit, DEFAULT_PAGE, MAX_PAGE)?;
     let before = parse_cursor(params.cursor)?;
-    let rows = context.engine.audit_log(before, rows_for(limit)).await?;
+    let rows = context
+        .moderation
+        .audit_log(before, rows_for(limit))
+        .await?;
     let (entries, next_cursor) = page_of(rows, limit, |e| e.id.to_string());
     Ok(HttpResponse::Ok().json(AuditPage {
         entries,

@@ -299,7 +299,7 @@ async fn new_room(
             layout.seats
         )));
     }
-    let room = session.open_room(&context.engine, layout).await?;
+    let room = session.open_room(&context.rooms, layout).await?;
     Ok(HttpResponse::Created().json(serde_json::json!({ "room": room })))
 }
 
@@ -324,7 +324,7 @@ async fn truth(
 ) -> Result<HttpResponse, ApiError> {
     session_of(&req, &context, &path)?;
     let params: RoomParams = parse_query(&req)?;
-    let (room, events) = context.engine.stored_history(&params.room).await?;
+    let (room, events) = context.rooms.stored_history(&params.room).await?;
     if room.game != *path {
         return Err(EngineError::RoomNotFound.into());
     }
@@ -349,10 +349,10 @@ async fn fire_deadline(
     Json(body): Json<DeadlineBody>,
 ) -> Result<HttpResponse, ApiError> {
     session_of(&req, &context, &path)?;
-    if context.engine.room(&body.room).await?.game != *path {
+    if context.rooms.room(&body.room).await?.game != *path {
         return Err(EngineError::RoomNotFound.into());
     }
-    let room = context.engine.fire_deadline_now(&body.room).await?;
+    let room = context.rooms.fire_deadline_now(&body.room).await?;
     let view = RoomView::new(&room, std::borrow::Cow::Borrowed(&room.state));
     Ok(HttpResponse::Ok().json(view))
 }

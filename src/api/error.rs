@@ -1,5 +1,7 @@
 //! Every error a client can see, rendered as RFC 9457 `application/problem+json` with a stable
 //! `code`. Server-side failures are logged with their cause chain; clients get a short message.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::fmt::Write as _;
 
@@ -7,9 +9,12 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{EngineError, ErrorKind, RegisterError};
-use crate::game::Hook;
-use crate::store::StorageFault;
+use crate::accounts::AccountError;
+use crate::catalog::CatalogError;
+use crate::engine::EngineError;
+use crate::moderation::ModerationError;
+use crate::problem::{innermost, ErrorKind, Problem};
+use crate::standing::StandingError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -56,19 +61,31 @@ pub enum ApiError {
         retry_after: std::time::Duration,
     },
     #[error(transparent)]
-    Engine(#[from] EngineError),
-}
-
-impl From<RegisterError> for ApiError {
-    fn from(err: RegisterError) -> Self {
-        match err {
-            RegisterError::UsernameTaken(name) => ApiError::UsernameTaken(name),
-            RegisterError::Engine(err) => ApiError::Engine(err),
-        }
-    }
+    Rooms(#[from] EngineError),
+    #[error(transparent)]
+    Accounts(#[from] AccountError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error(transparent)]
+    Moderation(#[from] ModerationError),
+    #[error(transparent)]
+    Standing(#[from] StandingError),
 }
 
 impl ApiError {
+    /// A slice's error, as the problem that says everything about it.
+    fn problem(&self) -> Option<&dyn Problem> {
+        let problem: &dyn Problem = match self {
+            ApiError::Rooms(err) => err,
+            ApiError::Accounts(err) => err,
+            ApiError::Catalog(err) => err,
+            ApiError::Moderation(err) => err,
+            ApiError::Standing(err) => err,
+            _ => return None,
+        };
+        Some(innermost(problem))
+    }
+
     /// The stable, documented name of the problem.
     pub fn code(&self) -> &'static str {
         self.classify().1
@@ -77,6 +94,10 @@ impl ApiError {
     /// The status and code of every problem, in one match so the two never drift apart.
     fn classify(&self) -> (StatusCode, &'static str) {
         use StatusCode as S;
+        if let Some(problem) = self.problem() {
+            let (kind, code) = problem.classify();
+            return (status_of(kind), code);
+        }
         match self {
             ApiError::MalformedJson(_) => (S::BAD_REQUEST, "malformed_json"),
             ApiError::InvalidBody(_) => (S::BAD_REQUEST, "invalid_body"),
@@ -95,42 +116,19 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "payload_too_large"),
             ApiError::UsernameTaken(_) => (S::CONFLICT, "username_taken"),
             ApiError::RateLimited { .. } => (S::TOO_MANY_REQUESTS, "rate_limited"),
-            ApiError::Engine(err) => (status_of(err.kind()), err.code()),
+            ApiError::Rooms(_)
+            | ApiError::Accounts(_)
+            | ApiError::Catalog(_)
+            | ApiError::Moderation(_)
+            | ApiError::Standing(_) => unreachable!("a slice's error is a problem"),
         }
     }
 
     /// Members added to the problem object beyond the standard ones.
     fn extensions(&self) -> Map<String, Value> {
         let mut extra = Map::new();
-        match self {
-            ApiError::Engine(
-                EngineError::VersionMismatch { current }
-                | EngineError::VersionNotYetCommitted { current },
-            ) => {
-                extra.insert("currentVersion".into(), json!(current));
-            }
-            ApiError::Engine(EngineError::GameRefused(refusal)) => {
-                extra.insert("reason".into(), json!(refusal.reason));
-            }
-            ApiError::Engine(EngineError::PlayerSuspended(reason)) => {
-                extra.insert("reason".into(), json!(reason));
-            }
-            ApiError::Engine(
-                EngineError::InvalidGameCode {
-                    line: Some(line), ..
-                }
-                | EngineError::HookFailed {
-                    line: Some(line), ..
-                },
-            ) => {
-                extra.insert("line".into(), json!(line));
-            }
-            ApiError::Engine(EngineError::InvalidFrontend(err)) => {
-                if let Some(entry) = &err.entry {
-                    extra.insert("entry".into(), json!(entry));
-                }
-            }
-            _ => {}
+        if let Some(problem) = self.problem() {
+            problem.extensions(&mut extra);
         }
         extra
     }
@@ -139,51 +137,17 @@ impl ApiError {
     fn retry_after(&self) -> Option<u64> {
         match self {
             ApiError::RateLimited { retry_after, .. } => Some(retry_after_secs(*retry_after)),
-            ApiError::Engine(
-                EngineError::Contention
-                | EngineError::SandboxUnavailable(_)
-                | EngineError::SignInBusy,
-            ) => Some(1),
-            ApiError::Engine(EngineError::Store(err)) => match err.fault()? {
-                StorageFault::Busy => Some(2),
-                StorageFault::Unavailable => Some(10),
-            },
-            _ => None,
+            _ => self.problem()?.retry_after(),
         }
     }
 
     /// What a client is told; server-side failures are not described beyond their kind.
     fn public_detail(&self) -> String {
-        match self {
-            ApiError::Engine(EngineError::Store(err)) => match err.fault() {
-                Some(StorageFault::Busy) => "the database is locked by another connection; \
-                                             nothing was changed; try again shortly"
-                    .into(),
-                Some(StorageFault::Unavailable) => "the database cannot be written right now \
-                                                    (disk full or read-only); nothing was \
-                                                    changed; try again later"
-                    .into(),
-                None => "the server could not complete the request".into(),
-            },
-            ApiError::Engine(EngineError::SandboxUnavailable(_)) => {
-                "uploaded games cannot be run right now; try again later".into()
-            }
-            ApiError::Engine(
-                err @ (EngineError::HookCrashed { .. }
-                | EngineError::HookTimeout { .. }
-                | EngineError::HookOutOfMemory { .. }
-                | EngineError::InvalidPatch { .. }),
-            ) if err.hook() == Some(Hook::PlayerView) => {
-                // The view is made after any action was committed: the action stands.
-                format!("{err}; the room cannot be shown, and no state is sent in its place")
-            }
-            ApiError::Engine(
-                err @ (EngineError::HookCrashed { .. }
-                | EngineError::HookTimeout { .. }
-                | EngineError::HookOutOfMemory { .. }
-                | EngineError::InvalidPatch { .. }),
-            ) => format!("{err}; the room is unchanged"),
-            other => other.to_string(),
+        match self.problem() {
+            Some(problem) => problem
+                .public_detail()
+                .unwrap_or_else(|| problem.to_string()),
+            None => self.to_string(),
         }
     }
 }
@@ -220,7 +184,7 @@ impl ResponseError for ApiError {
     }
 }
 
-/// The status of each kind of engine error.
+/// The status of each kind of a slice's error.
 fn status_of(kind: ErrorKind) -> StatusCode {
     use StatusCode as S;
     match kind {

@@ -16,7 +16,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ApiError, AppContext};
-use crate::engine::{Precondition, SignedIn};
+use crate::accounts::SignedIn;
+use crate::engine::Precondition;
 use crate::game::PlayerRef;
 
 /// The largest request body accepted.
@@ -36,7 +37,7 @@ impl FromRequest for Signed {
         Box::pin(async move {
             let token = token?;
             let context = context.expect("the app context is registered");
-            let signed = context.engine.authenticate(&token).await?;
+            let signed = context.accounts.authenticate(&token).await?;
             signed.map(Signed).ok_or(ApiError::InvalidToken)
         })
     }

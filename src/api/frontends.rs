@@ -10,7 +10,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::extract::{etag, matches_if_none_match};
 use super::games::version_param;
 use super::{ApiError, AppContext};
-use crate::engine::EngineError;
+use crate::catalog::CatalogError;
 use crate::frontend::INDEX;
 use crate::store::{FileKey, StoredFile};
 
@@ -32,7 +32,7 @@ pub(super) async fn page(
 ) -> Result<HttpResponse, ApiError> {
     let game = path.into_inner();
     let (version, page) = context
-        .engine
+        .catalog
         .game_frontend(&game, version_param(&req)?)
         .await?;
     let Some(page) = page else {
@@ -59,7 +59,7 @@ pub(super) async fn folder(
     let (game, version) = path.into_inner();
     let version = version_in_path(&game, &version)?;
     // Only to a version that exists: anything else is answered here, by what is missing.
-    context.engine.game_listing(&game, Some(version)).await?;
+    context.catalog.game_listing(&game, Some(version)).await?;
     Ok(HttpResponse::PermanentRedirect()
         .insert_header((header::LOCATION, folder_path(&game, version)))
         .finish())
@@ -83,7 +83,7 @@ pub(super) async fn file(
         path: &file,
     };
     let stored = context
-        .engine
+        .catalog
         .frontend_file(key, accepts_gzip(&req))
         .await?;
     let tag = if stored.gzipped {
@@ -135,7 +135,7 @@ pub(super) async fn file(
 fn version_in_path(game: &str, text: &str) -> Result<i64, ApiError> {
     match text.parse::<i64>() {
         Ok(version) if version >= 1 => Ok(version),
-        _ => Err(EngineError::GameVersionNotFound {
+        _ => Err(CatalogError::GameVersionNotFound {
             game: game.to_owned(),
             version: text.parse().unwrap_or(0),
         }

@@ -53,7 +53,7 @@ async fn page(
     }
     let caller = caller.ok_or(ApiError::MissingToken)?;
     let lines = context
-        .engine
+        .catalog
         .game_log(&caller, &path.into_inner(), params.after, limit)
         .await?;
     let next_after = lines
@@ -84,7 +84,7 @@ async fn stream(
         .await?
         .ok_or(ApiError::MissingToken)?;
     let feed = context
-        .engine
+        .catalog
         .game_log_feed(&caller.player, &path.into_inner(), after)
         .await?;
     Ok(event_stream_response(feed, &context, Some(caller), None))

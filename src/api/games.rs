@@ -10,9 +10,9 @@ use super::extract::{etag, parse_query, Caller};
 use super::pages::{page_of, page_size, rows_for};
 use super::upload::Upload;
 use super::{frontends, route, ApiError, AppContext, RouteDef};
+use crate::catalog::Publication;
 use crate::domain::game_id::GameId;
 use crate::domain::ids::is_well_formed;
-use crate::engine::Publication;
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
@@ -38,7 +38,7 @@ pub fn routes() -> Vec<RouteDef> {
 
 /// Every game: built in, then uploaded.
 async fn list(context: web::Data<AppContext>) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(json!({"games": context.engine.games().await?})))
+    Ok(HttpResponse::Ok().json(json!({"games": context.catalog.games().await?})))
 }
 
 /// One game: an uploaded one at `?version=N` (its latest by default).
@@ -48,7 +48,7 @@ async fn show(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let game = context
-        .engine
+        .catalog
         .game_listing(&path.into_inner(), version_param(&req)?)
         .await?;
     Ok(HttpResponse::Ok().json(game))
@@ -64,10 +64,13 @@ async fn publish(
 ) -> Result<HttpResponse, ApiError> {
     let id =
         GameId::parse(&path.into_inner()).map_err(|e| ApiError::InvalidGameId(e.to_string()))?;
-    context.engine.may_publish(&author, context.uploads).await?;
+    context
+        .moderation
+        .may_publish(&author, context.uploads)
+        .await?;
     // Counted whether or not the code turns out to be a game: checking it is the costly part.
     context.limits.uploads.admit(&author.id, "uploads")?;
-    let (game, publication) = context.engine.publish_game(&author, &id, upload).await?;
+    let (game, publication) = context.catalog.publish_game(&author, &id, upload).await?;
     Ok(match publication {
         Publication::Created => HttpResponse::Created()
             .insert_header((header::LOCATION, format!("/games/{}", id.as_str())))
@@ -98,7 +101,7 @@ async fn source(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let (version, text) = context
-        .engine
+        .catalog
         .game_source(&path.into_inner(), version_param(&req)?)
         .await?;
     Ok(HttpResponse::Ok()
@@ -152,7 +155,7 @@ async fn leaderboard(
     let first_rank = after.as_ref().map_or(1, |(rank, _, _)| rank + 1);
     let after = after.map(|(_, conservative, player)| (conservative, player));
     let rows = context
-        .engine
+        .standing
         .leaderboard(&game, after, rows_for(limit))
         .await?;
     let last = first_rank + rows.len().min(limit as usize) as i64 - 1;
@@ -212,7 +215,7 @@ async fn ratings(
             "players must be up to {MAX_RATINGS_ASKED} player ids, separated by commas"
         )));
     }
-    let ratings = context.engine.ratings_in_game(&game, &players).await?;
+    let ratings = context.standing.ratings_in_game(&game, &players).await?;
     let ratings: serde_json::Map<String, Value> = (ratings.into_iter())
         .map(|(player, r)| {
             (

@@ -7,9 +7,9 @@ use super::{ApiError, AppContext};
 /// `"busy"` / `"unavailable"` while the last write failed that way (until one succeeds).
 /// Reads go on being served while writes fail, so the service stays up for them.
 pub async fn check(context: web::Data<AppContext>) -> Result<HttpResponse, ApiError> {
-    context.engine.ping().await?;
+    context.rooms.ping().await?;
     let writes = context
-        .engine
+        .rooms
         .write_fault()
         .map_or("ok", |fault| fault.as_str());
     Ok(HttpResponse::Ok().json(json!({"status": "ok", "writes": writes})))

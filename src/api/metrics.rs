@@ -9,7 +9,9 @@ pub async fn show(context: web::Data<AppContext>, http: web::Data<HttpMetrics>) 
     let mut out = Exposition::default();
     http.render(&mut out);
     crate::metrics::unreadable::render(&mut out);
-    context.engine.render_metrics(&mut out);
+    context.rooms.render_metrics(&mut out);
+    context.accounts.render_metrics(&mut out);
+    context.catalog.render_metrics(&mut out);
     out.single(
         "turnhouse_streams_open",
         "gauge",

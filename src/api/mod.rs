@@ -35,12 +35,21 @@ pub use error::ApiError;
 pub use extract::BODY_LIMIT;
 pub use streams::StreamsShutdown;
 
+use crate::accounts::Accounts;
+use crate::catalog::Catalog;
 use crate::engine::Engine;
 use crate::metrics::RoutePattern;
+use crate::moderation::Moderation;
+use crate::standing::Standings;
 
 /// What every handler shares.
 pub struct AppContext {
-    pub engine: Engine,
+    /// The rooms' core: opening rooms, acting on them, watching them.
+    pub rooms: Engine,
+    pub accounts: Accounts,
+    pub catalog: Catalog,
+    pub moderation: Moderation,
+    pub standing: Standings,
     /// How long a stream may stay silent before a keep-alive comment.
     pub stream_keepalive: std::time::Duration,
     /// Turns true when the server begins to stop; every open stream then ends.

@@ -9,7 +9,7 @@ use super::sessions::{device_label, Opened};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
 use crate::domain::username::Username;
-use crate::engine::EngineError;
+use crate::standing::StandingError;
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
@@ -47,7 +47,7 @@ async fn create(
         .map(|name| Username::parse(&name).map_err(|e| ApiError::InvalidUsername(e.to_string())))
         .transpose()?;
     let label = device_label(&req, body.0.label)?;
-    let (_, session, token) = context.engine.register(username, &label).await?;
+    let (_, session, token) = context.accounts.register(username, &label).await?;
     Ok(HttpResponse::Created().json(Opened::new(&session.player, &session.id, token)))
 }
 
@@ -58,7 +58,7 @@ async fn rotate_token(
     Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
     context.limits.actions.admit(&me.player.id, "actions")?;
-    let token = context.engine.rotate_token(&me).await?;
+    let token = context.accounts.rotate_token(&me).await?;
     Ok(HttpResponse::Ok().json(Opened::new(&me.player, &me.session, token)))
 }
 
@@ -74,9 +74,9 @@ async fn profile(
         (me, Some(caller)) if me == "me" => caller.id.clone(),
         (me, None) if me == "me" => return Err(ApiError::MissingToken),
         (id, _) if is_well_formed(&id) => id,
-        _ => return Err(EngineError::PlayerNotFound.into()),
+        _ => return Err(StandingError::PlayerNotFound.into()),
     };
-    let profile = context.engine.profile(&id, caller.as_ref()).await?;
+    let profile = context.standing.profile(&id, caller.as_ref()).await?;
     let ratings: Vec<Value> = (profile.ratings.iter())
         .map(|s| {
             let beside = json!({"game": s.game, "rank": s.rank});
@@ -86,7 +86,7 @@ async fn profile(
     let mut rooms = Vec::with_capacity(profile.rooms.len());
     for room in &profile.rooms {
         let view = context
-            .engine
+            .rooms
             .view_listed_room(room, caller.as_ref())
             .await?;
         let mut entry = json!({"room": view, "replay": format!("/#/room/{}/v/1", room.id)});

@@ -58,7 +58,7 @@ pub(super) async fn room_response(
     room: &Room,
     viewer: Option<&PlayerRef>,
 ) -> Result<HttpResponse, ApiError> {
-    let view = context.engine.view_room(room, viewer).await?;
+    let view = context.rooms.view_room(room, viewer).await?;
     Ok(json_body(
         HttpResponse::build(status)
             .insert_header((header::ETAG, etag(room.version)))
@@ -146,7 +146,7 @@ async fn create(
         rated: body.rated,
     };
     let room = context
-        .engine
+        .rooms
         .create_room(&player, &body.game, options)
         .await?;
     created_response(&context, &room, &player).await
@@ -166,7 +166,7 @@ async fn quickplay(
     Json(body): Json<QuickPlay>,
 ) -> Result<HttpResponse, ApiError> {
     let clock = checked_clock(body.clock)?;
-    let (room, placement) = context.engine.quickplay(&player, &body.game, clock).await?;
+    let (room, placement) = context.rooms.quickplay(&player, &body.game, clock).await?;
     match placement {
         Placement::Joined => room_response(&context, StatusCode::OK, &room, Some(&player)).await,
         Placement::Created => created_response(&context, &room, &player).await,
@@ -205,7 +205,7 @@ async fn list(
     let limit = page_size(params.limit, DEFAULT_PAGE, MAX_PAGE)?;
     let before_seq = parse_cursor(params.cursor)?;
     if let Some(game) = &params.game {
-        context.engine.require_game(game).await?;
+        context.catalog.require_game(game).await?;
     }
     let include_private = matches!((&caller, &params.player), (Some(me), Some(p)) if &me.id == p);
     let query = RoomQuery {
@@ -217,13 +217,13 @@ async fn list(
         before_seq,
         limit: rows_for(limit),
     };
-    let rows = context.engine.rooms(&query).await?;
+    let rows = context.rooms.rooms(&query).await?;
     let (rows, next_cursor) = page_of(rows, limit, |(seq, _)| seq.to_string());
     let mut rooms = Vec::with_capacity(rows.len());
     for (_, room) in &rows {
         rooms.push(
             context
-                .engine
+                .rooms
                 .view_listed_room(room, caller.as_ref())
                 .await?,
         );
@@ -240,7 +240,7 @@ async fn show(
     path: web::Path<String>,
     MaybeCaller(caller): MaybeCaller,
 ) -> Result<HttpResponse, ApiError> {
-    let room = context.engine.room(&room_id(path)?).await?;
+    let room = context.rooms.room(&room_id(path)?).await?;
     // One viewer's copy of a version never changes, and another viewer's request carries
     // another token: the version is the tag, and `Vary: Authorization` keeps them apart.
     if not_modified(&req, room.version) {
@@ -258,8 +258,8 @@ fn action_route(path: &'static str, action: fn(PlayerRef) -> Action) -> RouteDef
                         path: web::Path<String>,
                         Actor(player): Actor,
                         IfMatch(pinned): IfMatch| async move {
-        let (engine, id) = (&context.engine, room_id(path)?);
-        let room = engine.act(&id, action(player.clone()), pinned).await?;
+        let (rooms, id) = (&context.rooms, room_id(path)?);
+        let room = rooms.act(&id, action(player.clone()), pinned).await?;
         room_response(&context, StatusCode::OK, &room, Some(&player)).await
     };
     route(Method::POST, path, handler)
@@ -272,7 +272,7 @@ async fn claim(
     path: web::Path<String>,
     Actor(player): Actor,
 ) -> Result<HttpResponse, ApiError> {
-    let room = context.engine.claim(&room_id(path)?, &player).await?;
+    let room = context.rooms.claim(&room_id(path)?, &player).await?;
     room_response(&context, StatusCode::OK, &room, Some(&player)).await
 }
 
@@ -285,7 +285,7 @@ async fn play(
     AnyJson(mv): AnyJson,
 ) -> Result<HttpResponse, ApiError> {
     let action = Action::Move(player.clone(), mv.into());
-    let room = context.engine.act(&room_id(path)?, action, pinned).await?;
+    let room = context.rooms.act(&room_id(path)?, action, pinned).await?;
     room_response(&context, StatusCode::OK, &room, Some(&player)).await
 }
 
@@ -323,12 +323,12 @@ async fn events(
         )));
     }
     let (room, events) = context
-        .engine
+        .rooms
         .events(&room_id(path)?, after, rows_for(limit))
         .await?;
     let (events, next_after) = page_of(events, limit, |e| e.version);
     let events = context
-        .engine
+        .rooms
         .view_events(&room, &events, caller.as_ref())
         .await?;
     Ok(HttpResponse::Ok()

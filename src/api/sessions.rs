@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::{Json, Signed};
 use super::{route, ApiError, AppContext, RouteDef};
-use crate::engine::EngineError;
+use crate::accounts::AccountError;
 use crate::game::PlayerRef;
 
 pub fn routes() -> Vec<RouteDef> {
@@ -135,9 +135,9 @@ async fn sign_in(
             within(field, value, max)?;
         }
     }
-    let engine = &context.engine;
+    let accounts = &context.accounts;
     let (session, token) = match (body.code, body.username, body.password) {
-        (Some(code), None, None) => engine.sign_in_with_code(&code, &label).await?,
+        (Some(code), None, None) => accounts.sign_in_with_code(&code, &label).await?,
         (None, Some(username), Some(password)) => {
             // Guessing at an account is slowed for whoever guesses, by their address (so a
             // stranger cannot lock the owner out), and for everyone only past a much higher
@@ -151,14 +151,14 @@ async fn sign_in(
             limits
                 .account_failures
                 .check(&account, "failed sign-ins to this account")?;
-            match engine
+            match accounts
                 .sign_in_with_password(&username, &password, &label)
                 .await
             {
-                Err(EngineError::InvalidCredentials) => {
+                Err(AccountError::InvalidCredentials) => {
                     limits.password_failures.take(&from_here).ok();
                     limits.account_failures.take(&account).ok();
-                    return Err(EngineError::InvalidCredentials.into());
+                    return Err(AccountError::InvalidCredentials.into());
                 }
                 other => other?,
             }
@@ -190,7 +190,7 @@ async fn set_password(
     }
     context.limits.actions.admit(&me.player.id, "actions")?;
     context
-        .engine
+        .accounts
         .set_password(&me, &body.password, body.current_password.as_deref())
         .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -202,7 +202,7 @@ async fn sign_out(
     Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
     let current = me.session.clone();
-    context.engine.end_session(&me, &current).await?;
+    context.accounts.end_session(&me, &current).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -225,7 +225,7 @@ async fn list(
     context: web::Data<AppContext>,
     Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
-    let sessions = context.engine.sessions_of(&me).await?;
+    let sessions = context.accounts.sessions_of(&me).await?;
     let sessions = sessions
         .iter()
         .map(|s| SessionView {
@@ -249,7 +249,7 @@ async fn end_others(
     context: web::Data<AppContext>,
     Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
-    let ended = context.engine.end_other_sessions(&me).await?;
+    let ended = context.accounts.end_other_sessions(&me).await?;
     Ok(HttpResponse::Ok().json(Ended { ended }))
 }
 
@@ -260,9 +260,9 @@ async fn end_one(
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
     if !crate::domain::ids::is_well_formed(&id) {
-        return Err(crate::engine::EngineError::SessionNotFound.into());
+        return Err(AccountError::SessionNotFound.into());
     }
-    context.engine.end_session(&me, &id).await?;
+    context.accounts.end_session(&me, &id).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -279,6 +279,6 @@ async fn new_code(
     Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
     (context.limits.sign_in_codes).admit(&me.player.id, "sign-in codes")?;
-    let (code, expires_at) = context.engine.issue_sign_in_code(&me).await?;
+    let (code, expires_at) = context.accounts.issue_sign_in_code(&me).await?;
     Ok(HttpResponse::Created().json(Code { code, expires_at }))
 }

@@ -18,7 +18,7 @@ use tokio::time::{interval_at, Instant, Interval};
 use super::extract::{parse_query, MaybeSigned};
 use super::rooms::room_id;
 use super::{ApiError, AppContext};
-use crate::engine::{Engine, SignedIn};
+use crate::accounts::{Accounts, SignedIn};
 
 use crate::live::{Feed, PresentWhileOpen, LOBBY};
 use crate::metrics::Held;
@@ -63,8 +63,8 @@ pub async fn room(
     // Present before the feed reads who is: the stream's first word on it counts its viewer.
     let here = viewer
         .as_ref()
-        .map(|v| context.engine.arrive(&room, &v.player.id));
-    let feed = context.engine.room_feed(&room, after, player).await?;
+        .map(|v| context.rooms.arrive(&room, &v.player.id));
+    let feed = context.rooms.room_feed(&room, after, player).await?;
     Ok(event_stream_response(feed, &context, viewer, here))
 }
 
@@ -79,7 +79,7 @@ pub(super) async fn stream_viewer(
         (Some(caller), _) => Some(caller),
         (None, Some(token)) => Some(
             context
-                .engine
+                .accounts
                 .authenticate(&token)
                 .await?
                 .ok_or(ApiError::InvalidToken)?,
@@ -140,8 +140,8 @@ pub async fn lobby(
     let params: LobbyStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
     // Present before the feed reads the count: the stream's first word on it counts its viewer.
-    let here = (viewer.as_ref()).map(|v| context.engine.arrive(LOBBY, &v.player.id));
-    let feed = context.engine.lobby_feed(params.game).await?;
+    let here = (viewer.as_ref()).map(|v| context.rooms.arrive(LOBBY, &v.player.id));
+    let feed = context.rooms.lobby_feed(params.game).await?;
     Ok(event_stream_response(feed, &context, viewer, here))
 }
 
@@ -159,11 +159,11 @@ pub(super) fn event_stream_response(
         Some(_) => context.stream_keepalive.min(PRESENCE_PULSE),
         None => context.stream_keepalive,
     };
-    let every = context.engine.idle_rules().seen_every();
+    let every = context.rooms.idle_rules().seen_every();
     let presence = viewer.map(|viewer| Presence {
         every: interval_at(Instant::now() + every, every),
-        engine: context.engine.clone(),
-        ended: context.engine.ended_sessions(),
+        accounts: context.accounts.clone(),
+        ended: context.accounts.ended_sessions(),
         viewer,
     });
     HttpResponse::Ok()
@@ -182,10 +182,10 @@ pub(super) fn event_stream_response(
         ))
 }
 
-/// Marks a stream's viewer seen while it is open (see `engine::idle`), and watches for the
+/// Marks a stream's viewer seen while it is open (see `accounts::last_seen`), and watches for the
 /// end of their session.
 struct Presence {
-    engine: Engine,
+    accounts: Accounts,
     viewer: SignedIn,
     every: Interval,
     ended: watch::Receiver<std::sync::Arc<Vec<String>>>,
@@ -249,7 +249,7 @@ fn frames<F: Feed + 'static>(
                 match presence {
                     Some(presence) => tokio::select! {
                         _ = presence.every.tick() => {
-                            presence.engine.seen(&presence.viewer.player, Some(&presence.viewer.session));
+                            presence.accounts.seen(&presence.viewer.player, Some(&presence.viewer.session));
                             false
                         }
                         changed = presence.ended.changed() => {
@@ -257,7 +257,7 @@ fn frames<F: Feed + 'static>(
                             // unless the token it was opened with still works.
                             let mentioned = changed.is_ok()
                                 && presence.ended.borrow_and_update().contains(&presence.viewer.session);
-                            mentioned && !presence.engine.still_signed_in(&presence.viewer).await
+                            mentioned && !presence.accounts.still_signed_in(&presence.viewer).await
                         }
                     },
                     None => std::future::pending().await,

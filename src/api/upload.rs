@@ -14,8 +14,8 @@ use serde::Deserialize;
 
 use super::extract::{parse_json, parse_query, read_body_within};
 use super::ApiError;
-use crate::engine::{
-    EngineError, FieldUpdate, FrontendUpload, GameUpload, MAX_DESCRIPTION_CHARS,
+use crate::catalog::{
+    CatalogError, FieldUpdate, FrontendUpload, GameUpload, MAX_DESCRIPTION_CHARS,
     MAX_FRONTEND_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
 use crate::frontend::{FrontendError, MAX_UPLOAD_BYTES};
@@ -239,7 +239,7 @@ async fn read_form(mut form: Multipart) -> Result<Sent, ApiError> {
                 let bytes = read_part(&mut part, MAX_UPLOAD_BYTES)
                     .await?
                     .ok_or_else(|| {
-                        EngineError::InvalidFrontend(FrontendError::entry(
+                        CatalogError::InvalidFrontend(FrontendError::entry(
                             file_name.as_deref().unwrap_or("frontend"),
                             format!(
                                 "the upload is over {} MiB: a build folder is sent compressed, as \
@@ -293,7 +293,7 @@ fn form_setting(sent: &mut Sent, field: &str, text: String) -> Result<(), ApiErr
             // A form field is text by its nature: text that is not JSON is a setting the game
             // cannot take, as an oversized example is.
             let example = serde_json::from_str(&text).map_err(|e| {
-                EngineError::InvalidGameSettings(format!("`moveExample` must be JSON: {e}"))
+                CatalogError::InvalidGameSettings(format!("`moveExample` must be JSON: {e}"))
             })?;
             sent.move_example = FieldUpdate::Set(example);
         }
@@ -342,7 +342,7 @@ fn checked(sent: Sent) -> Result<Upload, ApiError> {
     )?;
     if let Some(colour) = &settings.frontend_background {
         if !is_css_colour(colour) {
-            return Err(EngineError::InvalidGameSettings(format!(
+            return Err(CatalogError::InvalidGameSettings(format!(
                 "frontendBackground must be a CSS colour (a name such as {DEFAULT_FRONTEND_BACKGROUND}, \
                  #rgb, #rrggbb, #rrggbbaa, rgb(…) or hsl(…)), not `{colour}`"
             ))
@@ -354,7 +354,7 @@ fn checked(sent: Sent) -> Result<Upload, ApiError> {
         Some(height) => match u32::try_from(height) {
             Ok(height) if FRONTEND_HEIGHTS.contains(&height) => Some(height),
             _ => {
-                return Err(EngineError::InvalidGameSettings(format!(
+                return Err(CatalogError::InvalidGameSettings(format!(
                     "frontendHeight is in pixels, from {} to {}; got {height}",
                     FRONTEND_HEIGHTS.start(),
                     FRONTEND_HEIGHTS.end()

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::api::dev::UploadFailure;
-use crate::engine::{FieldUpdate, FrontendUpload, GameUpload};
+use crate::catalog::{FieldUpdate, FrontendUpload, GameUpload};
 
 /// How often the files are looked at.
 pub const POLL: Duration = Duration::from_millis(200);

@@ -13,12 +13,15 @@ mod files;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::accounts::{AccountError, Accounts};
 use crate::api::dev::{DevSession, DevState, Layout, LocalPlayer, UploadFailure, MAX_SEATS};
+use crate::catalog::CatalogError;
 use crate::config::Config;
 use crate::domain::game_id::GameId;
 use crate::domain::ids::new_id;
 use crate::domain::username::Username;
-use crate::engine::{Engine, EngineError};
+use crate::engine::Engine;
+use crate::services::Services;
 use crate::startup::{self, Application, StartupError};
 
 /// What `turnhouse dev` was asked to run.
@@ -45,7 +48,7 @@ pub enum DevError {
     #[error(transparent)]
     Startup(#[from] StartupError),
     #[error(transparent)]
-    Engine(#[from] EngineError),
+    Account(#[from] AccountError),
     #[error("could not make a throwaway database: {0}")]
     Scratch(std::io::Error),
     #[error("the server stopped with an error: {0}")]
@@ -75,11 +78,11 @@ pub async fn run(mut config: Config, options: DevOptions) -> Result<(), DevError
 
 async fn serve(config: &Config, options: &DevOptions, game: GameId) -> Result<(), DevError> {
     // Only the game being written: its id may be a built-in game's (`tictactoe.js`).
-    let engine = startup::engine(config, crate::game::GameRegistry::new()).await?;
-    let author = local_player(&engine, "dev-author").await?;
+    let services = startup::services(config, crate::game::GameRegistry::new()).await?;
+    let author = local_player(&services.accounts, "dev-author").await?;
     let mut players = Vec::with_capacity(MAX_SEATS);
     for seat in 1..=MAX_SEATS {
-        players.push(local_player(&engine, &format!("dev-{seat}")).await?);
+        players.push(local_player(&services.accounts, &format!("dev-{seat}")).await?);
     }
     let files = files::GameFiles::new(options.game.clone(), options.frontend.clone());
     let session = DevSession::new(DevState {
@@ -100,7 +103,7 @@ async fn serve(config: &Config, options: &DevOptions, game: GameId) -> Result<()
             .map(|p| p.display().to_string())
             .collect(),
     });
-    let app = Application::serving(config, engine.clone(), Some(session.clone()))?;
+    let app = Application::serving(config, services.clone(), Some(session.clone()))?;
     let address = format!("http://{}:{}", host(&config.bind), app.port());
     println!(
         "turnhouse dev: {} from {}",
@@ -112,17 +115,17 @@ async fn serve(config: &Config, options: &DevOptions, game: GameId) -> Result<()
             .collect::<Vec<_>>()
             .join(" and ")
     );
-    let first = publish(&engine, &session, &files, &game).await;
+    let first = publish(&services, &session, &files, &game).await;
     if let Some(min_players) = first {
         if options.seats.is_none() {
             let seats = min_players.clamp(2, MAX_SEATS);
             session.update(|state| state.layout.seats = seats);
         }
-        open_first_room(&engine, &session).await;
+        open_first_room(&services.rooms, &session).await;
     }
     println!("  the dev page: {address}/dev/{}", game.as_str());
     println!("  watching for saves; Ctrl-C stops (a throwaway database goes with it)");
-    tokio::spawn(watch(engine, session, files, game));
+    tokio::spawn(watch(services, session, files, game));
     app.run_until_stopped().await.map_err(DevError::Serve)
 }
 
@@ -135,7 +138,12 @@ async fn open_first_room(engine: &Engine, session: &Arc<DevSession>) {
 }
 
 /// Publishes the files again after every save, within a second of it.
-async fn watch(engine: Engine, session: Arc<DevSession>, files: files::GameFiles, game: GameId) {
+async fn watch(
+    services: Services,
+    session: Arc<DevSession>,
+    files: files::GameFiles,
+    game: GameId,
+) {
     let mut published = files.fingerprint();
     loop {
         tokio::time::sleep(files::POLL).await;
@@ -144,8 +152,8 @@ async fn watch(engine: Engine, session: Arc<DevSession>, files: files::GameFiles
         };
         published = now;
         let had_room = session.state().room.is_some();
-        if publish(&engine, &session, &files, &game).await.is_some() && !had_room {
-            open_first_room(&engine, &session).await;
+        if publish(&services, &session, &files, &game).await.is_some() && !had_room {
+            open_first_room(&services.rooms, &session).await;
         }
     }
 }
@@ -153,14 +161,15 @@ async fn watch(engine: Engine, session: Arc<DevSession>, files: files::GameFiles
 /// Publishes the files as the game's next version, as `dev-author`; says how it went, in the
 /// terminal and on the dev page. The game's `minPlayers` when it was published.
 async fn publish(
-    engine: &Engine,
+    services: &Services,
     session: &Arc<DevSession>,
     files: &files::GameFiles,
     game: &GameId,
 ) -> Option<usize> {
     let author = session.state().author.player_ref();
     let outcome = match files.upload().await {
-        Ok(upload) => engine
+        Ok(upload) => services
+            .catalog
             .publish_game(&author, game, upload)
             .await
             .map_err(|err| files.failure(err)),
@@ -193,9 +202,9 @@ async fn publish(
 
 /// A local player, signed in anew (their name taken over in a database given with
 /// `--database`, where they may exist already).
-async fn local_player(engine: &Engine, name: &str) -> Result<LocalPlayer, DevError> {
+async fn local_player(accounts: &Accounts, name: &str) -> Result<LocalPlayer, DevError> {
     let username = Username::parse(name).expect("the local players' names are valid");
-    let (player, token) = engine.local_player(&username).await?;
+    let (player, token) = accounts.local_player(&username).await?;
     Ok(LocalPlayer {
         id: player.id,
         username: player.username,
@@ -240,14 +249,14 @@ fn host(bind: &str) -> &str {
 
 /// What failed, where, for the terminal and the dev page.
 impl files::GameFiles {
-    fn failure(&self, err: EngineError) -> UploadFailure {
+    fn failure(&self, err: CatalogError) -> UploadFailure {
         match err {
-            EngineError::InvalidGameCode { message, line } => UploadFailure {
+            CatalogError::InvalidGameCode { message, line } => UploadFailure {
                 file: self.hooks_name(),
                 line,
                 message,
             },
-            EngineError::InvalidFrontend(error) => UploadFailure {
+            CatalogError::InvalidFrontend(error) => UploadFailure {
                 file: self.frontend_name().unwrap_or_else(|| self.hooks_name()),
                 line: None,
                 message: error.to_string(),

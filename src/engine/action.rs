@@ -11,8 +11,9 @@ use serde_json::{json, Value};
 use super::bots::BotRoster;
 use super::idle::IdleRules;
 use super::transition::Transition;
-use super::{EngineError, MAX_PLAYERS};
+use super::EngineError;
 use crate::game::PlayerRef;
+use crate::game::MAX_PLAYERS;
 use crate::model::{AuditAction, AuditEntry, EventKind};
 
 #[derive(Debug, Clone)]

@@ -14,6 +14,7 @@ use crate::domain::ids::new_id;
 use crate::game::{BotLevel, Hook, PlayerRef};
 use crate::metrics::Exposition;
 use crate::model::{now, Room};
+use crate::problem::Problem;
 use crate::store::Store;
 
 /// More bot moves in a row than any game here needs; a guard against two bots playing forever.
@@ -107,7 +108,7 @@ impl Engine {
             if room.finished || seated.is_empty() {
                 return Ok(room);
             }
-            let Ok(game) = self.game_of(&room).await else {
+            let Ok(game) = self.catalog.game_of(&room).await else {
                 return Ok(room);
             };
             let board = room.board_game(chrono::Utc::now());

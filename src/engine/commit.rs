@@ -43,9 +43,9 @@ impl Engine {
             }
             if matches!(action, Action::Reset(_)) {
                 // Playing again is a new game: not of one an admin unpublished.
-                self.require_published(&room.game).await?;
+                self.catalog.require_published(&room.game).await?;
             }
-            let game = self.game_of(&room).await?;
+            let game = self.catalog.game_of(&room).await?;
             let version = room.version;
             let (action, bots, rules) = (action.clone(), self.bots.clone(), self.idle);
             let step = match run_hooks(&self.sandbox, game, move |game| {

@@ -1,38 +1,15 @@
-use crate::frontend::FrontendError;
+use serde_json::{json, Map, Value};
+
+use crate::catalog::CatalogError;
 use crate::game::{at_line, GameError, Hook, HookError, PatchError};
-use crate::store::{StorageFault, StoreError};
+use crate::problem::{ErrorKind, Problem};
+use crate::store::StoreError;
 
 /// Why an action on a room was not applied. Whatever the variant, nothing was written.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("there is no room with that id")]
     RoomNotFound,
-    #[error("there is no game `{0}`")]
-    GameNotFound(String),
-    #[error("this server no longer hosts the game `{0}` this room plays")]
-    GameUnavailable(String),
-    #[error("there is no version {version} of the game `{game}`")]
-    GameVersionNotFound { game: String, version: i64 },
-    #[error("{}", frontend_missing(game, *version))]
-    FrontendNotFound { game: String, version: Option<i64> },
-    #[error("version {version} of the game `{game}` has no file `{path}` in its frontend")]
-    FrontendFileNotFound {
-        game: String,
-        version: i64,
-        path: String,
-    },
-    #[error("the frontend cannot be published: {0}")]
-    InvalidFrontend(#[from] FrontendError),
-    #[error("`{0}` is a built-in game; it has no uploaded source and cannot be replaced")]
-    GameIsBuiltin(String),
-    #[error("the game `{0}` belongs to another player; only its owner can publish it")]
-    NotTheOwner(String),
-    #[error("only the owner of an uploaded game may read its logs, and `{0}` is not yours")]
-    LogsNotYours(String),
-    #[error("the game's code cannot be hosted: {message}{}", at_line(*line))]
-    InvalidGameCode { message: String, line: Option<u32> },
-    #[error("{0}")]
-    InvalidGameSettings(String),
     #[error("you are not a player of this room")]
     NotAPlayer,
     #[error("the room is not open for joining")]
@@ -73,18 +50,6 @@ pub enum EngineError {
     SandboxUnavailable(String),
     #[error("the room has no deadline to fire")]
     NoDeadline,
-    #[error("you have no session with that id that is still signed in")]
-    SessionNotFound,
-    #[error("that sign-in code is not valid: codes work once, for ten minutes")]
-    InvalidCode,
-    #[error("you have {0} sign-in codes that work already: use one, or wait until one expires (codes work for ten minutes)")]
-    TooManyCodes(i64),
-    #[error("the name and password do not match a player")]
-    InvalidCredentials,
-    #[error("{0}")]
-    InvalidPassword(String),
-    #[error("too many sign-ins are being checked right now; try again in a moment")]
-    SignInBusy,
     #[error("the seats are held for {players} until {until}, who played the last game here and were offered a rematch")]
     SeatHeld { players: String, until: String },
     #[error("there is no rematch offered to you in this room")]
@@ -93,72 +58,27 @@ pub enum EngineError {
     CannotClaim(&'static str),
     #[error("the room had a version less than the claim period ago; it can be claimed from {at} if nothing happens before")]
     ClaimTooEarly { at: String },
-    #[error("only an admin may do this")]
-    NotAdmin,
-    #[error("publishing games on this server is open to {0} only")]
-    UploadsRestricted(&'static str),
-    #[error("this player is suspended: {0}")]
-    PlayerSuspended(String),
-    #[error("there is no player with that id")]
-    PlayerNotFound,
-    #[error("the username `{0}` is taken")]
-    UsernameTaken(String),
-    #[error("the game `{0}` was unpublished by an admin: it opens no new rooms")]
-    GameUnpublished(String),
     #[error("the room is changing too fast; try again")]
     Contention,
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-/// What kind of refusal or failure an [`EngineError`] is, for a caller to put in its own terms
-/// (the API gives each an HTTP status).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    NotFound,
-    /// The credentials given do not sign anyone in.
-    Unauthorized,
-    Forbidden,
-    /// The room or game is not in a state that allows it.
-    Conflict,
-    /// Understood, and refused for what it says.
-    Unprocessable,
-    /// The version pinned is not the room's.
-    PreconditionFailed,
-    /// Passes by itself: try again later.
-    Unavailable,
-    /// The game's own code failed.
-    GameFault,
-    Internal,
-}
-
-impl EngineError {
-    /// The stable, documented name of the problem.
-    pub fn code(&self) -> &'static str {
-        self.classify().1
+impl Problem for EngineError {
+    fn wrapped(&self) -> Option<&dyn Problem> {
+        match self {
+            EngineError::Catalog(err) => Some(err),
+            EngineError::Store(err) => Some(err),
+            _ => None,
+        }
     }
 
-    pub fn kind(&self) -> ErrorKind {
-        self.classify().0
-    }
-
-    /// The kind and code of every error, in one match so the two never drift apart.
     fn classify(&self) -> (ErrorKind, &'static str) {
         use ErrorKind as K;
         match self {
             EngineError::RoomNotFound => (K::NotFound, "room_not_found"),
-            EngineError::GameNotFound(_) => (K::NotFound, "game_not_found"),
-            EngineError::GameUnavailable(_) => (K::Unavailable, "game_unavailable"),
-            EngineError::GameVersionNotFound { .. } => (K::NotFound, "game_version_not_found"),
-            EngineError::FrontendNotFound { .. } => (K::NotFound, "frontend_not_found"),
-            EngineError::FrontendFileNotFound { .. } => (K::NotFound, "frontend_file_not_found"),
-            EngineError::InvalidFrontend(_) => (K::Unprocessable, "invalid_frontend"),
-            EngineError::GameIsBuiltin(_) => (K::Conflict, "game_is_builtin"),
-            EngineError::NotTheOwner(_) | EngineError::LogsNotYours(_) => {
-                (K::Forbidden, "not_the_owner")
-            }
-            EngineError::InvalidGameCode { .. } => (K::Unprocessable, "invalid_game_code"),
-            EngineError::InvalidGameSettings(_) => (K::Unprocessable, "invalid_game_settings"),
             EngineError::NotAPlayer => (K::Forbidden, "not_a_player"),
             EngineError::RoomNotJoinable => (K::Conflict, "room_not_joinable"),
             EngineError::RoomFinished => (K::Conflict, "room_finished"),
@@ -176,32 +96,69 @@ impl EngineError {
             EngineError::HookTimeout { .. } => (K::GameFault, "hook_timeout"),
             EngineError::HookOutOfMemory { .. } => (K::GameFault, "hook_out_of_memory"),
             EngineError::NoDeadline => (K::Conflict, "no_deadline"),
-            EngineError::SessionNotFound => (K::NotFound, "session_not_found"),
-            EngineError::InvalidCode => (K::Unauthorized, "invalid_code"),
-            EngineError::TooManyCodes(_) => (K::Conflict, "too_many_codes"),
-            EngineError::InvalidCredentials => (K::Unauthorized, "invalid_credentials"),
-            EngineError::InvalidPassword(_) => (K::Unprocessable, "invalid_password"),
-            EngineError::SignInBusy => (K::Unavailable, "sign_in_busy"),
             EngineError::SeatHeld { .. } => (K::Conflict, "seat_held"),
             EngineError::NoRematchOffer => (K::Conflict, "no_rematch_offer"),
             EngineError::CannotClaim(_) => (K::Conflict, "cannot_claim"),
             EngineError::ClaimTooEarly { .. } => (K::Conflict, "claim_too_early"),
-            EngineError::NotAdmin => (K::Forbidden, "not_admin"),
-            EngineError::UploadsRestricted(_) => (K::Forbidden, "uploads_restricted"),
-            EngineError::PlayerSuspended(_) => (K::Forbidden, "player_suspended"),
-            EngineError::PlayerNotFound => (K::NotFound, "player_not_found"),
-            EngineError::UsernameTaken(_) => (K::Conflict, "username_taken"),
-            EngineError::GameUnpublished(_) => (K::Conflict, "game_unpublished"),
             EngineError::Contention => (K::Unavailable, "contention"),
             EngineError::SandboxUnavailable(_) => (K::Unavailable, "sandbox_unavailable"),
-            EngineError::Store(err) => match err.fault() {
-                Some(StorageFault::Busy) => (K::Unavailable, "storage_busy"),
-                Some(StorageFault::Unavailable) => (K::Unavailable, "storage_unavailable"),
-                None => (K::Internal, "internal"),
-            },
+            EngineError::Catalog(err) => err.classify(),
+            EngineError::Store(err) => err.classify(),
         }
     }
 
+    fn extensions(&self, extra: &mut Map<String, Value>) {
+        match self {
+            EngineError::VersionMismatch { current }
+            | EngineError::VersionNotYetCommitted { current } => {
+                extra.insert("currentVersion".into(), json!(current));
+            }
+            EngineError::GameRefused(refusal) => {
+                extra.insert("reason".into(), json!(refusal.reason));
+            }
+            EngineError::HookFailed {
+                line: Some(line), ..
+            } => {
+                extra.insert("line".into(), json!(line));
+            }
+            _ => {}
+        }
+    }
+
+    fn retry_after(&self) -> Option<u64> {
+        matches!(
+            self,
+            EngineError::Contention | EngineError::SandboxUnavailable(_)
+        )
+        .then_some(1)
+    }
+
+    fn public_detail(&self) -> Option<String> {
+        match self {
+            EngineError::SandboxUnavailable(_) => {
+                Some("uploaded games cannot be run right now; try again later".into())
+            }
+            EngineError::HookCrashed { .. }
+            | EngineError::HookTimeout { .. }
+            | EngineError::HookOutOfMemory { .. }
+            | EngineError::InvalidPatch { .. }
+                if self.hook() == Some(Hook::PlayerView) =>
+            {
+                // The view is made after any action was committed: the action stands.
+                Some(format!(
+                    "{self}; the room cannot be shown, and no state is sent in its place"
+                ))
+            }
+            EngineError::HookCrashed { .. }
+            | EngineError::HookTimeout { .. }
+            | EngineError::HookOutOfMemory { .. }
+            | EngineError::InvalidPatch { .. } => Some(format!("{self}; the room is unchanged")),
+            _ => None,
+        }
+    }
+}
+
+impl EngineError {
     /// A refusal that another version of the room might not give.
     pub fn depends_on_the_room(&self) -> bool {
         matches!(
@@ -261,14 +218,5 @@ impl EngineError {
             },
             HookError::Unavailable(why) => EngineError::SandboxUnavailable(why),
         }
-    }
-}
-
-fn frontend_missing(game: &str, version: Option<i64>) -> String {
-    match version {
-        Some(version) => {
-            format!("version {version} of the game `{game}` has no frontend of its own")
-        }
-        None => format!("the built-in game `{game}` has no frontend of its own; the page draws it"),
     }
 }

@@ -2,9 +2,7 @@
 //! stopped playing, and the seats "Play again" holds for a while.
 //!
 //! - **Seen.** Every request with a player's token, and every stream they hold open, marks
-//!   them seen. This server writes the time at most once per a quarter of quick play's window
-//!   per player, through the store's writer and off the request's path, so it costs a write a
-//!   few times a minute per active player, and other servers on the database read it too.
+//!   them seen ([`crate::accounts::Accounts::seen`]).
 //! - **Quick play** joins only a room someone is still in: one that changed, or has a player
 //!   seen, within the window (the store's [`QuickPlayGuard`](crate::store::QuickPlayGuard)).
 //! - **Idle waiting rooms** (joinable, unfinished, no version for
@@ -21,10 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use tokio::time::Instant;
 
 use super::action::Action;
-use super::bounded_cache::BoundedCache;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
 use crate::game::{deadline_text, PlayerRef};
 use crate::model::Room;
@@ -89,38 +85,10 @@ impl IdleRules {
     }
 }
 
-/// When this server last wrote that a player was seen.
-pub(super) type SeenMarks = BoundedCache<String, Instant>;
-
 /// Rooms one look of the sweeper closes at most, before it looks again.
 const CLOSE_BATCH: i64 = 64;
 
 impl Engine {
-    /// `player` made a request or holds a stream open, through `session` if it names one:
-    /// written unless this server wrote it for that session less than
-    /// [`IdleRules::seen_every`] (and at most a minute) ago.
-    pub fn seen(&self, player: &PlayerRef, session: Option<&str>) {
-        let now = Instant::now();
-        let every = self.idle.seen_every().min(Duration::from_secs(60));
-        let key = session.unwrap_or(&player.id);
-        if self
-            .seen
-            .get(key)
-            .is_some_and(|last| now.duration_since(last) < every)
-        {
-            return;
-        }
-        self.seen.insert(key.to_owned(), now);
-        let (store, id) = (self.store.clone(), player.id.clone());
-        let session = session.map(str::to_owned);
-        tokio::spawn(async move {
-            let at = crate::model::now();
-            if let Err(err) = store.mark_seen(&id, session.as_deref(), &at).await {
-                tracing::warn!(error = %err, "could not record that a player was seen");
-            }
-        });
-    }
-
     /// The rules this engine keeps rooms by.
     pub fn idle_rules(&self) -> &IdleRules {
         &self.idle

@@ -3,29 +3,20 @@
 //! re-running on a race a bounded number of times. After every action, seated computer
 //! opponents whose turn it is move through the same path, each move a version of its own.
 
-mod accounts;
 mod action;
 mod bots;
-mod bounded_cache;
-mod cache_trust;
-mod catalog;
 mod commit;
 mod deadlines;
 mod dev;
 mod error;
-mod game_logs;
 mod hook_runner;
 mod idle;
-mod moderation;
 mod new_rooms;
 mod other_servers;
-mod passwords;
 mod precondition;
 mod presence;
 mod room_cache;
 mod room_locks;
-mod sessions;
-mod standing;
 mod transition;
 mod viewing;
 
@@ -35,44 +26,29 @@ mod tests;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use tokio::sync::watch;
-
-pub use accounts::RegisterError;
 pub use action::Action;
 use bots::BotRoster;
-pub use catalog::{
-    FieldUpdate, FrontendUpload, GameUpload, Publication, MAX_DESCRIPTION_CHARS,
-    MAX_FRONTEND_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
-};
-use catalog::{HostedCache, CACHED_VERSIONS};
 use deadlines::Alarm;
-pub use error::{EngineError, ErrorKind};
+pub use error::EngineError;
 pub use idle::IdleRules;
-pub use moderation::{RoomsReached, Suspension, UnpublishedRooms};
+
 pub use new_rooms::{BotSeat, Placement, RoomOptions};
 pub use precondition::Precondition;
 use room_cache::RoomCache;
 use room_locks::RoomLocks;
-use sessions::{EndedSessions, SessionCache};
-pub use sessions::{SignedIn, CODE_LIFETIME};
-pub use standing::Profile;
 
-use crate::game::{Clock, GameRegistry, PlayerRef};
+use crate::catalog::Catalog;
+use crate::game::{Clock, PlayerRef};
 use crate::live::{Hub, LobbyFeed, PresenceBook, RoomFeed};
 use crate::metrics::Exposition;
 use crate::model::{Room, RoomEvent};
-use crate::sandbox::{GameLogSink, SandboxPool};
+use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store};
 use crate::views::{online_count_frame, RoomHeader};
-
-/// No room holds more players than this, whatever its game says.
-pub const MAX_PLAYERS: usize = 50;
 
 /// Current rooms kept in memory (see [`RoomCache`] for when they are used and how fresh they
 /// are).
 const CACHED_ROOMS: usize = 4096;
-/// Sessions kept in memory for checking tokens.
-const CACHED_SESSIONS: usize = 65_536;
 
 /// How many times an action is re-read and re-run after losing a version race.
 const MAX_ATTEMPTS: usize = 20;
@@ -80,32 +56,20 @@ const MAX_ATTEMPTS: usize = 20;
 #[derive(Clone)]
 pub struct Engine {
     store: Store,
-    games: Arc<GameRegistry>,
+    catalog: Catalog,
     sandbox: SandboxPool,
-    hosted: Arc<HostedCache>,
     locks: RoomLocks,
     bots: Arc<BotRoster>,
     hub: Arc<Hub>,
     /// Who has a stream open, here and on the other servers.
     presence: Arc<PresenceBook>,
     rooms: Arc<RoomCache>,
-    sessions: Arc<SessionCache>,
-    /// Turns at hashing passwords.
-    hashing: Arc<passwords::Hashing>,
-    /// Sessions ended lately, for the streams they hold open.
-    ended: Arc<EndedSessions>,
     alarm: Arc<Alarm>,
     views: Arc<viewing::ViewCache>,
     /// View hook calls made (for `GET /metrics`).
     views_made: Arc<AtomicU64>,
-    /// Where uploaded games' log lines go, for their owners.
-    logs: GameLogSink,
-    /// Moves on whenever log lines have been stored.
-    log_stored: Arc<watch::Sender<u64>>,
     /// How long idle rooms and rematch offers are kept.
     idle: IdleRules,
-    /// When this server last wrote that each player was seen.
-    seen: Arc<idle::SeenMarks>,
 }
 
 impl Engine {
@@ -114,41 +78,29 @@ impl Engine {
     /// [`crate::config::Config::bot_seed`]); `idle` how long idle rooms are kept.
     pub async fn start(
         store: Store,
-        games: GameRegistry,
-        sandbox: SandboxPool,
+        catalog: Catalog,
         bot_seed: u64,
         idle: IdleRules,
     ) -> Result<Self, EngineError> {
         let bots = BotRoster::load(&store, bot_seed).await?;
-        let (logs, lines) = GameLogSink::new();
-        let log_stored = Arc::new(watch::Sender::new(0));
-        tokio::spawn(game_logs::keep(store.clone(), lines, (*log_stored).clone()));
         let hub: Arc<Hub> = Arc::default();
         let (presence, presence_changed) = PresenceBook::new(hub.clone());
         let engine = Self {
             store,
-            games: Arc::new(games),
-            sandbox,
-            hosted: Arc::new(HostedCache::new(CACHED_VERSIONS)),
+            sandbox: catalog.sandbox().clone(),
+            catalog,
             locks: RoomLocks::default(),
             bots: Arc::new(bots),
             hub,
             presence,
             rooms: Arc::new(RoomCache::new(CACHED_ROOMS)),
-            sessions: Arc::new(SessionCache::new(CACHED_SESSIONS)),
-            hashing: Arc::default(),
-            ended: Arc::default(),
             alarm: Arc::default(),
             views: Arc::new(viewing::ViewCache::new(viewing::CACHED_VIEWS)),
             views_made: Arc::default(),
-            logs,
-            log_stored,
             idle,
-            seen: Arc::new(idle::SeenMarks::new(CACHED_SESSIONS)),
         };
         tokio::spawn(deadlines::run(engine.clone()));
         tokio::spawn(idle::close_idle_rooms(engine.clone()));
-        tokio::spawn(sessions::follow_ended_sessions(engine.clone()));
         tokio::spawn(presence::tell_others(engine.clone(), presence_changed));
         if let Some(changes) = engine.store.changes().await? {
             tokio::spawn(other_servers::follow(changes, engine.clone()));
@@ -190,28 +142,10 @@ impl Engine {
             self.rooms.len(),
         );
         out.single(
-            "turnhouse_sessions_cached",
-            "gauge",
-            "Sessions held in memory for checking tokens.",
-            self.sessions.len(),
-        );
-        out.single(
             "turnhouse_view_hook_calls_total",
             "counter",
             "Calls of games' view hooks (onPlayerView); each room version, viewer pair once.",
             self.views_made.load(std::sync::atomic::Ordering::Relaxed),
-        );
-        out.single(
-            "turnhouse_game_log_lines_dropped_total",
-            "counter",
-            "Lines of games' logs dropped because the queue to store them was full.",
-            self.logs.dropped(),
-        );
-        out.single(
-            "turnhouse_password_hashes_total",
-            "counter",
-            "Argon2 hashes made or checked: one per password set or sign-in with a password, known name or not.",
-            self.hashing.done.load(std::sync::atomic::Ordering::Relaxed),
         );
         self.bots.render_metrics(out);
         out.single(
@@ -280,7 +214,7 @@ impl Engine {
     /// Changes to the public rooms of `game` (of every game with `None`) from now on.
     pub async fn lobby_feed(&self, game: Option<String>) -> Result<LobbyFeed, EngineError> {
         if let Some(game) = &game {
-            self.require_game(game).await?;
+            self.catalog.require_game(game).await?;
         }
         let online = online_count_frame(self.online_count());
         Ok(LobbyFeed::new(self.hub.subscribe_lobby(), game, online))

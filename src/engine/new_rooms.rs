@@ -50,7 +50,7 @@ impl Engine {
         game_id: &str,
         clock: Option<Clock>,
     ) -> Result<(Arc<Room>, Placement), EngineError> {
-        self.require_published(game_id).await?;
+        self.catalog.require_published(game_id).await?;
         let options = RoomOptions {
             clock,
             ..RoomOptions::default()
@@ -109,7 +109,7 @@ impl Engine {
         options: RoomOptions,
         quick_play: Option<QuickPlayGuard>,
     ) -> Result<Arc<Room>, EngineError> {
-        let (game, game_version) = self.game_for_new_room(game_id).await?;
+        let (game, game_version) = self.catalog.game_for_new_room(game_id).await?;
         if options.clock.is_some() && !game.capabilities().timeouts {
             return Err(EngineError::ClockUnsupported(game_id.to_owned()));
         }

@@ -24,9 +24,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::bounded_cache::BoundedCache;
-use super::cache_trust::LastLook;
 use super::{Engine, EngineError};
+use crate::cache::BoundedCache;
+use crate::cache::LastLook;
 use crate::model::Room;
 use crate::store::Store;
 
@@ -49,7 +49,7 @@ impl RoomCache {
     pub fn new(capacity: usize) -> Self {
         Self {
             rooms: BoundedCache::new(capacity),
-            look: LastLook::new(),
+            look: LastLook::default(),
             epoch: AtomicU64::new(0),
             clearing: Mutex::new(()),
         }

@@ -7,12 +7,14 @@ use serde_json::{json, Value};
 use super::action::Action;
 use super::transition::Transition;
 use super::{Engine, IdleRules, Precondition, RoomOptions};
+use crate::accounts::Accounts;
+use crate::catalog::Catalog;
 use crate::game::PlayerRef;
 use crate::model::Room;
 use crate::sandbox::{Limits, SandboxPool};
 use crate::store::Store;
 
-async fn engine(dir: &tempfile::TempDir) -> Engine {
+async fn engine(dir: &tempfile::TempDir) -> (Engine, Accounts, Catalog) {
     let path = dir.path().join("engine.db");
     let store = Store::open(path.to_str().unwrap()).await.unwrap();
     let limits = Limits {
@@ -22,21 +24,21 @@ async fn engine(dir: &tempfile::TempDir) -> Engine {
     };
     // No uploaded game is played here, so no worker is ever started.
     let sandbox = SandboxPool::new("/nonexistent".into(), limits, 1);
-    Engine::start(
-        store,
-        crate::games::builtin(),
-        sandbox,
-        1,
-        IdleRules::default(),
-    )
-    .await
-    .unwrap()
+    let catalog = Catalog::start(store.clone(), crate::games::builtin(), sandbox);
+    let accounts = Accounts::start(store.clone(), IdleRules::default().seen_every());
+    let engine = Engine::start(store, catalog.clone(), 1, IdleRules::default())
+        .await
+        .unwrap();
+    (engine, accounts, catalog)
 }
 
 /// A tic-tac-toe room with X (who moves first) and O seated, and the two players.
-async fn tictactoe_in_play(engine: &Engine) -> (PlayerRef, PlayerRef, Arc<Room>) {
-    let (x, ..) = engine.register(None, "test").await.unwrap();
-    let (o, ..) = engine.register(None, "test").await.unwrap();
+async fn tictactoe_in_play(
+    engine: &Engine,
+    accounts: &Accounts,
+) -> (PlayerRef, PlayerRef, Arc<Room>) {
+    let (x, ..) = accounts.register(None, "test").await.unwrap();
+    let (o, ..) = accounts.register(None, "test").await.unwrap();
     let (x, o) = (x.player_ref(), o.player_ref());
     let room = engine
         .create_room(&x, "tictactoe", RoomOptions::default())
@@ -54,10 +56,10 @@ async fn tictactoe_in_play(engine: &Engine) -> (PlayerRef, PlayerRef, Arc<Room>)
 #[tokio::test]
 async fn the_history_never_runs_ahead_of_the_room() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = engine(&dir).await;
-    let (x, _, room) = tictactoe_in_play(&engine).await;
+    let (engine, accounts, catalog) = engine(&dir).await;
+    let (x, _, room) = tictactoe_in_play(&engine, &accounts).await;
 
-    let game = engine.game_of(&room).await.unwrap();
+    let game = catalog.game_of(&room).await.unwrap();
     let mut step = Transition::new(game, Room::clone(&room), Some(room.version));
     Action::Move(x, json!({"x": 0, "y": 0}).into())
         .apply(&mut step, &engine.bots, &engine.idle)
@@ -83,13 +85,13 @@ async fn the_history_never_runs_ahead_of_the_room() {
 #[tokio::test]
 async fn a_hook_shares_the_rooms_state_and_players_and_changes_neither_in_place() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = engine(&dir).await;
-    let (x, o, room) = tictactoe_in_play(&engine).await;
+    let (engine, accounts, catalog) = engine(&dir).await;
+    let (x, o, room) = tictactoe_in_play(&engine, &accounts).await;
     assert_eq!(room.players.len(), 2);
     assert_ne!(*room.state, serde_json::Value::Null);
     let (state, players) = (Value::clone(&room.state), Vec::clone(&room.players));
 
-    let game = engine.game_of(&room).await.unwrap();
+    let game = catalog.game_of(&room).await.unwrap();
     let mut step = Transition::new(game, Room::clone(&room), Some(room.version));
     assert!(Arc::ptr_eq(&step.room.players, &room.players));
     let refused = Action::Move(o, json!({"x": 0, "y": 0}).into()).apply(

@@ -19,13 +19,14 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use super::bounded_cache::BoundedCache;
 use super::hook_runner::run_hooks;
 use super::transition::guarded;
 use super::{Engine, EngineError};
+use crate::cache::BoundedCache;
 use crate::game::{BoardGame, Game, Hook, HookError, PlayerRef, RoomStartContext};
 use crate::live::Framer;
 use crate::model::{Room, RoomEvent};
+use crate::problem::Problem;
 use crate::views::{version_frame, EventView, RoomHeader, RoomView};
 
 /// Views kept in memory.
@@ -46,7 +47,7 @@ impl Engine {
         room: &'a Room,
         viewer: Option<&PlayerRef>,
     ) -> Result<RoomView<'a>, EngineError> {
-        let game = self.game_of(room).await?;
+        let game = self.catalog.game_of(room).await?;
         let state = if game.capabilities().player_view {
             let board = room.board_game(chrono::Utc::now());
             let state = self.viewed(game, board, member(room, viewer)).await?;
@@ -94,7 +95,7 @@ impl Engine {
         events: &'a [RoomEvent],
         viewer: Option<&PlayerRef>,
     ) -> Result<Vec<EventView<'a>>, EngineError> {
-        let game = self.game_of(room).await?;
+        let game = self.catalog.game_of(room).await?;
         if !game.capabilities().player_view {
             return Ok(events.iter().map(EventView::whole).collect());
         }
@@ -214,7 +215,7 @@ impl Engine {
         room: &Room,
         viewer: Option<PlayerRef>,
     ) -> Result<Option<Arc<dyn Framer>>, EngineError> {
-        if !self.game_of(room).await?.capabilities().player_view {
+        if !self.catalog.game_of(room).await?.capabilities().player_view {
             return Ok(None);
         }
         Ok(Some(Arc::new(ViewerFramer {

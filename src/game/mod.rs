@@ -20,6 +20,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// No room holds more players than this, whatever its game says.
+pub const MAX_PLAYERS: usize = 50;
+
 /// A player as hooks and clients see one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerRef {

@@ -1,8 +1,8 @@
-//! Player accounts: registration, each with its first session (see [`super::sessions`]).
+//! Registration: a new player, each with a first session (see [`super::sessions`]).
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
-use super::{Engine, EngineError};
+use super::{AccountError, Accounts};
 use crate::domain::ids::new_id;
 use crate::domain::username::Username;
 use crate::game::PlayerRef;
@@ -12,15 +12,7 @@ use crate::store::StoreError;
 /// How many generated names are tried before giving up (each retry adds a random number).
 const GENERATED_NAME_ATTEMPTS: u32 = 8;
 
-#[derive(Debug, thiserror::Error)]
-pub enum RegisterError {
-    #[error("the username `{0}` is taken")]
-    UsernameTaken(String),
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-}
-
-impl Engine {
+impl Accounts {
     /// Creates a player with `username`, or a generated `adjective_animal` name, signed in on
     /// a first session labelled `label`. Returns the account, the session and its bearer
     /// token, which is shown this once and stored only as a hash.
@@ -28,7 +20,7 @@ impl Engine {
         &self,
         username: Option<Username>,
         label: &str,
-    ) -> Result<(Account, Session, String), RegisterError> {
+    ) -> Result<(Account, Session, String), AccountError> {
         let chosen = username.is_some();
         for attempt in 0..GENERATED_NAME_ATTEMPTS {
             let name = username
@@ -39,17 +31,17 @@ impl Engine {
                 username: name.as_str().to_owned(),
                 created_at: now(),
             };
-            let (session, token) = Engine::first_session(account.player_ref(), label);
+            let (session, token) = Accounts::first_session(account.player_ref(), label);
             match self.store.create_account(&account, &session).await {
                 Ok(()) => return Ok((account, session, token)),
                 Err(StoreError::UsernameTaken) if !chosen => continue,
                 Err(StoreError::UsernameTaken) => {
-                    return Err(RegisterError::UsernameTaken(account.username))
+                    return Err(AccountError::UsernameTaken(account.username))
                 }
-                Err(other) => return Err(EngineError::from(other).into()),
+                Err(other) => return Err(other.into()),
             }
         }
-        Err(EngineError::Contention.into())
+        Err(AccountError::Contention)
     }
 
     /// The player named `username`, signed in on a new session: registered if the name is
@@ -58,17 +50,17 @@ impl Engine {
     pub async fn local_player(
         &self,
         username: &Username,
-    ) -> Result<(PlayerRef, String), EngineError> {
+    ) -> Result<(PlayerRef, String), AccountError> {
         const LABEL: &str = "turnhouse dev";
         match self.register(Some(username.clone()), LABEL).await {
             Ok((account, _, token)) => Ok((account.player_ref(), token)),
-            Err(RegisterError::UsernameTaken(_)) => {
+            Err(AccountError::UsernameTaken(_)) => {
                 let account = self
                     .store
                     .account_by_name(username.as_str())
                     .await?
                     .ok_or_else(|| {
-                        EngineError::Store(StoreError::Corrupt(format!(
+                        AccountError::Store(StoreError::Corrupt(format!(
                             "the player {} is neither free nor found",
                             username.as_str()
                         )))
@@ -77,7 +69,7 @@ impl Engine {
                 let (_, token) = self.open_session(&player, LABEL).await?;
                 Ok((player, token))
             }
-            Err(RegisterError::Engine(err)) => Err(err),
+            Err(err) => Err(err),
         }
     }
 }

@@ -10,22 +10,18 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::Rng;
 use tokio::sync::watch;
-use tokio::time::Instant;
 
-use super::bounded_cache::BoundedCache;
-use super::cache_trust::LastLook;
-use super::{Engine, EngineError};
+use super::{AccountError, Accounts, MAX_ATTEMPTS};
 use crate::domain::credentials::{self, hash_secret, PresentedToken};
 use crate::domain::ids::new_id;
 use crate::game::{deadline_text, PlayerRef};
 use crate::model::{now, to_the_minute, Session};
-use crate::store::{Ending, Store, StoreError, MAX_LIVE_CODES};
+use crate::store::{Ending, StoreError, MAX_LIVE_CODES};
 
 /// Who made a request: a player, through one of their sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,8 +42,6 @@ const CODE_LENGTH: usize = 8;
 const ENDED_POLL: Duration = Duration::from_secs(1);
 /// How far each look for sessions ended elsewhere reaches back before the previous look.
 const ENDED_OVERLAP: Duration = Duration::from_secs(5);
-/// How long an ended session is remembered for streams to notice.
-const ENDED_KEPT: Duration = Duration::from_secs(60);
 
 /// A new session's token, and the session as stored (its secret only as a hash).
 fn open(player: PlayerRef, label: &str) -> (Session, String) {
@@ -88,10 +82,10 @@ fn normalise_code(code: &str) -> String {
         .collect()
 }
 
-/// A session refused because its player is suspended is [`EngineError::PlayerSuspended`].
-fn unless_suspended(err: StoreError) -> EngineError {
+/// A session refused because its player is suspended is [`AccountError::PlayerSuspended`].
+fn unless_suspended(err: StoreError) -> AccountError {
     match err {
-        StoreError::Suspended(reason) => EngineError::PlayerSuspended(reason),
+        StoreError::Suspended(reason) => AccountError::PlayerSuspended(reason),
         err => err.into(),
     }
 }
@@ -103,10 +97,10 @@ fn new_code() -> String {
         .collect()
 }
 
-impl Engine {
+impl Accounts {
     /// The player and session a bearer token belongs to, if it is genuine and the session
     /// works.
-    pub async fn authenticate(&self, token: &str) -> Result<Option<SignedIn>, EngineError> {
+    pub async fn authenticate(&self, token: &str) -> Result<Option<SignedIn>, AccountError> {
         let Some(presented) = PresentedToken::parse(token) else {
             return Ok(None);
         };
@@ -153,7 +147,7 @@ impl Engine {
         &self,
         player: &PlayerRef,
         label: &str,
-    ) -> Result<(Session, String), EngineError> {
+    ) -> Result<(Session, String), AccountError> {
         let (session, token) = open(player.clone(), label);
         self.store
             .open_session(&session)
@@ -168,25 +162,25 @@ impl Engine {
     }
 
     /// The caller's working sessions, oldest first.
-    pub async fn sessions_of(&self, me: &SignedIn) -> Result<Vec<Session>, EngineError> {
+    pub async fn sessions_of(&self, me: &SignedIn) -> Result<Vec<Session>, AccountError> {
         Ok(self.store.sessions_of(&me.player.id).await?)
     }
 
     /// Ends one of the caller's sessions (the current one too, which signs out).
-    pub async fn end_session(&self, me: &SignedIn, id: &str) -> Result<(), EngineError> {
+    pub async fn end_session(&self, me: &SignedIn, id: &str) -> Result<(), AccountError> {
         let ended = self
             .store
             .end_sessions(&me.player.id, Ending::One(id.to_owned()))
             .await?;
         if ended.is_empty() {
-            return Err(EngineError::SessionNotFound);
+            return Err(AccountError::SessionNotFound);
         }
         self.sessions_ended(ended);
         Ok(())
     }
 
     /// Ends every session of the caller's but the current one; how many.
-    pub async fn end_other_sessions(&self, me: &SignedIn) -> Result<usize, EngineError> {
+    pub async fn end_other_sessions(&self, me: &SignedIn) -> Result<usize, AccountError> {
         let ended = self
             .store
             .end_sessions(&me.player.id, Ending::AllBut(me.session.clone()))
@@ -198,7 +192,7 @@ impl Engine {
 
     /// Gives the current session a new token, shown this once; the old one stops working at
     /// once, on every server sharing the database.
-    pub async fn rotate_token(&self, me: &SignedIn) -> Result<String, EngineError> {
+    pub async fn rotate_token(&self, me: &SignedIn) -> Result<String, AccountError> {
         let issued = credentials::issue(&me.player.id, &me.session);
         let rotated = self
             .store
@@ -212,17 +206,20 @@ impl Engine {
                 Ok(issued.token)
             }
             // Ended meanwhile, from another device.
-            false => Err(EngineError::SessionNotFound),
+            false => Err(AccountError::SessionNotFound),
         }
     }
 
     /// A code that signs the caller in on another device, once, within [`CODE_LIFETIME`]:
     /// the code and when it expires.
-    pub async fn issue_sign_in_code(&self, me: &SignedIn) -> Result<(String, String), EngineError> {
+    pub async fn issue_sign_in_code(
+        &self,
+        me: &SignedIn,
+    ) -> Result<(String, String), AccountError> {
         let created = chrono::Utc::now();
         let expires = created + chrono::Duration::from_std(CODE_LIFETIME).unwrap_or_default();
         let expires_at = deadline_text(expires);
-        for _ in 0..super::MAX_ATTEMPTS {
+        for _ in 0..MAX_ATTEMPTS {
             let code = new_code();
             match self
                 .store
@@ -235,21 +232,21 @@ impl Engine {
                 .await
             {
                 Ok(true) => return Ok((code, expires_at)),
-                Ok(false) => return Err(EngineError::TooManyCodes(MAX_LIVE_CODES)),
+                Ok(false) => return Err(AccountError::TooManyCodes(MAX_LIVE_CODES)),
                 Err(StoreError::Conflict) => continue,
                 Err(err) => return Err(err.into()),
             }
         }
-        Err(EngineError::Contention)
+        Err(AccountError::Contention)
     }
 
     /// Opens a session with a sign-in code: the player, the session and its token. A code
-    /// works once: [`EngineError::InvalidCode`] for one that is unknown, used or expired.
+    /// works once: [`AccountError::InvalidCode`] for one that is unknown, used or expired.
     pub async fn sign_in_with_code(
         &self,
         code: &str,
         label: &str,
-    ) -> Result<(Session, String), EngineError> {
+    ) -> Result<(Session, String), AccountError> {
         let code = normalise_code(code);
         let secret = credentials::Secret::new();
         // Time text of one width, which the code's expiry is compared with.
@@ -271,13 +268,13 @@ impl Engine {
             .redeem_code(&hash_secret(&code), session.clone())
             .await
             .map_err(unless_suspended)?
-            .ok_or(EngineError::InvalidCode)?;
+            .ok_or(AccountError::InvalidCode)?;
         let token = secret.token(&player.id, &session.id);
         Ok((Session { player, ..session }, token))
     }
 
     /// These sessions ended, here: refused from now on here, and their streams closed.
-    pub(super) fn sessions_ended(&self, ids: Vec<String>) {
+    pub fn sessions_ended(&self, ids: Vec<String>) {
         let at = now();
         self.sessions_changed(ids.into_iter().map(|id| (id, at.clone())).collect());
     }
@@ -292,51 +289,14 @@ impl Engine {
         self.ended.add(changes);
     }
 
+    /// Forgets every session held in memory (their players' names changed).
+    pub fn forget_cached_sessions(&self) {
+        self.sessions.forget_all();
+    }
+
     /// Sessions that ended or changed token lately, for streams to check theirs.
     pub fn ended_sessions(&self) -> watch::Receiver<Arc<Vec<String>>> {
         self.ended.subscribe()
-    }
-}
-
-/// Sessions ended or re-keyed lately, published to every open stream whenever more are.
-pub(super) struct EndedSessions {
-    /// Each change by session and time, so a session re-keyed twice wakes streams twice,
-    /// while one change heard of again (the looks overlap) wakes none.
-    recent: Mutex<HashMap<(String, String), Instant>>,
-    published: watch::Sender<Arc<Vec<String>>>,
-}
-
-impl Default for EndedSessions {
-    fn default() -> Self {
-        Self {
-            recent: Mutex::default(),
-            published: watch::Sender::new(Arc::default()),
-        }
-    }
-}
-
-impl EndedSessions {
-    fn add(&self, changes: Vec<(String, String)>) {
-        if changes.is_empty() {
-            return;
-        }
-        let mut recent = self.recent.lock().expect("never poisoned");
-        let now = Instant::now();
-        recent.retain(|_, at| now.duration_since(*at) < ENDED_KEPT);
-        let mut news = false;
-        for change in changes {
-            news |= recent.insert(change, now).is_none();
-        }
-        if news {
-            let mut ids: Vec<String> = recent.keys().map(|(id, _)| id.clone()).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            self.published.send_replace(Arc::new(ids));
-        }
-    }
-
-    fn subscribe(&self) -> watch::Receiver<Arc<Vec<String>>> {
-        self.published.subscribe()
     }
 }
 
@@ -345,20 +305,20 @@ impl EndedSessions {
 /// previous one began: a session another server stamped just before that look but committed
 /// just after it (or whose clock runs a little behind) is still found; one found twice changes
 /// nothing.
-pub(super) async fn follow_ended_sessions(engine: Engine) {
+pub(super) async fn follow_ended_sessions(accounts: Accounts) {
     let back = chrono::Duration::from_std(ENDED_OVERLAP).unwrap_or_default();
     let mut since = chrono::Utc::now();
-    let mut last = engine.store.solitude();
+    let mut last = accounts.store.solitude();
     loop {
         tokio::time::sleep(ENDED_POLL).await;
         let look = chrono::Utc::now();
         // Alone all along: nobody else could end a session.
-        let now = engine.store.solitude();
+        let now = accounts.store.solitude();
         if now.is_some() && now == last {
             since = look;
             continue;
         }
-        match engine
+        match accounts
             .store
             .ended_sessions_since(&deadline_text(since - back))
             .await
@@ -366,80 +326,10 @@ pub(super) async fn follow_ended_sessions(engine: Engine) {
             Ok(ended) => {
                 since = look;
                 last = now;
-                engine.sessions_changed(ended);
+                accounts.sessions_changed(ended);
             }
             Err(err) => tracing::warn!(error = %err, "could not learn which sessions ended"),
         }
-    }
-}
-
-/// Sessions kept in memory so that a request's token is checked without a database read.
-///
-/// Freshness, as for rooms: the cache is read and filled only while this server is alone on
-/// its database, and emptied whenever it is not or another server came since the last look,
-/// since another server may end a session or rotate its token. A change here bumps the epoch,
-/// so a session read before it is never put back afterwards.
-pub(super) struct SessionCache {
-    /// Shared, so that a request's check copies no more of its session than the caller needs.
-    sessions: BoundedCache<String, Arc<Session>>,
-    epoch: Mutex<u64>,
-    /// Whether the server has been alone on its database since the last look.
-    look: LastLook,
-}
-
-impl SessionCache {
-    pub(super) fn new(capacity: usize) -> Self {
-        Self {
-            sessions: BoundedCache::new(capacity),
-            epoch: Mutex::new(0),
-            look: LastLook::new(),
-        }
-    }
-
-    fn get(&self, store: &Store, id: &str) -> Option<Arc<Session>> {
-        match self.trusted(store) {
-            true => self.sessions.get(id),
-            false => {
-                self.sessions.clear();
-                None
-            }
-        }
-    }
-
-    /// Call before reading a session from the database: `None` while the database is shared.
-    fn epoch(&self, store: &Store) -> Option<u64> {
-        self.trusted(store)
-            .then(|| *self.epoch.lock().expect("never poisoned"))
-    }
-
-    /// Whether what is held is current now, forgetting it all first if company came.
-    fn trusted(&self, store: &Store) -> bool {
-        self.look.trusted(store, || self.forget_all())
-    }
-
-    fn remember(&self, epoch: Option<u64>, session: &Arc<Session>) {
-        let current = self.epoch.lock().expect("never poisoned");
-        if epoch == Some(*current) {
-            self.sessions
-                .insert(session.id.clone(), Arc::clone(session));
-        }
-    }
-
-    pub(super) fn forget(&self, id: &str) {
-        let mut current = self.epoch.lock().expect("never poisoned");
-        *current += 1;
-        self.sessions.remove(id);
-    }
-
-    /// Forgets every session (a player was renamed: the sessions held carry their old name).
-    pub(super) fn forget_all(&self) {
-        let mut current = self.epoch.lock().expect("never poisoned");
-        *current += 1;
-        self.sessions.clear();
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.sessions.len()
     }
 }
 

@@ -80,6 +80,10 @@ impl<K: Hash + Eq, V: Clone> BoundedCache<K, V> {
         generations.young.len() + generations.old.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn remove<Q>(&self, key: &Q)
     where
         K: Borrow<Q>,

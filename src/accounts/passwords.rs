@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, Semaphore};
 
 use super::sessions::SignedIn;
-use super::{Engine, EngineError};
+use super::{AccountError, Accounts};
 use crate::domain::passwords;
 use crate::model::Session;
 
@@ -97,10 +97,10 @@ impl Hashing {
     async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, EngineError> {
+    ) -> Result<T, AccountError> {
         let permit = tokio::time::timeout(QUEUE_WAIT, self.permits.clone().acquire_owned())
             .await
-            .map_err(|_| EngineError::SignInBusy)?
+            .map_err(|_| AccountError::SignInBusy)?
             .expect("never closed");
         let (answer, outcome) = oneshot::channel();
         let job: Job = Box::new(move || {
@@ -113,31 +113,31 @@ impl Hashing {
         jobs.lock()
             .expect("never poisoned")
             .send(job)
-            .map_err(|_| EngineError::SignInBusy)?;
+            .map_err(|_| AccountError::SignInBusy)?;
         // No answer: the hashing threads could not be started.
-        let outcome = outcome.await.map_err(|_| EngineError::SignInBusy)?;
+        let outcome = outcome.await.map_err(|_| AccountError::SignInBusy)?;
         self.done.fetch_add(1, Ordering::Relaxed);
         Ok(outcome)
     }
 }
 
-impl Engine {
+impl Accounts {
     /// Sets the caller's password. A player who has one must give it as `current`.
     pub async fn set_password(
         &self,
         me: &SignedIn,
         password: &str,
         current: Option<&str>,
-    ) -> Result<(), EngineError> {
-        passwords::check(password).map_err(EngineError::InvalidPassword)?;
+    ) -> Result<(), AccountError> {
+        passwords::check(password).map_err(AccountError::InvalidPassword)?;
         if let Some(stored) = self.store.password_of(&me.player.id).await? {
-            let current = current.ok_or(EngineError::InvalidCredentials)?.to_owned();
+            let current = current.ok_or(AccountError::InvalidCredentials)?.to_owned();
             let matches = self
                 .hashing
                 .run(move || passwords::verify(&current, &stored))
                 .await?;
             if !matches {
-                return Err(EngineError::InvalidCredentials);
+                return Err(AccountError::InvalidCredentials);
             }
         }
         let password = password.to_owned();
@@ -146,13 +146,13 @@ impl Engine {
     }
 
     /// Opens a session for the player named `username` if `password` is theirs: the session
-    /// and its token. Anything else is [`EngineError::InvalidCredentials`], in the same time.
+    /// and its token. Anything else is [`AccountError::InvalidCredentials`], in the same time.
     pub async fn sign_in_with_password(
         &self,
         username: &str,
         password: &str,
         label: &str,
-    ) -> Result<(Session, String), EngineError> {
+    ) -> Result<(Session, String), AccountError> {
         let (player, stored) = match self.store.password_by_name(username).await? {
             Some((player, Some(stored))) => (Some(player), Some(stored)),
             _ => (None, None),
@@ -170,7 +170,7 @@ impl Engine {
             .await?;
         match player {
             Some(player) if matches => self.open_session(&player, label).await,
-            _ => Err(EngineError::InvalidCredentials),
+            _ => Err(AccountError::InvalidCredentials),
         }
     }
 }

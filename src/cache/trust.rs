@@ -10,17 +10,19 @@ use crate::store::Store;
 const SHARED: u64 = u64::MAX;
 
 /// What one cache saw at its last look.
-pub(super) struct LastLook(AtomicU64);
+pub struct LastLook(AtomicU64);
 
-impl LastLook {
-    pub(super) fn new() -> Self {
+impl Default for LastLook {
+    fn default() -> Self {
         Self(AtomicU64::new(SHARED))
     }
+}
 
+impl LastLook {
     /// Looks again: whether the cache may be trusted now. When the server is alone but was not
     /// (or not with the same count) at the last look, `empty` runs before the cache is trusted
     /// again, so no caller trusts it before it is emptied.
-    pub(super) fn trusted(&self, store: &Store, empty: impl FnOnce()) -> bool {
+    pub fn trusted(&self, store: &Store, empty: impl FnOnce()) -> bool {
         match store.solitude() {
             Some(joins) => {
                 if self.0.load(Ordering::Acquire) != joins {

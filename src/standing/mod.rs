@@ -1,12 +1,15 @@
-//! Standing: a game's leaderboard, players' ratings and a player's profile.
+//! Standing: a game's leaderboard, players' ratings and a player's profile. Ratings are made
+//! in the store, in the transaction of the version that finishes a rated game; this slice
+//! reads them.
 
 use std::collections::HashMap;
 
-use super::{Engine, EngineError};
+use crate::catalog::{Catalog, CatalogError};
 use crate::domain::ratings::Rating;
 use crate::game::PlayerRef;
 use crate::model::{Account, Room};
-use crate::store::{GameStanding, RoomQuery, RoomRating, Standing};
+use crate::problem::{ErrorKind, Problem};
+use crate::store::{GameStanding, RoomQuery, RoomRating, Standing, Store, StoreError};
 
 /// How many of a player's finished rooms their profile shows.
 pub const RECENT_ROOMS: i64 = 10;
@@ -22,27 +25,67 @@ pub struct Profile {
     pub changes: HashMap<String, RoomRating>,
 }
 
-impl Engine {
+/// Why a standing could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StandingError {
+    #[error("there is no player with that id")]
+    PlayerNotFound,
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Problem for StandingError {
+    fn wrapped(&self) -> Option<&dyn Problem> {
+        match self {
+            StandingError::PlayerNotFound => None,
+            StandingError::Catalog(err) => Some(err),
+            StandingError::Store(err) => Some(err),
+        }
+    }
+
+    fn classify(&self) -> (ErrorKind, &'static str) {
+        match self {
+            StandingError::PlayerNotFound => (ErrorKind::NotFound, "player_not_found"),
+            StandingError::Catalog(err) => err.classify(),
+            StandingError::Store(err) => err.classify(),
+        }
+    }
+}
+
+/// Ratings, leaderboards and profiles.
+#[derive(Clone)]
+pub struct Standings {
+    store: Store,
+    catalog: Catalog,
+}
+
+impl Standings {
+    pub fn new(store: Store, catalog: Catalog) -> Self {
+        Self { store, catalog }
+    }
+
     /// Up to `limit` places of `game`'s leaderboard after `after` (a place's conservative
-    /// rating and player id; the top when `None`); [`EngineError::GameNotFound`] for no game.
+    /// rating and player id; the top when `None`); [`CatalogError::GameNotFound`] for no game.
     pub async fn leaderboard(
         &self,
         game: &str,
         after: Option<(f64, String)>,
         limit: i64,
-    ) -> Result<Vec<Standing>, EngineError> {
-        self.require_game(game).await?;
+    ) -> Result<Vec<Standing>, StandingError> {
+        self.catalog.require_game(game).await?;
         Ok(self.store.leaderboard(game, after, limit).await?)
     }
 
-    /// The profile of player `id`, as `viewer` may see it; [`EngineError::PlayerNotFound`]
+    /// The profile of player `id`, as `viewer` may see it; [`StandingError::PlayerNotFound`]
     /// for no such player.
     pub async fn profile(
         &self,
         id: &str,
         viewer: Option<&PlayerRef>,
-    ) -> Result<Profile, EngineError> {
-        let account = (self.store.account(id).await?).ok_or(EngineError::PlayerNotFound)?;
+    ) -> Result<Profile, StandingError> {
+        let account = (self.store.account(id).await?).ok_or(StandingError::PlayerNotFound)?;
         let ratings = self.store.player_ratings(id).await?;
         let query = RoomQuery {
             game: None,
@@ -77,8 +120,8 @@ impl Engine {
         &self,
         game: &str,
         players: &[String],
-    ) -> Result<HashMap<String, Rating>, EngineError> {
-        self.require_game(game).await?;
+    ) -> Result<HashMap<String, Rating>, StandingError> {
+        self.catalog.require_game(game).await?;
         Ok(self.store.ratings_in_game(game, players).await?)
     }
 }

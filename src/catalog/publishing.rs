@@ -1,24 +1,17 @@
-//! The games a room can play: the built-in registry, and uploaded games whose versions live
-//! in the database. Publishing checks an upload in the sandbox before anything is stored;
-//! running one builds a [`HostedGame`] per (game, version), kept in a small cache.
-
-use std::sync::Arc;
+//! Publishing: an upload's hooks checked in the sandbox before anything is stored, its
+//! settings read, its frontend unpacked, then kept as the game's next version.
 
 use sha2::{Digest, Sha256};
 
-use super::bounded_cache::BoundedCache;
-use super::{Engine, EngineError, MAX_PLAYERS};
+use super::{Catalog, CatalogError};
 use crate::domain::game_id::GameId;
 use crate::domain::game_name;
 use crate::domain::ids::hex;
-use crate::frontend::{self, FrontendFile, INDEX};
-use crate::game::{Capabilities, Game, GameRegistry, PlayerRef};
-use crate::model::{now, FrontendSource, GameListing, GameVersionRecord, NewGameVersion, Room};
-use crate::sandbox::{CheckError, HostedGame, PoolError};
-use crate::store::{FileKey, StoreError, StoredFile};
-
-/// Uploaded game versions kept ready to run (each holds its source, at most 1 MiB).
-pub(super) const CACHED_VERSIONS: usize = 64;
+use crate::frontend::{self, FrontendFile};
+use crate::game::{Capabilities, GameRegistry, PlayerRef, MAX_PLAYERS};
+use crate::model::{now, FrontendSource, GameListing, GameVersionRecord, NewGameVersion};
+use crate::sandbox::{CheckError, PoolError};
+use crate::store::StoreError;
 
 /// The largest source accepted.
 pub const MAX_SOURCE_BYTES: usize = 1 << 20;
@@ -69,12 +62,12 @@ struct SourceSettings {
 
 impl SourceSettings {
     /// Read from the export's JSON text, within the limits an upload's settings have.
-    fn read(json: Option<&str>) -> Result<Self, EngineError> {
+    fn read(json: Option<&str>) -> Result<Self, CatalogError> {
         let Some(json) = json else {
             return Ok(Self::default());
         };
         let bad = |why: String| {
-            EngineError::InvalidGameSettings(format!("the source's `settings` export: {why}"))
+            CatalogError::InvalidGameSettings(format!("the source's `settings` export: {why}"))
         };
         let settings: Self = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
         let chars = |text: &Option<String>| text.as_ref().map_or(0, |t| t.chars().count());
@@ -137,146 +130,7 @@ pub enum Publication {
     Updated,
 }
 
-/// Uploaded game versions ready to run, by (id, version), the most recently used kept.
-pub type HostedCache = BoundedCache<(String, i64), Arc<HostedGame>>;
-
-impl Engine {
-    /// Every game: built in first, then uploaded ones, each by id.
-    pub async fn games(&self) -> Result<Vec<GameListing>, EngineError> {
-        let mut all: Vec<GameListing> = self
-            .games
-            .all()
-            .map(|game| builtin_listing(game.as_ref()))
-            .collect();
-        let hosted = self.store.latest_game_versions().await?;
-        all.extend(
-            hosted
-                .iter()
-                .filter(|game| game.unpublished_at.is_none())
-                .map(GameVersionRecord::listing),
-        );
-        Ok(all)
-    }
-
-    /// One game; for an uploaded game, version `version` (the latest when `None`).
-    pub async fn game_listing(
-        &self,
-        id: &str,
-        version: Option<i64>,
-    ) -> Result<GameListing, EngineError> {
-        match (self.games.get(id), version) {
-            (Some(game), None) => Ok(builtin_listing(game.as_ref())),
-            (Some(_), Some(version)) => Err(EngineError::GameVersionNotFound {
-                game: id.to_owned(),
-                version,
-            }),
-            (None, _) => Ok(self.uploaded_version(id, version).await?.listing()),
-        }
-    }
-
-    /// The source of a version of an uploaded game (the latest by default).
-    pub async fn game_source(
-        &self,
-        id: &str,
-        version: Option<i64>,
-    ) -> Result<(i64, String), EngineError> {
-        if self.games.get(id).is_some() {
-            return Err(EngineError::GameIsBuiltin(id.to_owned()));
-        }
-        let record = self.uploaded_version(id, version).await?;
-        let source = self
-            .store
-            .game_source(id, record.version)
-            .await?
-            .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
-        Ok((record.version, source))
-    }
-
-    /// The page a version of a game ships (the latest version by default), when it is one
-    /// document; `None` when it is a folder, to be read at [`Engine::frontend_file`].
-    pub async fn game_frontend(
-        &self,
-        id: &str,
-        version: Option<i64>,
-    ) -> Result<(i64, Option<StoredFile>), EngineError> {
-        if self.games.get(id).is_some() {
-            return Err(EngineError::FrontendNotFound {
-                game: id.to_owned(),
-                version: None,
-            });
-        }
-        let record = self.uploaded_version(id, version).await?;
-        if record.frontend_files != 1 {
-            return match record.frontend_files {
-                0 => Err(EngineError::FrontendNotFound {
-                    game: id.to_owned(),
-                    version: Some(record.version),
-                }),
-                _ => Ok((record.version, None)),
-            };
-        }
-        let index = FileKey {
-            game_id: id,
-            version: record.version,
-            path: INDEX,
-        };
-        Ok((
-            record.version,
-            self.store.frontend_file(&index, false).await?,
-        ))
-    }
-
-    /// A file of a version's frontend, gzipped when `gzip` is set and a copy is kept. One read
-    /// when the file is there; only a miss asks what is missing.
-    pub async fn frontend_file(
-        &self,
-        file: FileKey<'_>,
-        gzip: bool,
-    ) -> Result<StoredFile, EngineError> {
-        if let Some(found) = self.store.frontend_file(&file, gzip).await? {
-            return Ok(found);
-        }
-        let game = file.game_id.to_owned();
-        if self.games.get(&game).is_some() {
-            return Err(EngineError::FrontendNotFound {
-                game,
-                version: None,
-            });
-        }
-        let record = self.uploaded_version(&game, Some(file.version)).await?;
-        Err(if record.frontend_files == 0 {
-            EngineError::FrontendNotFound {
-                game,
-                version: Some(record.version),
-            }
-        } else {
-            EngineError::FrontendFileNotFound {
-                game,
-                version: record.version,
-                path: file.path.to_owned(),
-            }
-        })
-    }
-
-    /// A version of an uploaded game (the latest when `version` is `None`), or which of the
-    /// two is missing.
-    async fn uploaded_version(
-        &self,
-        id: &str,
-        version: Option<i64>,
-    ) -> Result<GameVersionRecord, EngineError> {
-        match (self.store.game_version(id, version).await?, version) {
-            (Some(record), _) => Ok(record),
-            (None, Some(version)) if self.store.game_version(id, None).await?.is_some() => {
-                Err(EngineError::GameVersionNotFound {
-                    game: id.to_owned(),
-                    version,
-                })
-            }
-            (None, _) => Err(EngineError::GameNotFound(id.to_owned())),
-        }
-    }
-
+impl Catalog {
     /// Checks an upload's hooks in the sandbox (they must compile, evaluate within the hook
     /// limits and export the four hooks), then publishes it as the game's next version. The first upload
     /// creates the game, owned by `author`; only its owner may publish more.
@@ -286,7 +140,7 @@ impl Engine {
         author: &PlayerRef,
         id: &GameId,
         upload: GameUpload,
-    ) -> Result<(GameListing, Publication), EngineError> {
+    ) -> Result<(GameListing, Publication), CatalogError> {
         let id = id.as_str();
         let previous = self.previous_version(author, id).await?;
         let previous = previous.as_ref();
@@ -304,7 +158,7 @@ impl Engine {
             // The hooks stay as they were: only the page or the settings change.
             (None, Some(previous), _) => self.kept_hooks(id, previous).await?,
             _ => {
-                return Err(EngineError::InvalidGameSettings(
+                return Err(CatalogError::InvalidGameSettings(
                     "a game's first version needs its source (the four hooks)".into(),
                 ))
             }
@@ -327,7 +181,7 @@ impl Engine {
             .as_ref()
             .is_some_and(|e| e.len() > MAX_MOVE_EXAMPLE_BYTES)
         {
-            return Err(EngineError::InvalidGameSettings(format!(
+            return Err(CatalogError::InvalidGameSettings(format!(
                 "moveExample must be at most {MAX_MOVE_EXAMPLE_BYTES} bytes of JSON"
             )));
         }
@@ -365,17 +219,17 @@ impl Engine {
         &self,
         author: &PlayerRef,
         id: &str,
-    ) -> Result<Option<GameVersionRecord>, EngineError> {
+    ) -> Result<Option<GameVersionRecord>, CatalogError> {
         if self.games.get(id).is_some() {
-            return Err(EngineError::GameIsBuiltin(id.to_owned()));
+            return Err(CatalogError::GameIsBuiltin(id.to_owned()));
         }
         let previous = self.store.game_version(id, None).await?;
         if let Some(previous) = &previous {
             if previous.owner.id != author.id {
-                return Err(EngineError::NotTheOwner(id.to_owned()));
+                return Err(CatalogError::NotTheOwner(id.to_owned()));
             }
             if previous.unpublished_at.is_some() {
-                return Err(EngineError::GameUnpublished(id.to_owned()));
+                return Err(CatalogError::GameUnpublished(id.to_owned()));
             }
         }
         Ok(previous)
@@ -387,12 +241,12 @@ impl Engine {
         &self,
         id: &str,
         previous: &GameVersionRecord,
-    ) -> Result<(String, (String, Capabilities), String), EngineError> {
+    ) -> Result<(String, (String, Capabilities), String), CatalogError> {
         let source = self
             .store
             .game_source(id, previous.version)
             .await?
-            .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
+            .ok_or_else(|| CatalogError::GameNotFound(id.to_owned()))?;
         let checked = (previous.format.clone(), previous.hooks);
         Ok((source, checked, previous.sha256.clone()))
     }
@@ -403,7 +257,7 @@ impl Engine {
         &self,
         author: &PlayerRef,
         new: NewGameVersion,
-    ) -> Result<(GameListing, Publication), EngineError> {
+    ) -> Result<(GameListing, Publication), CatalogError> {
         let id = new.game_id.clone();
         match self.store.publish_game_version(new).await {
             Ok(version) => {
@@ -415,7 +269,7 @@ impl Engine {
                 };
                 Ok((listing, publication))
             }
-            Err(StoreError::NotTheOwner) => Err(EngineError::NotTheOwner(id)),
+            Err(StoreError::NotTheOwner) => Err(CatalogError::NotTheOwner(id)),
             Err(other) => Err(other.into()),
         }
     }
@@ -426,12 +280,12 @@ impl Engine {
     async fn check_source(
         &self,
         source: &str,
-    ) -> Result<(String, Capabilities, Option<String>), EngineError> {
+    ) -> Result<(String, Capabilities, Option<String>), CatalogError> {
         let pool = self.sandbox.clone();
         let source = source.to_owned();
         let checked = tokio::task::spawn_blocking(move || pool.check(&source))
             .await
-            .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
+            .map_err(|err| CatalogError::SandboxUnavailable(err.to_string()))?;
         match checked {
             Ok(checked) => Ok((
                 checked.format.as_str().to_owned(),
@@ -439,106 +293,25 @@ impl Engine {
                 checked.settings,
             )),
             Err(CheckError::Invalid { message, line }) => {
-                Err(EngineError::InvalidGameCode { message, line })
+                Err(CatalogError::InvalidGameCode { message, line })
             }
             Err(CheckError::Pool(err)) => Err(pool_unavailable(err)),
         }
-    }
-
-    /// [`EngineError::GameNotFound`] unless a game of this id exists, built in or uploaded.
-    pub async fn require_game(&self, id: &str) -> Result<(), EngineError> {
-        if self.games.get(id).is_some() || self.store.game_version(id, None).await?.is_some() {
-            Ok(())
-        } else {
-            Err(EngineError::GameNotFound(id.to_owned()))
-        }
-    }
-
-    /// The game to open a new room of, and the version the room will play (uploaded games).
-    pub(super) async fn game_for_new_room(
-        &self,
-        id: &str,
-    ) -> Result<(Arc<dyn Game>, Option<i64>), EngineError> {
-        if let Some(game) = self.games.get(id) {
-            return Ok((game.clone(), None));
-        }
-        let record = self
-            .store
-            .game_version(id, None)
-            .await?
-            .ok_or_else(|| EngineError::GameNotFound(id.to_owned()))?;
-        if record.unpublished_at.is_some() {
-            return Err(EngineError::GameUnpublished(id.to_owned()));
-        }
-        let version = record.version;
-        Ok((self.hosted_game(record).await?, Some(version)))
-    }
-
-    /// The game a stored room plays, at the version it was created with.
-    pub(super) async fn game_of(&self, room: &Room) -> Result<Arc<dyn Game>, EngineError> {
-        let unavailable = || EngineError::GameUnavailable(room.game.clone());
-        match room.game_version {
-            None => self.games.get(&room.game).cloned().ok_or_else(unavailable),
-            Some(version) => {
-                if let Some(game) = self.hosted.get(&(room.game.clone(), version)) {
-                    return Ok(game);
-                }
-                // Boxed: loading is rare, and its future is large; unboxed it would be
-                // carried by every future that asks for a room's game, cached or not.
-                Box::pin(self.load_hosted(&room.game, version)).await
-            }
-        }
-    }
-
-    /// A hosted game's version, read from the database and started.
-    async fn load_hosted(&self, id: &str, version: i64) -> Result<Arc<dyn Game>, EngineError> {
-        let record = self
-            .store
-            .game_version(id, Some(version))
-            .await?
-            .ok_or_else(|| EngineError::GameUnavailable(id.to_owned()))?;
-        self.hosted_game(record).await
-    }
-
-    async fn hosted_game(&self, record: GameVersionRecord) -> Result<Arc<dyn Game>, EngineError> {
-        let (id, version) = (record.game_id.as_str(), record.version);
-        if let Some(game) = self.hosted.get(&(id.to_owned(), version)) {
-            return Ok(game);
-        }
-        let source = self
-            .store
-            .game_source(id, version)
-            .await?
-            .ok_or_else(|| EngineError::GameUnavailable(id.to_owned()))?;
-        let game = Arc::new(HostedGame::new(
-            record.info(),
-            version,
-            source.into(),
-            self.sandbox.clone(),
-            record.hooks,
-            self.logs.clone(),
-        ));
-        self.hosted.insert((id.to_owned(), version), game.clone());
-        Ok(game)
     }
 }
 
 /// Unpacks a frontend off the async workers: a large archive takes a while to inflate and
 /// to gzip.
-async fn unpack_frontend(sent: FrontendUpload) -> Result<Vec<FrontendFile>, EngineError> {
+async fn unpack_frontend(sent: FrontendUpload) -> Result<Vec<FrontendFile>, CatalogError> {
     let unpacked =
         tokio::task::spawn_blocking(move || frontend::unpack(&sent.bytes, sent.name.as_deref()))
             .await
-            .map_err(|err| EngineError::SandboxUnavailable(err.to_string()))?;
+            .map_err(|err| CatalogError::SandboxUnavailable(err.to_string()))?;
     Ok(unpacked?.into_files())
 }
 
-fn builtin_listing(game: &dyn Game) -> GameListing {
-    GameListing::builtin(game.info(), game.move_example(), game.capabilities())
-}
-
-fn pool_unavailable(err: PoolError) -> EngineError {
-    EngineError::SandboxUnavailable(err.to_string())
+fn pool_unavailable(err: PoolError) -> CatalogError {
+    CatalogError::SandboxUnavailable(err.to_string())
 }
 
 /// The player counts of a new version: the upload's, else its source's, else the previous
@@ -547,7 +320,7 @@ fn player_counts(
     upload: &GameUpload,
     own: &SourceSettings,
     previous: Option<&GameVersionRecord>,
-) -> Result<(usize, usize), EngineError> {
+) -> Result<(usize, usize), CatalogError> {
     let min_players = (upload.min_players.or(own.min_players))
         .or(previous.map(|p| p.min_players))
         .unwrap_or(1);
@@ -557,7 +330,7 @@ fn player_counts(
     if !(1..=MAX_PLAYERS).contains(&min_players)
         || !(min_players..=MAX_PLAYERS).contains(&max_players)
     {
-        return Err(EngineError::InvalidGameSettings(format!(
+        return Err(CatalogError::InvalidGameSettings(format!(
             "players must satisfy 1 <= minPlayers <= maxPlayers <= {MAX_PLAYERS}; \
              got {min_players} and {max_players}"
         )));
@@ -567,7 +340,7 @@ fn player_counts(
 
 /// Refuses a game name that could pass for another game (a built-in game's name or id) or
 /// hides characters: see [`game_name::check`].
-fn check_name(name: &str, games: &GameRegistry) -> Result<(), EngineError> {
+fn check_name(name: &str, games: &GameRegistry) -> Result<(), CatalogError> {
     let reserved: Vec<(String, String)> = (games.all())
         .map(|game| {
             let info = game.info();
@@ -577,5 +350,5 @@ fn check_name(name: &str, games: &GameRegistry) -> Result<(), EngineError> {
     let reserved = reserved
         .iter()
         .map(|(id, name)| (id.as_str(), name.as_str()));
-    game_name::check(name, reserved).map_err(EngineError::InvalidGameSettings)
+    game_name::check(name, reserved).map_err(CatalogError::InvalidGameSettings)
 }

@@ -4,7 +4,7 @@
 
 use tokio::sync::{mpsc, watch};
 
-use super::{Engine, EngineError};
+use super::{Catalog, CatalogError};
 use crate::game::PlayerRef;
 use crate::live::GameLogFeed;
 use crate::model::GameLogLine;
@@ -34,7 +34,7 @@ pub(super) async fn keep(
     }
 }
 
-impl Engine {
+impl Catalog {
     /// Game `game`'s log lines, oldest first: those after id `after`, or the newest; at most
     /// `limit`. Only its owner may read them.
     pub async fn game_log(
@@ -43,7 +43,7 @@ impl Engine {
         game: &str,
         after: Option<i64>,
         limit: i64,
-    ) -> Result<Vec<GameLogLine>, EngineError> {
+    ) -> Result<Vec<GameLogLine>, CatalogError> {
         self.require_log_owner(caller, game).await?;
         Ok(self.store.game_log(game, after, limit).await?)
     }
@@ -55,7 +55,7 @@ impl Engine {
         caller: &PlayerRef,
         game: &str,
         after: Option<i64>,
-    ) -> Result<GameLogFeed, EngineError> {
+    ) -> Result<GameLogFeed, CatalogError> {
         self.require_log_owner(caller, game).await?;
         let stored = self.log_stored.subscribe();
         let after = match after {
@@ -75,17 +75,17 @@ impl Engine {
         ))
     }
 
-    async fn require_log_owner(&self, caller: &PlayerRef, game: &str) -> Result<(), EngineError> {
+    async fn require_log_owner(&self, caller: &PlayerRef, game: &str) -> Result<(), CatalogError> {
         if self.games.get(game).is_some() {
-            return Err(EngineError::LogsNotYours(game.to_owned()));
+            return Err(CatalogError::LogsNotYours(game.to_owned()));
         }
         let latest = self
             .store
             .game_version(game, None)
             .await?
-            .ok_or_else(|| EngineError::GameNotFound(game.to_owned()))?;
+            .ok_or_else(|| CatalogError::GameNotFound(game.to_owned()))?;
         if latest.owner.id != caller.id {
-            return Err(EngineError::LogsNotYours(game.to_owned()));
+            return Err(CatalogError::LogsNotYours(game.to_owned()));
         }
         Ok(())
     }

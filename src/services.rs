@@ -1,0 +1,60 @@
+//! The product's slices, each a small service holding only the handles it needs, composed once
+//! at start: rooms (the engine), accounts, the catalog of games, moderation and standing.
+//! Handlers call the one they need.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
+
+use crate::accounts::Accounts;
+use crate::catalog::Catalog;
+use crate::engine::{Engine, EngineError, IdleRules};
+use crate::game::GameRegistry;
+use crate::metrics::Exposition;
+use crate::moderation::Moderation;
+use crate::sandbox::SandboxPool;
+use crate::standing::Standings;
+use crate::store::Store;
+
+#[derive(Clone)]
+pub struct Services {
+    pub rooms: Engine,
+    pub accounts: Accounts,
+    pub catalog: Catalog,
+    pub moderation: Moderation,
+    pub standing: Standings,
+}
+
+impl Services {
+    /// Starts every slice on `store`: `games` are the built-in games, uploaded ones run in
+    /// `sandbox`; `bot_seed` salts every bot decision (see
+    /// [`crate::config::Config::bot_seed`]); `idle` says how long idle rooms are kept.
+    pub async fn start(
+        store: Store,
+        games: GameRegistry,
+        sandbox: SandboxPool,
+        bot_seed: u64,
+        idle: IdleRules,
+    ) -> Result<Self, EngineError> {
+        let catalog = Catalog::start(store.clone(), games, sandbox);
+        let accounts = Accounts::start(store.clone(), idle.seen_every());
+        let rooms = Engine::start(store.clone(), catalog.clone(), bot_seed, idle).await?;
+        Ok(Self {
+            moderation: Moderation::new(
+                store.clone(),
+                rooms.clone(),
+                accounts.clone(),
+                catalog.clone(),
+            ),
+            standing: Standings::new(store, catalog.clone()),
+            rooms,
+            accounts,
+            catalog,
+        })
+    }
+
+    /// Figures for `GET /metrics`: the store's, and what each slice holds in memory.
+    pub fn render_metrics(&self, out: &mut Exposition) {
+        self.rooms.render_metrics(out);
+        self.accounts.render_metrics(out);
+        self.catalog.render_metrics(out);
+    }
+}
