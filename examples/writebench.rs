@@ -144,15 +144,15 @@ async fn player(store: &Store, name: &str) -> PlayerRef {
     let account = Account {
         id: id.clone(),
         username: username.clone(),
-        created_at: "2026-01-01T00:00:00Z".into(),
+        created_at: turnhouse::domain::time::Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
     };
     let session = turnhouse::model::Session {
         id: id.clone(),
         player: account.player_ref(),
         label: "writebench".into(),
         token_hash: String::new(),
-        created_at: account.created_at.clone(),
-        last_used_at: account.created_at.clone(),
+        created_at: account.created_at,
+        last_used_at: account.created_at,
     };
     store
         .create_account(&account, &session)
@@ -172,7 +172,7 @@ fn event(version: i64, kind: EventKind, player: &PlayerRef, room: &Room) -> Room
         joinable: room.joinable,
         finished: room.finished,
         players: room.players.clone(),
-        created_at: room.updated_at.clone(),
+        created_at: room.updated_at,
         rating_changes: Vec::new(),
     }
 }
@@ -212,8 +212,8 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
         state: json!({"board": [null, null, null, null, null, null, null, null, null]}).into(),
         players: vec![players[0].clone()].into(),
         inactive_players: Vec::new(),
-        created_at: "2026-01-01T00:00:00Z".into(),
-        updated_at: "2026-01-01T00:00:00Z".into(),
+        created_at: turnhouse::domain::time::Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
+        updated_at: turnhouse::domain::time::Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
     };
     let events = vec![
         event(1, EventKind::RoomStart, &players[0], &room),

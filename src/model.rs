@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::domain::time::Timestamp;
 use crate::frontend::FrontendFile;
 use crate::game::{
     BoardGame, Capabilities, Clock, GameInfo, Hook, LogLevel, PlayerRef, RoomStartContext,
@@ -30,15 +31,15 @@ pub struct Room {
     pub rated: bool,
     pub state: Arc<Value>,
     /// When the game's `onTimeout` runs, if a hook set a deadline (RFC 3339, UTC).
-    pub trigger_timeout_at: Option<String>,
+    pub trigger_timeout_at: Option<Timestamp>,
     /// The clock the room was created with, if any; the same for its whole life.
     pub clock: Option<Clock>,
     /// "Play again" holding the last game's seats for its other players, if it does.
     pub rematch: Option<Rematch>,
     /// The games played in the room so far, and who won them.
     pub score: Score,
-    pub created_at: String,
-    pub updated_at: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 /// "Play again" in a finished room: the seats of the game that ended are held for its other
@@ -50,13 +51,13 @@ pub struct Rematch {
     pub by: PlayerRef,
     /// Whom the seats are held for: those who have neither joined nor declined yet.
     pub seats: Vec<PlayerRef>,
-    pub until: String,
+    pub until: Timestamp,
 }
 
 impl Rematch {
-    /// Whether the seats are still held at `now` (deadline text).
-    pub fn holds(&self, now: &str) -> bool {
-        !self.seats.is_empty() && now < self.until.as_str()
+    /// Whether the seats are still held at `now`.
+    pub fn holds(&self, now: Timestamp) -> bool {
+        !self.seats.is_empty() && now < self.until
     }
 
     pub fn holds_for(&self, player_id: &str) -> bool {
@@ -94,7 +95,7 @@ impl Room {
         game: String,
         game_version: Option<i64>,
         private: bool,
-        now: String,
+        now: Timestamp,
     ) -> Self {
         Self {
             id,
@@ -112,14 +113,14 @@ impl Room {
             clock: None,
             rematch: None,
             score: Score::default(),
-            created_at: now.clone(),
+            created_at: now,
             updated_at: now,
         }
     }
 
     /// The record a hook is shown, at `now`. Its state and players are the room's own,
     /// shared, never copied: a hook returns new ones rather than changing them.
-    pub fn board_game(&self, now: chrono::DateTime<chrono::Utc>) -> BoardGame {
+    pub fn board_game(&self, now: Timestamp) -> BoardGame {
         BoardGame {
             room_id: self.id.clone(),
             players: self.players.clone(),
@@ -127,12 +128,12 @@ impl Room {
             joinable: self.joinable,
             finished: self.finished,
             state: self.state.clone(),
-            trigger_timeout_at: self.trigger_timeout_at.clone(),
+            trigger_timeout_at: self.trigger_timeout_at,
             room_start_context: RoomStartContext {
                 private: self.private,
                 clock: self.clock,
             },
-            now,
+            now: now.as_chrono(),
         }
     }
 
@@ -245,8 +246,8 @@ pub struct RoomEvent {
     pub finished: bool,
     /// Who was seated at this version, in seat order.
     pub players: Arc<Vec<PlayerRef>>,
-    pub trigger_timeout_at: Option<String>,
-    pub created_at: String,
+    pub trigger_timeout_at: Option<Timestamp>,
+    pub created_at: Timestamp,
     /// For the version that finished a rated game: how it changed each player's rating.
     pub rating_changes: Vec<RatingChange>,
 }
@@ -272,7 +273,7 @@ pub struct NewGameVersion {
     pub move_example: Option<String>,
     /// What the source supports (the optional hooks it exports).
     pub hooks: Capabilities,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 /// Where a new version's frontend comes from.
@@ -312,11 +313,11 @@ pub struct GameVersionRecord {
     pub hooks: Capabilities,
     pub owner: PlayerRef,
     /// When this version was published.
-    pub published_at: String,
+    pub published_at: Timestamp,
     /// When the first version was.
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// When an admin unpublished the game, if one did: it opens no new rooms then.
-    pub unpublished_at: Option<String>,
+    pub unpublished_at: Option<Timestamp>,
 }
 
 /// A game as the lobby lists it: built in, or uploaded (with its owner and latest version).
@@ -330,7 +331,7 @@ pub struct GameListing {
     pub version: Option<i64>,
     pub format: Option<String>,
     pub sha256: Option<String>,
-    pub published_at: Option<String>,
+    pub published_at: Option<Timestamp>,
     /// Whether the game ships its own page, served at `/games/{id}/versions/{n}/frontend/`.
     pub has_frontend: bool,
     /// The colour behind the frame of its page (uploaded games).
@@ -346,7 +347,7 @@ pub struct GameListing {
     pub capabilities: Capabilities,
     /// When an admin unpublished the game, if one did (listings leave it out then).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unpublished_at: Option<String>,
+    pub unpublished_at: Option<Timestamp>,
 }
 
 impl GameListing {
@@ -393,7 +394,7 @@ impl GameVersionRecord {
             version: Some(self.version),
             format: Some(self.format.clone()),
             sha256: Some(self.sha256.clone()),
-            published_at: Some(self.published_at.clone()),
+            published_at: Some(self.published_at),
             has_frontend: self.frontend_files > 0,
             frontend_background: Some(
                 self.frontend_background
@@ -403,7 +404,7 @@ impl GameVersionRecord {
             frontend_height: Some(self.frontend_height.unwrap_or(DEFAULT_FRONTEND_HEIGHT)),
             move_example: self.move_example.clone(),
             capabilities: self.hooks,
-            unpublished_at: self.unpublished_at.clone(),
+            unpublished_at: self.unpublished_at,
         }
     }
 }
@@ -413,7 +414,7 @@ impl GameVersionRecord {
 pub struct Account {
     pub id: String,
     pub username: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 impl Account {
@@ -436,19 +437,14 @@ pub struct Session {
     pub label: String,
     /// The SHA-256 of the secret part of its token.
     pub token_hash: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// To the minute.
-    pub last_used_at: String,
+    pub last_used_at: Timestamp,
 }
 
-/// `at` (time text) to the minute: `2026-11-23T22:41:28.123Z` is `2026-11-23T22:41:00.000Z`.
-pub fn to_the_minute(at: &str) -> String {
-    format!("{}:00.000Z", at.get(..16).unwrap_or(at))
-}
-
-/// The current time as RFC 3339 text with milliseconds, in UTC: sortable and readable in SQL.
-pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+/// Now, to the millisecond (written as RFC 3339 text in UTC: sortable and readable in SQL).
+pub fn now() -> Timestamp {
+    Timestamp::now()
 }
 
 /// A line an uploaded game's hook logged in one of its rooms, or the failure of one of its
@@ -462,7 +458,7 @@ pub struct GameLogLine {
     pub game: String,
     /// The version of the game the room plays.
     pub game_version: i64,
-    pub at: String,
+    pub at: Timestamp,
     pub room: String,
     /// The room's version the call made (or would have made, had it not failed); for the view
     /// hook and a bot's search, the version they were shown.
@@ -478,7 +474,7 @@ pub struct GameLogLine {
 pub struct AuditEntry {
     /// Its place in the log, growing (0 until it is stored).
     pub id: i64,
-    pub at: String,
+    pub at: Timestamp,
     /// The admin who took it; `None` for the command line (`turnhouse admin`).
     pub actor: Option<PlayerRef>,
     /// The admin's name then, or `turnhouse admin` for the command line.
@@ -558,9 +554,9 @@ impl AuditEntry {
 pub struct PlayerRecord {
     pub id: String,
     pub username: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// When a server last saw them (a request, or a stream held open).
-    pub last_seen_at: Option<String>,
+    pub last_seen_at: Option<Timestamp>,
     /// `admin`, `author`.
     pub roles: Vec<String>,
     pub suspended: Option<Suspended>,
@@ -569,7 +565,7 @@ pub struct PlayerRecord {
 /// When and why an admin suspended a player.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Suspended {
-    pub at: String,
+    pub at: Timestamp,
     pub reason: String,
 }
 

@@ -37,7 +37,7 @@ impl Accounts {
         let session = session.map(str::to_owned);
         tokio::spawn(async move {
             let at = crate::model::now();
-            if let Err(err) = store.mark_seen(&id, session.as_deref(), &at).await {
+            if let Err(err) = store.mark_seen(&id, session.as_deref(), at).await {
                 tracing::warn!(error = %err, "could not record that a player was seen");
             }
         });

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::cache::{BoundedCache, LastLook};
+use crate::domain::time::Timestamp;
 use crate::model::Session;
 use crate::store::Store;
 
@@ -19,7 +20,7 @@ const ENDED_KEPT: Duration = Duration::from_secs(60);
 pub(super) struct EndedSessions {
     /// Each change by session and time, so a session re-keyed twice wakes streams twice,
     /// while one change heard of again (the looks overlap) wakes none.
-    recent: Mutex<HashMap<(String, String), Instant>>,
+    recent: Mutex<HashMap<(String, Timestamp), Instant>>,
     published: watch::Sender<Arc<Vec<String>>>,
 }
 
@@ -33,7 +34,7 @@ impl Default for EndedSessions {
 }
 
 impl EndedSessions {
-    pub(super) fn add(&self, changes: Vec<(String, String)>) {
+    pub(super) fn add(&self, changes: Vec<(String, Timestamp)>) {
         if changes.is_empty() {
             return;
         }

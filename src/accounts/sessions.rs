@@ -19,8 +19,9 @@ use tokio::sync::watch;
 use super::{AccountError, Accounts, MAX_ATTEMPTS};
 use crate::domain::credentials::{self, hash_secret, PresentedToken};
 use crate::domain::ids::new_id;
-use crate::game::{deadline_text, PlayerRef};
-use crate::model::{now, to_the_minute, Session};
+use crate::domain::time::Timestamp;
+use crate::game::PlayerRef;
+use crate::model::{now, Session};
 use crate::store::{Ending, StoreError, MAX_LIVE_CODES};
 
 /// Who made a request: a player, through one of their sessions.
@@ -53,7 +54,7 @@ fn open(player: PlayerRef, label: &str) -> (Session, String) {
         player,
         label: label_of(label),
         token_hash: issued.secret_hash,
-        last_used_at: to_the_minute(&at),
+        last_used_at: at.to_the_minute(),
         created_at: at,
     };
     (session, issued.token)
@@ -215,20 +216,14 @@ impl Accounts {
     pub async fn issue_sign_in_code(
         &self,
         me: &SignedIn,
-    ) -> Result<(String, String), AccountError> {
-        let created = chrono::Utc::now();
-        let expires = created + chrono::Duration::from_std(CODE_LIFETIME).unwrap_or_default();
-        let expires_at = deadline_text(expires);
+    ) -> Result<(String, Timestamp), AccountError> {
+        let created = now();
+        let expires_at = created.after(CODE_LIFETIME);
         for _ in 0..MAX_ATTEMPTS {
             let code = new_code();
             match self
                 .store
-                .issue_code(
-                    &hash_secret(&code),
-                    &me.player.id,
-                    &deadline_text(created),
-                    &expires_at,
-                )
+                .issue_code(&hash_secret(&code), &me.player.id, created, expires_at)
                 .await
             {
                 Ok(true) => return Ok((code, expires_at)),
@@ -249,8 +244,7 @@ impl Accounts {
     ) -> Result<(Session, String), AccountError> {
         let code = normalise_code(code);
         let secret = credentials::Secret::new();
-        // Time text of one width, which the code's expiry is compared with.
-        let at = deadline_text(chrono::Utc::now());
+        let at = now();
         let session = Session {
             id: new_id(),
             // The code's player, once the store has found it.
@@ -260,7 +254,7 @@ impl Accounts {
             },
             label: label_of(label),
             token_hash: secret.hash.clone(),
-            last_used_at: to_the_minute(&at),
+            last_used_at: at.to_the_minute(),
             created_at: at,
         };
         let player = self
@@ -276,13 +270,13 @@ impl Accounts {
     /// These sessions ended, here: refused from now on here, and their streams closed.
     pub fn sessions_ended(&self, ids: Vec<String>) {
         let at = now();
-        self.sessions_changed(ids.into_iter().map(|id| (id, at.clone())).collect());
+        self.sessions_changed(ids.into_iter().map(|id| (id, at)).collect());
     }
 
     /// These sessions ended or had their token replaced, each at its time: refused from now
     /// on here (unless with their new token), and streams opened with what no longer works
     /// closed.
-    fn sessions_changed(&self, changes: Vec<(String, String)>) {
+    fn sessions_changed(&self, changes: Vec<(String, Timestamp)>) {
         for (id, _) in &changes {
             self.sessions.forget(id);
         }
@@ -306,26 +300,25 @@ impl Accounts {
 /// just after it (or whose clock runs a little behind) is still found; one found twice changes
 /// nothing.
 pub(super) async fn follow_ended_sessions(accounts: Accounts) {
-    let back = chrono::Duration::from_std(ENDED_OVERLAP).unwrap_or_default();
-    let mut since = chrono::Utc::now();
+    let mut since = now();
     let mut last = accounts.store.solitude();
     loop {
         tokio::time::sleep(ENDED_POLL).await;
-        let look = chrono::Utc::now();
+        let look = now();
         // Alone all along: nobody else could end a session.
-        let now = accounts.store.solitude();
-        if now.is_some() && now == last {
+        let alone = accounts.store.solitude();
+        if alone.is_some() && alone == last {
             since = look;
             continue;
         }
         match accounts
             .store
-            .ended_sessions_since(&deadline_text(since - back))
+            .ended_sessions_since(since.before(ENDED_OVERLAP))
             .await
         {
             Ok(ended) => {
                 since = look;
-                last = now;
+                last = alone;
                 accounts.sessions_changed(ended);
             }
             Err(err) => tracing::warn!(error = %err, "could not learn which sessions ended"),

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{Json, Signed};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::accounts::AccountError;
+use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 
 pub fn routes() -> Vec<RouteDef> {
@@ -211,8 +212,8 @@ async fn sign_out(
 struct SessionView<'a> {
     id: &'a str,
     label: &'a str,
-    created_at: &'a str,
-    last_used_at: &'a str,
+    created_at: &'a Timestamp,
+    last_used_at: &'a Timestamp,
     current: bool,
 }
 
@@ -270,7 +271,7 @@ async fn end_one(
 #[serde(rename_all = "camelCase")]
 struct Code {
     code: String,
-    expires_at: String,
+    expires_at: Timestamp,
 }
 
 /// A code for signing in on another device: once, within ten minutes.

@@ -7,4 +7,5 @@ pub mod ids;
 pub mod passwords;
 pub mod ratings;
 pub mod roles;
+pub mod time;
 pub mod username;

@@ -12,6 +12,7 @@ use super::bots::BotRoster;
 use super::idle::IdleRules;
 use super::transition::Transition;
 use super::EngineError;
+use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 use crate::game::MAX_PLAYERS;
 use crate::model::{AuditAction, AuditEntry, EventKind};
@@ -38,11 +39,11 @@ pub enum Action {
     Claim {
         claimer: PlayerRef,
         absent: PlayerRef,
-        idle_since: String,
+        idle_since: Timestamp,
     },
     /// A waiting room with no version since `before` is closed, its state as it was (the
     /// engine's own, from its sweeper).
-    CloseIdle { before: String },
+    CloseIdle { before: Timestamp },
     /// An admin closes the room, its state as it was; the version's move holds the reason.
     /// `audited`: the close is an admin action of its own, kept in the audit log in the same
     /// commit (not when it follows from another, such as unpublishing the room's game).
@@ -99,8 +100,8 @@ impl Action {
                 claimer,
                 absent,
                 idle_since,
-            } => claim(step, claimer, absent, idle_since, rules),
-            Action::CloseIdle { before } => close_idle(step, before),
+            } => claim(step, claimer, absent, *idle_since, rules),
+            Action::CloseIdle { before } => close_idle(step, *before),
             Action::Close {
                 by,
                 reason,
@@ -142,7 +143,7 @@ fn join(step: &mut Transition, player: &PlayerRef) -> Result<(), EngineError> {
             let names: Vec<&str> = rematch.seats.iter().map(|p| p.username.as_str()).collect();
             return Err(EngineError::SeatHeld {
                 players: names.join(", "),
-                until: rematch.until.clone(),
+                until: rematch.until,
             });
         }
     }
@@ -215,7 +216,7 @@ fn claim(
     step: &mut Transition,
     claimer: &PlayerRef,
     absent: &PlayerRef,
-    idle_since: &str,
+    idle_since: Timestamp,
     rules: &IdleRules,
 ) -> Result<(), EngineError> {
     step.require_player(&claimer.id)?;
@@ -238,8 +239,8 @@ fn claim(
             "the room is waiting for you: it is your move",
         ));
     }
-    if room.updated_at.as_str() > idle_since {
-        let at = (rules.claimable_at(room)).unwrap_or_else(|| room.updated_at.clone());
+    if room.updated_at > idle_since {
+        let at = (rules.claimable_at(room)).unwrap_or(room.updated_at);
         return Err(EngineError::ClaimTooEarly { at });
     }
     step.require_player(&absent.id)?;
@@ -247,10 +248,10 @@ fn claim(
     step.run_hook(EventKind::Abandoned, absent, None)
 }
 
-fn close_idle(step: &mut Transition, before: &str) -> Result<(), EngineError> {
+fn close_idle(step: &mut Transition, before: Timestamp) -> Result<(), EngineError> {
     let room = &step.room;
     let waiting = room.joinable && !room.finished;
-    if !waiting || room.updated_at.as_str() >= before {
+    if !waiting || room.updated_at >= before {
         return Err(EngineError::VersionMismatch {
             current: room.version,
         });

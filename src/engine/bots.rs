@@ -34,7 +34,7 @@ impl BotRoster {
         for level in BotLevel::ALL {
             let username = format!("{} bot", level.as_str());
             let account = store
-                .bot_account(level, &new_id(), &username, &now())
+                .bot_account(level, &new_id(), &username, now())
                 .await?;
             accounts.insert(level, account);
         }
@@ -111,7 +111,7 @@ impl Engine {
             let Ok(game) = self.catalog.game_of(&room).await else {
                 return Ok(room);
             };
-            let board = room.board_game(chrono::Utc::now());
+            let board = room.board_game(crate::domain::time::Timestamp::now());
             let seed = self.bots.seed_for(&room);
             // Searching takes a while (an uploaded game's bot searches for up to
             // --bot-search-ms): keep it off the async workers.

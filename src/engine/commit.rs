@@ -137,7 +137,7 @@ impl Engine {
                 event.rating_changes = written.rating_changes;
             }
         }
-        if let Some(at) = &room.trigger_timeout_at {
+        if let Some(at) = room.trigger_timeout_at {
             self.alarm.armed(at);
         }
         self.hub.publish(&room, events, shown);

@@ -19,13 +19,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 
 use super::action::Action;
 use super::{Engine, EngineError, Precondition};
-use crate::game::deadline_text;
+use crate::domain::time::Timestamp;
 use crate::store::Deadline;
 
 /// How many of the earliest deadlines one look reads.
@@ -45,17 +44,17 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 #[derive(Default)]
 pub(super) struct Alarm {
     wake: Notify,
-    /// When the scheduler will next look, as deadline text (`None`: it is looking now).
-    next_look: Mutex<Option<String>>,
+    /// When the scheduler will next look (`None`: it is looking now).
+    next_look: Mutex<Option<Timestamp>>,
 }
 
 impl Alarm {
     /// A commit set `at`: wake the scheduler if that is before its next look, or if it is
     /// looking now (what it read may be from before this commit; the wake-up is kept for
     /// when it next waits).
-    pub(super) fn armed(&self, at: &str) {
+    pub(super) fn armed(&self, at: Timestamp) {
         let next = self.next_look.lock().expect("never poisoned");
-        if next.as_deref().is_none_or(|next| at < next) {
+        if next.is_none_or(|next| at < next) {
             self.wake.notify_one();
         }
     }
@@ -84,12 +83,11 @@ pub(super) async fn run(engine: Engine) {
                 continue;
             }
         };
-        let now = Utc::now();
-        let now_text = deadline_text(now);
-        let mut wake = now + RESCAN;
+        let now = Timestamp::now();
+        let mut wake = now.after(RESCAN);
         for deadline in window {
-            if deadline.at > now_text {
-                wake = wake.min(parse(&deadline.at).unwrap_or(wake));
+            if deadline.at > now {
+                wake = wake.min(deadline.at);
                 break;
             }
             {
@@ -128,8 +126,8 @@ pub(super) async fn run(engine: Engine) {
                 done.notify_one();
             });
         }
-        *engine.alarm.next_look.lock().expect("never poisoned") = Some(deadline_text(wake));
-        let sleep = (wake - Utc::now()).to_std().unwrap_or_default();
+        *engine.alarm.next_look.lock().expect("never poisoned") = Some(wake);
+        let sleep = wake.since(Timestamp::now());
         tokio::select! {
             _ = tokio::time::sleep(sleep) => {}
             _ = engine.alarm.wake.notified() => {}
@@ -147,12 +145,6 @@ fn forget_old_backoffs(firing: &Mutex<Firing>) {
     state
         .backoff
         .retain(|_, (until, pause)| *until + *pause > now);
-}
-
-fn parse(at: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(at)
-        .ok()
-        .map(|at| at.with_timezone(&Utc))
 }
 
 impl Engine {

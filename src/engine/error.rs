@@ -1,6 +1,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::catalog::CatalogError;
+use crate::domain::time::Timestamp;
 use crate::game::{at_line, GameError, Hook, HookError, PatchError};
 use crate::problem::{ErrorKind, Problem};
 use crate::store::StoreError;
@@ -51,13 +52,13 @@ pub enum EngineError {
     #[error("the room has no deadline to fire")]
     NoDeadline,
     #[error("the seats are held for {players} until {until}, who played the last game here and were offered a rematch")]
-    SeatHeld { players: String, until: String },
+    SeatHeld { players: String, until: Timestamp },
     #[error("there is no rematch offered to you in this room")]
     NoRematchOffer,
     #[error("{0}")]
     CannotClaim(&'static str),
     #[error("the room had a version less than the claim period ago; it can be claimed from {at} if nothing happens before")]
-    ClaimTooEarly { at: String },
+    ClaimTooEarly { at: Timestamp },
     #[error("the room is changing too fast; try again")]
     Contention,
     #[error(transparent)]

@@ -18,11 +18,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
-
 use super::action::Action;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
-use crate::game::{deadline_text, PlayerRef};
+use crate::domain::time::Timestamp;
+use crate::game::PlayerRef;
 use crate::model::Room;
 
 /// How long each rule waits; every one is a server setting.
@@ -55,33 +54,22 @@ impl IdleRules {
         self.seen_within / 4
     }
 
-    /// `now` less `span`, as deadline text.
-    fn ago(span: Duration) -> String {
-        deadline_text(Utc::now() - chrono::Duration::from_std(span).unwrap_or_default())
-    }
-
-    /// `at` (deadline text) plus `span`.
-    fn after(at: &str, span: Duration) -> Option<String> {
-        let at = chrono::DateTime::parse_from_rfc3339(at).ok()?;
-        let span = chrono::Duration::from_std(span).ok()?;
-        Some(deadline_text(at.with_timezone(&Utc) + span))
+    /// `span` before now.
+    fn ago(span: Duration) -> Timestamp {
+        Timestamp::now().before(span)
     }
 
     /// When `room`, waiting for players, is closed if nothing happens before.
-    pub fn closes_at(&self, room: &Room) -> Option<String> {
-        (room.joinable && !room.finished)
-            .then(|| Self::after(&room.updated_at, self.waiting_room_idle))
-            .flatten()
+    pub fn closes_at(&self, room: &Room) -> Option<Timestamp> {
+        (room.joinable && !room.finished).then(|| room.updated_at.after(self.waiting_room_idle))
     }
 
     /// When `room`, in play, can be claimed if nothing happens before: never for a room with
     /// a clock (its deadline decides) or with fewer than two players.
-    pub fn claimable_at(&self, room: &Room) -> Option<String> {
+    pub fn claimable_at(&self, room: &Room) -> Option<Timestamp> {
         let in_play = !room.joinable && !room.finished && room.players.len() >= 2;
         let untimed = room.clock.is_none() && room.trigger_timeout_at.is_none();
-        (in_play && untimed)
-            .then(|| Self::after(&room.updated_at, self.claim_after))
-            .flatten()
+        (in_play && untimed).then(|| room.updated_at.after(self.claim_after))
     }
 }
 
@@ -95,7 +83,7 @@ impl Engine {
     }
 
     /// Quick play's cut-off: rooms with nobody seen since then are not joined.
-    pub(super) fn seen_since(&self) -> String {
+    pub(super) fn seen_since(&self) -> Timestamp {
         IdleRules::ago(self.idle.seen_within)
     }
 
@@ -158,7 +146,7 @@ pub(super) async fn close_idle_rooms(engine: Engine) {
         tokio::time::sleep(every).await;
         loop {
             let before = IdleRules::ago(idle);
-            let rooms = match engine.store.idle_waiting_rooms(&before, CLOSE_BATCH).await {
+            let rooms = match engine.store.idle_waiting_rooms(before, CLOSE_BATCH).await {
                 Ok(rooms) => rooms,
                 Err(err) => {
                     tracing::warn!(error = %err, "could not look for idle waiting rooms");
@@ -167,9 +155,7 @@ pub(super) async fn close_idle_rooms(engine: Engine) {
             };
             let mut more = rooms.len() as i64 == CLOSE_BATCH;
             for (room_id, version) in rooms {
-                let close = Action::CloseIdle {
-                    before: before.clone(),
-                };
+                let close = Action::CloseIdle { before };
                 match engine
                     .update(&room_id, Precondition::exactly(version), close)
                     .await

@@ -71,7 +71,7 @@ impl Engine {
             };
             match self
                 .store
-                .oldest_open_room(game_id, clock, &now(), &seeker)
+                .oldest_open_room(game_id, clock, now(), &seeker)
                 .await?
             {
                 Some(room_id) => match self

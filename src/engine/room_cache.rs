@@ -173,8 +173,8 @@ mod tests {
             state: serde_json::Value::Null.into(),
             players: vec![].into(),
             inactive_players: vec![],
-            created_at: String::new(),
-            updated_at: String::new(),
+            created_at: crate::domain::time::Timestamp::now(),
+            updated_at: crate::domain::time::Timestamp::now(),
         }
     }
 

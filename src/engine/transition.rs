@@ -10,10 +10,10 @@ use std::sync::{Arc, Once};
 use serde_json::Value;
 
 use super::EngineError;
-use chrono::{DateTime, Utc};
+use crate::domain::time::Timestamp;
 
 use crate::game::{
-    deadline_text, winners_of, BoardGame, Game, Hook, HookError, PatchError, PlayerRef, ValidPatch,
+    winners_of, BoardGame, Game, Hook, HookError, PatchError, PlayerRef, ValidPatch,
 };
 use crate::model::{AuditEntry, EventKind, LobbyChange, RatedResult, Rematch, Room, RoomEvent};
 use crate::store::RoomCommit;
@@ -29,8 +29,7 @@ pub struct Transition {
     /// Whether the room was finished at the last version recorded (a game that finishes is
     /// counted in the score once).
     finished_before: bool,
-    now: DateTime<Utc>,
-    now_text: String,
+    now: Timestamp,
     /// The admin action this step is, for the audit log (in the same commit).
     pub audit: Option<AuditEntry>,
     /// The rated game this step finishes, if it finishes one.
@@ -53,7 +52,7 @@ enum Verdict {
 
 /// The soonest a timeout may set the next one after itself: a game that re-arms at "now" on
 /// every timeout gets one `timeout` version per room per second, not a spin.
-const TIMEOUT_SPACING: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
+const TIMEOUT_SPACING: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The part of a room a lobby list shows: whether it is open, over, and how full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,18 +83,11 @@ impl Transition {
             expected_version,
             events: Vec::new(),
             members_changed: expected_version.is_none(),
-            now: Utc::now(),
-            now_text: String::new(),
+            now: Timestamp::now(),
             audit: None,
             rated_result: None,
             verdict: Verdict::Unasked,
         }
-        .with_now_text()
-    }
-
-    fn with_now_text(mut self) -> Self {
-        self.now_text = deadline_text(self.now);
-        self
     }
 
     /// The game whose hooks this step runs.
@@ -124,17 +116,16 @@ impl Transition {
         self.room
             .rematch
             .as_ref()
-            .filter(|rematch| rematch.holds(&self.now_text))
+            .filter(|rematch| rematch.holds(self.now))
     }
 
     /// Holds `seats` for a rematch `by` asked for, for `hold` from now (nothing when there is
     /// no one to hold a seat for).
     pub fn hold_seats(&mut self, by: &PlayerRef, seats: Vec<PlayerRef>, hold: std::time::Duration) {
-        let until = self.now + chrono::Duration::from_std(hold).unwrap_or_default();
         self.room.rematch = (!seats.is_empty()).then(|| Rematch {
             by: by.clone(),
             seats,
-            until: deadline_text(until),
+            until: self.now.after(hold),
         });
     }
 
@@ -190,7 +181,7 @@ impl Transition {
         self.room
             .trigger_timeout_at
             .as_ref()
-            .is_some_and(|at| *at <= self.now_text)
+            .is_some_and(|at| *at <= self.now)
     }
 
     /// The deadline passed: it is used up, and `onTimeout` runs as a version of its own.
@@ -227,7 +218,7 @@ impl Transition {
         if let Some(deadline) = patch.trigger_timeout_at {
             self.room.trigger_timeout_at = match deadline {
                 Some(at) if kind == EventKind::Timeout => {
-                    Some(at.max(deadline_text(self.now + TIMEOUT_SPACING)))
+                    Some(at.max(self.now.after(TIMEOUT_SPACING)))
                 }
                 other => other,
             };
@@ -348,7 +339,7 @@ impl Transition {
             self.room.rematch = None;
         }
         self.room.version += 1;
-        self.room.updated_at = self.now_text.clone();
+        self.room.updated_at = self.now;
         self.events.push(RoomEvent {
             version: self.room.version,
             kind,
@@ -358,8 +349,8 @@ impl Transition {
             joinable: self.room.joinable,
             finished: self.room.finished,
             players: self.room.players.clone(),
-            trigger_timeout_at: self.room.trigger_timeout_at.clone(),
-            created_at: self.now_text.clone(),
+            trigger_timeout_at: self.room.trigger_timeout_at,
+            created_at: self.now,
             rating_changes: Vec::new(),
         });
     }

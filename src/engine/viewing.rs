@@ -49,7 +49,7 @@ impl Engine {
     ) -> Result<RoomView<'a>, EngineError> {
         let game = self.catalog.game_of(room).await?;
         let state = if game.capabilities().player_view {
-            let board = room.board_game(chrono::Utc::now());
+            let board = room.board_game(crate::domain::time::Timestamp::now());
             let state = self.viewed(game, board, member(room, viewer)).await?;
             Cow::Owned(Value::clone(&state))
         } else {
@@ -259,7 +259,7 @@ fn event_board(room: &Room, event: &RoomEvent) -> BoardGame {
         joinable: event.joinable,
         finished: event.finished,
         state: event.state.clone(),
-        trigger_timeout_at: event.trigger_timeout_at.clone(),
+        trigger_timeout_at: event.trigger_timeout_at,
         room_start_context: RoomStartContext {
             private: room.private,
             clock: room.clock,

@@ -11,7 +11,7 @@ mod registry;
 
 pub use hook::{Hook, LogLevel};
 pub use outcome::{player_ids, winners_of};
-pub use patch::{deadline_text, json_type, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
+pub use patch::{json_type, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
 pub use registry::GameRegistry;
 
 use std::borrow::Cow;
@@ -65,7 +65,7 @@ pub struct BoardGame {
     pub finished: bool,
     pub state: Arc<Value>,
     /// When `onTimeout` runs next (RFC 3339, UTC), if a hook set it.
-    pub trigger_timeout_at: Option<String>,
+    pub trigger_timeout_at: Option<crate::domain::time::Timestamp>,
     pub room_start_context: RoomStartContext,
     /// The time of the action the hook runs for, for native games that set deadlines (a
     /// hosted game reads its own clock); not part of what a hook is shown.

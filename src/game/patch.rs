@@ -3,6 +3,7 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
+use crate::domain::time::Timestamp;
 use serde_json::{Map, Value};
 
 /// The largest `state` a room may hold, as JSON text. Every version of it is kept in the
@@ -44,7 +45,7 @@ impl Patch {
     }
 
     pub fn trigger_timeout_at(mut self, at: Option<chrono::DateTime<chrono::Utc>>) -> Self {
-        let at = at.map_or(Value::Null, |at| Value::String(deadline_text(at)));
+        let at = at.map_or(Value::Null, |at| Value::String(Timestamp::from(at).text()));
         self.0.insert("triggerTimeoutAt".into(), at);
         self
     }
@@ -71,15 +72,9 @@ impl Patch {
     }
 }
 
-/// A deadline as rooms store it: RFC 3339 in UTC to the millisecond, a fixed width, so that
-/// the database orders deadlines as text.
-pub fn deadline_text(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// `triggerTimeoutAt`: an RFC 3339 time (any offset, stored in UTC) or `null`. Years before
-/// 1970 or after 9999 are refused, which keeps the stored text one width.
-fn as_deadline(value: Value) -> Result<Option<String>, PatchError> {
+/// `triggerTimeoutAt`: an RFC 3339 time (any offset, kept in UTC to the millisecond) or `null`.
+/// Years before 1970 or after 9999 are refused, which keeps the stored text one width.
+fn as_deadline(value: Value) -> Result<Option<Timestamp>, PatchError> {
     let text = match value {
         Value::Null => return Ok(None),
         Value::String(text) => text,
@@ -92,7 +87,7 @@ fn as_deadline(value: Value) -> Result<Option<String>, PatchError> {
     if !(1970..=9999).contains(&at.year()) {
         return Err(PatchError::NotATime(format!("the string `{text}`")));
     }
-    Ok(Some(deadline_text(at)))
+    Ok(Some(Timestamp::from(at)))
 }
 
 fn as_bool(key: &str, value: Value) -> Result<bool, PatchError> {
@@ -138,7 +133,7 @@ pub struct ValidPatch {
     pub joinable: Option<bool>,
     pub finished: Option<bool>,
     /// `Some(None)` clears the deadline; `None` leaves it as it was.
-    pub trigger_timeout_at: Option<Option<String>>,
+    pub trigger_timeout_at: Option<Option<Timestamp>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -236,7 +231,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             valid.trigger_timeout_at,
-            Some(Some("2026-11-22T10:00:00.000Z".to_owned()))
+            Some(Timestamp::parse("2026-11-22T10:00:00.000Z"))
         );
         let cleared = Patch::from_json(json!({"triggerTimeoutAt": null}))
             .unwrap()

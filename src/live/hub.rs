@@ -245,7 +245,7 @@ mod tests {
             "g".into(),
             None,
             false,
-            "2026-01-01T00:00:00.000Z".into(),
+            crate::domain::time::Timestamp::parse("2026-01-01T00:00:00.000Z").unwrap(),
         );
         let event = RoomEvent {
             trigger_timeout_at: None,
@@ -257,7 +257,7 @@ mod tests {
             joinable: true,
             finished: false,
             players: Vec::new().into(),
-            created_at: room.created_at.clone(),
+            created_at: room.created_at,
             rating_changes: Vec::new(),
         };
         hub.publish(&room, vec![event.clone()], Shown::PerViewer);

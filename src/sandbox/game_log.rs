@@ -66,7 +66,7 @@ mod tests {
             id: 0,
             game: "g".into(),
             game_version: 1,
-            at: String::new(),
+            at: crate::domain::time::Timestamp::now(),
             room: "r".into(),
             version: 2,
             hook: Hook::PlayerMove,

@@ -160,14 +160,14 @@ async fn insert_rooms<D: Dialect>(
         row.put("private", room.private);
         row.put("rated", room.rated);
         put_changing_columns(row, room, texts);
-        row.put("created_at", room.created_at.as_str());
-        row.put("updated_at", room.updated_at.as_str());
+        row.put("created_at", room.created_at);
+        row.put("updated_at", room.updated_at);
         row.put("game_version", room.game_version);
         let move_seconds = room.clock.map(|clock| i64::from(clock.move_seconds));
         row.put("clock_move_seconds", move_seconds);
         let guard = commit.quick_play.as_ref();
         row.put("quick_play_for", guard.map(|g| g.player_id.clone()));
-        row.put("seen_since", guard.map(|g| g.seen_since.clone()));
+        row.put("seen_since", guard.map(|g| g.seen_since));
         row.put("quick_play_rating", guard.map(|g| g.rating));
         row.put("quick_play_since", guard.map(|g| g.at_ms));
     });
@@ -182,9 +182,9 @@ fn put_changing_columns(row: &mut SetRow, room: &Room, texts: &RoomTexts) {
     row.put("state", texts.state(room));
     row.put("players", texts.players(room));
     row.put("inactive_players", to_json(&room.inactive_players));
-    row.put("trigger_timeout_at", room.trigger_timeout_at.clone());
+    row.put("trigger_timeout_at", room.trigger_timeout_at);
     row.put("rematch", room.rematch.as_ref().map(to_json));
-    let held_until = room.rematch.as_ref().map(|r| r.until.clone());
+    let held_until = room.rematch.as_ref().map(|r| r.until);
     row.put("seats_held_until", held_until);
     let score = (room.score != Score::default()).then(|| to_json(&room.score));
     row.put("score", score);
@@ -202,7 +202,7 @@ async fn update_rooms<D: Dialect>(
         let room = &commit.room;
         row.put("id", room.id.as_str());
         put_changing_columns(row, room, texts);
-        row.put("updated_at", room.updated_at.as_str());
+        row.put("updated_at", room.updated_at);
         row.put("expected_version", commit.expected_version);
     });
     returned_ids(conn, statements).await
@@ -285,8 +285,8 @@ async fn insert_events<D: Dialect>(
             true => row.put("players", texts.players(room)),
             false => row.put("players", to_json(&event.players)),
         }
-        row.put("created_at", event.created_at.as_str());
-        row.put("trigger_timeout_at", event.trigger_timeout_at.clone());
+        row.put("created_at", event.created_at);
+        row.put("trigger_timeout_at", event.trigger_timeout_at);
     })
     .await
 }
@@ -328,8 +328,8 @@ mod tests {
                 state: serde_json::Value::Null.into(),
                 players: Vec::new().into(),
                 inactive_players: Vec::new(),
-                created_at: String::new(),
-                updated_at: String::new(),
+                created_at: crate::domain::time::Timestamp::now(),
+                updated_at: crate::domain::time::Timestamp::now(),
             },
             expected_version: None,
             events: Vec::new(),
@@ -338,7 +338,7 @@ mod tests {
             finished_changed: false,
             quick_play: quick_play.then(|| QuickPlayGuard {
                 player_id: "p".to_owned(),
-                seen_since: String::new(),
+                seen_since: crate::domain::time::Timestamp::now(),
                 rating: 1500.0,
                 at_ms: 0,
             }),

@@ -123,7 +123,7 @@ mod tests {
         Account {
             id: format!("{n:032x}"),
             username: format!("user-{n}"),
-            created_at: String::new(),
+            created_at: crate::domain::time::Timestamp::now(),
         }
     }
 

@@ -62,6 +62,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, Clock, PlayerRef};
 use crate::model::{
     Account, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent, Session,
@@ -244,7 +245,7 @@ impl Store {
         level: BotLevel,
         id: &str,
         username: &str,
-        created_at: &str,
+        created_at: Timestamp,
     ) -> Result<PlayerRef, StoreError> {
         let (job, reply) = Job::new(NewBot {
             level,
@@ -298,7 +299,7 @@ impl Store {
         &self,
         game: &str,
         clock: Option<Clock>,
-        now: &str,
+        now: Timestamp,
         seeker: &QuickPlayGuard,
     ) -> Result<Option<String>, StoreError> {
         let seconds = clock.map(|clock| i64::from(clock.move_seconds));
@@ -307,11 +308,11 @@ impl Store {
         ))
     }
 
-    /// Rooms waiting for players with no version since `before` (deadline text), least
+    /// Rooms waiting for players with no version since `before`, least
     /// recently changed first, at most `limit`, each with its version.
     pub async fn idle_waiting_rooms(
         &self,
-        before: &str,
+        before: Timestamp,
         limit: i64,
     ) -> Result<Vec<(String, i64)>, StoreError> {
         read!(self, |pool| reads::idle_waiting_rooms(pool, before, limit))
@@ -322,13 +323,13 @@ impl Store {
         read!(self, |pool| reads::last_actions(pool, room_id))
     }
 
-    /// Records that a server saw `player_id` at `at` (time text), through `session_id` if it
+    /// Records that a server saw `player_id` at `at`, through `session_id` if it
     /// names one (its last use is kept to the minute); never moves either back.
     pub async fn mark_seen(
         &self,
         player_id: &str,
         session_id: Option<&str>,
-        at: &str,
+        at: Timestamp,
     ) -> Result<(), StoreError> {
         let (job, reply) = Job::new(Seen {
             player_id: player_id.to_owned(),

@@ -10,6 +10,7 @@ use super::sql::{Exec, Statement};
 use super::types::StoreError;
 use super::Store;
 use crate::domain::roles::Role;
+use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 use crate::model::{AuditEntry, AuditTarget, PlayerRecord, Suspended};
 
@@ -153,7 +154,7 @@ pub(super) async fn apply<D: Dialect>(
         } => rename::<D>(conn, player_id, username, audit).await?,
         ModerationWrite::Unpublish { game_id, audit } => {
             let statement = Statement::new(UNPUBLISH)
-                .bind(audit.at.as_str())
+                .bind(audit.at)
                 .bind(audit.reason.as_str())
                 .bind(game_id.as_str());
             match D::fetch_optional(conn, statement).await? {
@@ -194,7 +195,7 @@ async fn set_role<D: Dialect>(
         .bind(player.id.as_str())
         .bind(role.as_str());
     if grant {
-        statement = statement.bind(audit.at.as_str());
+        statement = statement.bind(audit.at);
     }
     D::execute(conn, statement).await?;
     let audit = AuditEntry {
@@ -214,13 +215,13 @@ async fn suspend<D: Dialect>(
     audit: &AuditEntry,
 ) -> Result<Done, StoreError> {
     let statement = Statement::new(SUSPEND)
-        .bind(audit.at.as_str())
+        .bind(audit.at)
         .bind(audit.reason.as_str())
         .bind(player_id);
     let Some(player) = returned_player::<D>(conn, statement).await? else {
         return Ok(Err(ModerationOutcome::NotFound));
     };
-    let ended = end_all_sessions::<D>(conn, player_id, &audit.at).await?;
+    let ended = end_all_sessions::<D>(conn, player_id, audit.at).await?;
     let details = json!({"username": player.username, "sessionsEnded": ended.len()});
     Ok(Ok((player_outcome(player, ended), audit.clone(), details)))
 }
@@ -242,7 +243,7 @@ async fn unsuspend<D: Dialect>(
     };
     // A sign-in that raced the suspension on another server may have left a session
     // (refused while suspended): it must not come back to life now.
-    let ended = end_all_sessions::<D>(conn, player_id, &audit.at).await?;
+    let ended = end_all_sessions::<D>(conn, player_id, audit.at).await?;
     let details = json!({"username": player.username});
     Ok(Ok((player_outcome(player, ended), audit.clone(), details)))
 }
@@ -272,7 +273,7 @@ async fn rename<D: Dialect>(
 async fn end_all_sessions<D: Dialect>(
     conn: &mut D::Connection,
     player_id: &str,
-    at: &str,
+    at: Timestamp,
 ) -> Result<Vec<String>, StoreError> {
     let statement = Statement::new(END_ALL_SESSIONS).bind(at).bind(player_id);
     D::fetch_all(conn, statement)
@@ -311,7 +312,7 @@ pub(super) async fn insert_audit(
     entry: &AuditEntry,
 ) -> Result<(), StoreError> {
     let statement = Statement::new(INSERT_AUDIT)
-        .bind(entry.at.as_str())
+        .bind(entry.at)
         .bind(entry.actor.as_ref().map(|a| a.id.clone()))
         .bind(entry.actor_name.as_str())
         .bind(entry.action.as_str())
@@ -344,7 +345,7 @@ pub(super) async fn player_record<D: Dialect>(
         return Ok(None);
     };
     let id = D::text(&row, "id")?;
-    let suspended = match D::maybe_text(&row, "suspended_at")? {
+    let suspended = match D::maybe_time(&row, "suspended_at")? {
         Some(at) => Some(Suspended {
             at,
             reason: D::maybe_text(&row, "suspension_reason")?.unwrap_or_default(),
@@ -354,8 +355,8 @@ pub(super) async fn player_record<D: Dialect>(
     let roles = roles_of::<D>(pool, &id).await?;
     Ok(Some(PlayerRecord {
         username: D::text(&row, "username")?,
-        created_at: D::text(&row, "created_at")?,
-        last_seen_at: D::maybe_text(&row, "last_seen_at")?,
+        created_at: D::time(&row, "created_at")?,
+        last_seen_at: D::maybe_time(&row, "last_seen_at")?,
         roles: roles.iter().map(|r| r.as_str().to_owned()).collect(),
         suspended,
         id,
@@ -381,7 +382,7 @@ pub(super) async fn audit_page<D: Dialect>(
             let details = D::text(row, "details")?;
             Ok(AuditEntry {
                 id: D::int(row, "id")?,
-                at: D::text(row, "at")?,
+                at: D::time(row, "at")?,
                 actor,
                 actor_name: D::text(row, "actor_name")?,
                 action: D::text(row, "action")?,

@@ -234,7 +234,7 @@ async fn upsert_ratings<D: Dialect>(
             row.put("volatility", now.volatility);
             row.put("games", now.games);
             row.put("conservative", now.conservative());
-            row.put("updated_at", commit.room.updated_at.as_str());
+            row.put("updated_at", commit.room.updated_at);
         },
     )
     .await

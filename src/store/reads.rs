@@ -11,6 +11,7 @@ use super::dialect::Dialect;
 use super::rows;
 use super::sql::Statement;
 use super::types::{Deadline, FileKey, QuickPlayGuard, RoomQuery, StoreError, StoredFile};
+use crate::domain::time::Timestamp;
 use crate::model::{Account, GameLogLine, GameVersionRecord, Room, RoomEvent};
 
 /// Every room column of the room aliased `r`, named as [`rows::room`] reads them (listings
@@ -99,7 +100,7 @@ pub(super) async fn oldest_open_room<D: Dialect>(
     pool: &Pool<D>,
     game: &str,
     move_seconds: Option<i64>,
-    now: &str,
+    now: Timestamp,
     seeker: &QuickPlayGuard,
 ) -> Result<Option<String>, StoreError> {
     let statement = Statement::new(D::OLDEST_OPEN_ROOM)
@@ -107,7 +108,7 @@ pub(super) async fn oldest_open_room<D: Dialect>(
         .bind(seeker.player_id.as_str())
         .bind(move_seconds)
         .bind(now)
-        .bind(seeker.seen_since.as_str())
+        .bind(seeker.seen_since)
         .bind(seeker.rating)
         .bind(seeker.at_ms);
     match D::fetch_optional(&mut *pool.acquire().await?, statement).await? {
@@ -132,7 +133,7 @@ pub(super) async fn earliest_deadlines<D: Dialect>(
             Ok(Deadline {
                 room_id: D::text(row, "id")?,
                 version: D::int(row, "version")?,
-                at: D::text(row, "trigger_timeout_at")?,
+                at: D::time(row, "trigger_timeout_at")?,
             })
         })
         .collect()
@@ -142,7 +143,7 @@ pub(super) async fn earliest_deadlines<D: Dialect>(
 /// most `limit`: one range of `rooms_waiting`.
 pub(super) async fn idle_waiting_rooms<D: Dialect>(
     pool: &Pool<D>,
-    before: &str,
+    before: Timestamp,
     limit: i64,
 ) -> Result<Vec<(String, i64)>, StoreError> {
     let statement = Statement::new(D::IDLE_WAITING_ROOMS)

@@ -27,7 +27,7 @@ pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
             state: parse_json(&D::text(row, "state")?)?,
             players: parse_json(&D::text(row, "players")?)?,
             inactive_players: parse_json(&D::text(row, "inactive_players")?)?,
-            trigger_timeout_at: D::maybe_text(row, "trigger_timeout_at")?,
+            trigger_timeout_at: D::maybe_time(row, "trigger_timeout_at")?,
             clock: D::maybe_int(row, "clock_move_seconds")?.map(|seconds| Clock {
                 move_seconds: seconds as u32,
             }),
@@ -40,8 +40,8 @@ pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
                 .map(parse_json)
                 .transpose()?
                 .unwrap_or_default(),
-            created_at: D::text(row, "created_at")?,
-            updated_at: D::text(row, "updated_at")?,
+            created_at: D::time(row, "created_at")?,
+            updated_at: D::time(row, "updated_at")?,
         },
     ))
 }
@@ -69,8 +69,8 @@ pub(super) fn event<D: Sql>(row: &D::Row) -> Result<RoomEvent, StoreError> {
         joinable: D::flag(row, "joinable")?,
         finished: D::flag(row, "finished")?,
         players: parse_json(&D::text(row, "players")?)?,
-        trigger_timeout_at: D::maybe_text(row, "trigger_timeout_at")?,
-        created_at: D::text(row, "created_at")?,
+        trigger_timeout_at: D::maybe_time(row, "trigger_timeout_at")?,
+        created_at: D::time(row, "created_at")?,
         rating_changes: Vec::new(),
     })
 }
@@ -79,7 +79,7 @@ pub(super) fn account<D: Sql>(row: &D::Row) -> Result<Account, StoreError> {
     Ok(Account {
         id: D::text(row, "id")?,
         username: D::text(row, "username")?,
-        created_at: D::text(row, "created_at")?,
+        created_at: D::time(row, "created_at")?,
     })
 }
 
@@ -117,9 +117,9 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
             id: D::text(row, "owner_id")?,
             username: D::text(row, "owner_name")?,
         },
-        published_at: D::text(row, "created_at")?,
-        created_at: D::text(row, "game_created_at")?,
-        unpublished_at: D::maybe_text(row, "unpublished_at")?,
+        published_at: D::time(row, "created_at")?,
+        created_at: D::time(row, "game_created_at")?,
+        unpublished_at: D::maybe_time(row, "unpublished_at")?,
     })
 }
 
@@ -129,7 +129,7 @@ pub(super) fn game_log_line<D: Sql>(row: &D::Row) -> Result<GameLogLine, StoreEr
         id: D::int(row, "id")?,
         game: D::text(row, "game")?,
         game_version: D::int(row, "game_version")?,
-        at: D::text(row, "at")?,
+        at: D::time(row, "at")?,
         room: D::text(row, "room")?,
         version: D::int(row, "version")?,
         hook: Hook::from_name(&hook)

@@ -9,6 +9,7 @@ use super::queue::Job;
 use super::sql::Statement;
 use super::types::StoreError;
 use super::Store;
+use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 use crate::model::Session;
 
@@ -102,7 +103,7 @@ pub(super) enum SessionWrite {
     End {
         player_id: String,
         which: Ending,
-        at: String,
+        at: Timestamp,
     },
     Rotate {
         session_id: String,
@@ -112,8 +113,8 @@ pub(super) enum SessionWrite {
     IssueCode {
         code_hash: String,
         player_id: String,
-        created_at: String,
-        expires_at: String,
+        created_at: Timestamp,
+        expires_at: Timestamp,
     },
     /// Uses the code, then opens `session` (its player is the code's) if it worked.
     Redeem {
@@ -152,7 +153,7 @@ pub(super) async fn apply<D: Dialect>(
             player_id,
             which,
             at,
-        } => end::<D>(conn, player_id, which, at).await,
+        } => end::<D>(conn, player_id, which, *at).await,
         SessionWrite::Rotate {
             session_id,
             player_id,
@@ -172,7 +173,7 @@ pub(super) async fn apply<D: Dialect>(
             player_id,
             created_at,
             expires_at,
-        } => issue_code::<D>(conn, code_hash, player_id, created_at, expires_at).await,
+        } => issue_code::<D>(conn, code_hash, player_id, *created_at, *expires_at).await,
         SessionWrite::SetPassword { player_id, hash } => {
             let statement = Statement::new(SET_PASSWORD)
                 .bind(hash.as_str())
@@ -189,7 +190,7 @@ async fn end<D: Dialect>(
     conn: &mut D::Connection,
     player_id: &str,
     which: &Ending,
-    at: &str,
+    at: Timestamp,
 ) -> Result<SessionOutcome, StoreError> {
     let (sql, id) = match which {
         Ending::One(id) => (END_SESSION, id),
@@ -213,8 +214,8 @@ async fn issue_code<D: Dialect>(
     conn: &mut D::Connection,
     code_hash: &str,
     player_id: &str,
-    created_at: &str,
-    expires_at: &str,
+    created_at: Timestamp,
+    expires_at: Timestamp,
 ) -> Result<SessionOutcome, StoreError> {
     D::execute(conn, Statement::new(PRUNE_CODES).bind(created_at)).await?;
     let live = Statement::new(LIVE_CODES).bind(player_id);
@@ -245,7 +246,7 @@ async fn redeem<D: Dialect>(
 ) -> Result<SessionOutcome, StoreError> {
     let statement = Statement::new(REDEEM_CODE)
         .bind(code_hash)
-        .bind(session.created_at.as_str());
+        .bind(session.created_at);
     let Some(row) = D::fetch_optional(conn, statement).await? else {
         return Ok(SessionOutcome::Redeemed(None));
     };
@@ -274,8 +275,8 @@ pub(super) async fn insert_session<D: Dialect>(
         .bind(session.player.id.as_str())
         .bind(session.token_hash.as_str())
         .bind(session.label.as_str())
-        .bind(session.created_at.as_str())
-        .bind(session.last_used_at.as_str());
+        .bind(session.created_at)
+        .bind(session.last_used_at);
     if D::fetch_optional(conn, statement).await?.is_some() {
         return Ok(());
     }
@@ -296,8 +297,8 @@ pub(super) fn session_row<D: Dialect>(row: &D::Row) -> Result<Session, StoreErro
         },
         token_hash: D::text(row, "token_hash")?,
         label: D::text(row, "label")?,
-        created_at: D::text(row, "created_at")?,
-        last_used_at: D::text(row, "last_used_at")?,
+        created_at: D::time(row, "created_at")?,
+        last_used_at: D::time(row, "last_used_at")?,
     })
 }
 
@@ -343,12 +344,12 @@ pub(super) async fn password<D: Dialect>(
 
 pub(super) async fn ended_since<D: Dialect>(
     pool: &Pool<D>,
-    after: &str,
-) -> Result<Vec<(String, String)>, StoreError> {
+    after: Timestamp,
+) -> Result<Vec<(String, Timestamp)>, StoreError> {
     let statement = Statement::new(ENDED_SINCE).bind(after);
     let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
     rows.iter()
-        .map(|row| Ok((D::text(row, "id")?, D::text(row, "at")?)))
+        .map(|row| Ok((D::text(row, "id")?, D::time(row, "at")?)))
         .collect()
 }
 
@@ -410,14 +411,14 @@ impl Store {
         &self,
         code_hash: &str,
         player_id: &str,
-        created_at: &str,
-        expires_at: &str,
+        created_at: Timestamp,
+        expires_at: Timestamp,
     ) -> Result<bool, StoreError> {
         let write = SessionWrite::IssueCode {
             code_hash: code_hash.to_owned(),
             player_id: player_id.to_owned(),
-            created_at: created_at.to_owned(),
-            expires_at: expires_at.to_owned(),
+            created_at,
+            expires_at,
         };
         let outcome = self.session_write(write).await?;
         Ok(!matches!(outcome, SessionOutcome::TooManyCodes))
@@ -473,11 +474,11 @@ impl Store {
         read!(self, |pool| sessions_of(pool, player_id))
     }
 
-    /// Sessions ended after `after` (time text), with when, in the order they ended.
+    /// Sessions ended after `after`, with when, in the order they ended.
     pub async fn ended_sessions_since(
         &self,
-        after: &str,
-    ) -> Result<Vec<(String, String)>, StoreError> {
+        after: Timestamp,
+    ) -> Result<Vec<(String, Timestamp)>, StoreError> {
         read!(self, |pool| ended_since(pool, after))
     }
 }

@@ -16,6 +16,7 @@ use sqlx::{
 };
 
 use super::types::StoreError;
+use crate::domain::time::Timestamp;
 
 /// A value bound to a statement.
 #[derive(Debug, Clone)]
@@ -40,6 +41,19 @@ impl From<Vec<u8>> for Arg {
 impl From<Option<Vec<u8>>> for Arg {
     fn from(value: Option<Vec<u8>>) -> Self {
         Arg::MaybeBytes(value)
+    }
+}
+
+impl From<Timestamp> for Arg {
+    /// Written as its text, which sorts as time does.
+    fn from(value: Timestamp) -> Self {
+        Arg::Text(value.text())
+    }
+}
+
+impl From<Option<Timestamp>> for Arg {
+    fn from(value: Option<Timestamp>) -> Self {
+        Arg::MaybeText(value.map(|at| at.text()))
     }
 }
 
@@ -256,6 +270,22 @@ pub(super) trait Sql: Database {
     fn flag(row: &Self::Row, column: &str) -> Result<bool, StoreError>;
     fn real(row: &Self::Row, column: &str) -> Result<f64, StoreError>;
     fn bytes(row: &Self::Row, column: &str) -> Result<Vec<u8>, StoreError>;
+
+    fn time(row: &Self::Row, column: &str) -> Result<Timestamp, StoreError> {
+        as_time(column, &Self::text(row, column)?)
+    }
+
+    fn maybe_time(row: &Self::Row, column: &str) -> Result<Option<Timestamp>, StoreError> {
+        Self::maybe_text(row, column)?
+            .map(|text| as_time(column, &text))
+            .transpose()
+    }
+}
+
+/// A time as stored; anything else in a time's column is a corrupt row.
+fn as_time(column: &str, text: &str) -> Result<Timestamp, StoreError> {
+    Timestamp::parse(text)
+        .ok_or_else(|| StoreError::Corrupt(format!("`{column}` holds `{text}`, not a time")))
 }
 
 impl<D> Sql for D

@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use crate::domain::time::Timestamp;
 use crate::model::{LobbyChange, Room, RoomEvent};
 
 #[derive(Debug, thiserror::Error)]
@@ -112,14 +113,14 @@ pub struct RoomWritten {
 
 /// The rooms quick play joins rather than opening one: open public rooms of the game, with
 /// the same clock, that `player_id` is not in, that hold no seats for a rematch, and that
-/// someone is still in: changed, or with a player seen, since `seen_since` (deadline text);
+/// someone is still in: changed, or with a player seen, since `seen_since`;
 /// and, for a room quick play opened, whose creator's rating is within its window of
 /// `rating`: 100 points either way, 50 more for each 5 s it has waited by `at_ms`, anyone's
 /// after a minute. A room quick play opens keeps `rating` and `at_ms` for the next to come.
 #[derive(Debug, Clone)]
 pub struct QuickPlayGuard {
     pub player_id: String,
-    pub seen_since: String,
+    pub seen_since: Timestamp,
     /// The player's rating in the game.
     pub rating: f64,
     /// Now, in milliseconds since the Unix epoch.
@@ -261,7 +262,7 @@ const SQLITE_CANTOPEN: i64 = 14;
 pub struct Deadline {
     pub room_id: String,
     pub version: i64,
-    pub at: String,
+    pub at: Timestamp,
 }
 
 /// What other servers on a shared database commit, as [`super::Store::changes`] hears it

@@ -347,8 +347,8 @@ pub(super) mod tests {
             player: account.player_ref(),
             label: "test".into(),
             token_hash: String::new(),
-            created_at: String::new(),
-            last_used_at: String::new(),
+            created_at: crate::domain::time::Timestamp::now(),
+            last_used_at: crate::domain::time::Timestamp::now(),
         }
     }
 
@@ -362,7 +362,7 @@ pub(super) mod tests {
         let account = |n: usize, name: &str| Account {
             id: format!("{n:032x}"),
             username: name.to_owned(),
-            created_at: String::new(),
+            created_at: crate::domain::time::Timestamp::now(),
         };
         let accounts: Vec<Account> = (0..50)
             .map(|n| {
@@ -420,8 +420,8 @@ pub(super) mod tests {
             state: serde_json::json!({}).into(),
             players: vec![seated.clone()].into(),
             inactive_players: Vec::new(),
-            created_at: String::new(),
-            updated_at: String::new(),
+            created_at: crate::domain::time::Timestamp::now(),
+            updated_at: crate::domain::time::Timestamp::now(),
         };
         let event = crate::model::RoomEvent {
             trigger_timeout_at: None,
@@ -433,7 +433,7 @@ pub(super) mod tests {
             joinable: true,
             finished: false,
             players: vec![seated].into(),
-            created_at: String::new(),
+            created_at: crate::domain::time::Timestamp::now(),
             rating_changes: Vec::new(),
         };
         RoomCommit {
@@ -462,7 +462,7 @@ pub(super) mod tests {
         let player = Account {
             id: "p".repeat(32),
             username: "pat".into(),
-            created_at: String::new(),
+            created_at: crate::domain::time::Timestamp::now(),
         };
         store
             .create_account(&player, &first_session(&player))

@@ -13,6 +13,7 @@ use super::rows;
 use super::sessions::{self, SessionOutcome, SessionWrite};
 use super::sql::Statement;
 use super::types::{RoomCommit, RoomWritten, StoreError};
+use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::{Account, FrontendSource, GameLogLine, NewGameVersion, Session};
 
@@ -56,14 +57,14 @@ into_write!(RebuildRatings, (), super::ratings::Rebuilt);
 pub(super) struct Seen {
     pub(super) player_id: String,
     pub(super) session_id: Option<String>,
-    pub(super) at: String,
+    pub(super) at: Timestamp,
 }
 
 pub(super) struct NewBot {
     pub(super) level: BotLevel,
     pub(super) id: String,
     pub(super) username: String,
-    pub(super) created_at: String,
+    pub(super) created_at: Timestamp,
 }
 
 pub(super) struct RoomCopies {
@@ -233,7 +234,7 @@ pub(super) async fn insert_account<D: Dialect>(
     let statement = Statement::new(INSERT_ACCOUNT)
         .bind(account.id.as_str())
         .bind(account.username.as_str())
-        .bind(account.created_at.as_str());
+        .bind(account.created_at);
     // Ids are random 128-bit numbers: a conflict is the name.
     match D::fetch_optional(conn, statement).await? {
         Some(_) => sessions::insert_session::<D>(conn, session).await,
@@ -244,12 +245,12 @@ pub(super) async fn insert_account<D: Dialect>(
 /// When a player was seen, and when their session was last used (to the minute).
 async fn mark_seen<D: Dialect>(conn: &mut D::Connection, seen: &Seen) -> Result<(), StoreError> {
     let player = Statement::new(MARK_SEEN)
-        .bind(seen.at.as_str())
+        .bind(seen.at)
         .bind(seen.player_id.as_str());
     D::execute(conn, player).await?;
     if let Some(session) = &seen.session_id {
         let used = Statement::new(sessions::MARK_SESSION_USED)
-            .bind(crate::model::to_the_minute(&seen.at))
+            .bind(seen.at.to_the_minute())
             .bind(session.as_str());
         D::execute(conn, used).await?;
     }
@@ -265,7 +266,7 @@ pub(super) async fn ensure_bot<D: Dialect>(
     let create = Statement::new(INSERT_BOT)
         .bind(bot.id.as_str())
         .bind(bot.username.as_str())
-        .bind(bot.created_at.as_str())
+        .bind(bot.created_at)
         .bind(level);
     D::execute(conn, create).await?;
     let read = Statement::new(BOT_ACCOUNT).bind(level);
@@ -286,7 +287,7 @@ pub(super) async fn publish<D: Dialect>(
     let create = Statement::new(INSERT_GAME)
         .bind(upload.game_id.as_str())
         .bind(upload.owner_id.as_str())
-        .bind(upload.created_at.as_str());
+        .bind(upload.created_at);
     D::execute(conn, create).await?;
     let owner = Statement::new(D::GAME_OWNER).bind(upload.game_id.as_str());
     let owner = match D::fetch_optional(conn, owner).await? {
@@ -310,7 +311,7 @@ pub(super) async fn publish<D: Dialect>(
         .bind(upload.format.as_str())
         .bind(upload.source.as_str())
         .bind(upload.sha256.as_str())
-        .bind(upload.created_at.as_str())
+        .bind(upload.created_at)
         .bind(upload.move_example.clone())
         .bind(upload.hooks.timeouts)
         .bind(upload.hooks.player_view)
@@ -399,7 +400,7 @@ pub(super) async fn append_game_logs<D: Dialect>(
         let insert = Statement::new(INSERT_GAME_LOG)
             .bind(line.game.as_str())
             .bind(line.game_version)
-            .bind(line.at.as_str())
+            .bind(line.at)
             .bind(line.room.as_str())
             .bind(line.version)
             .bind(line.hook.name())

@@ -108,7 +108,7 @@ mod tests {
             joinable: false,
             finished: false,
             players: vec![alice].into(),
-            created_at: "2026-01-01T00:00:00.000Z".into(),
+            created_at: crate::domain::time::Timestamp::parse("2026-01-01T00:00:00.000Z").unwrap(),
             rating_changes: Vec::new(),
         };
         let header = RoomHeader {

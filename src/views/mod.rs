@@ -17,6 +17,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::domain::time::Timestamp;
 use crate::game::{Clock, PlayerRef};
 use crate::model::{RatingChange, Rematch, Room, RoomEvent, Score};
 
@@ -37,7 +38,7 @@ pub struct RoomView<'a> {
     /// Whether finishing its games changes the players' ratings.
     rated: bool,
     state: Cow<'a, Value>,
-    trigger_timeout_at: Option<&'a str>,
+    trigger_timeout_at: Option<Timestamp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     clock: Option<Clock>,
     /// Seats "Play again" holds for the last game's other players, until `until`.
@@ -48,13 +49,13 @@ pub struct RoomView<'a> {
     score: Option<&'a Score>,
     /// When a room waiting for players is closed if nobody joins before.
     #[serde(skip_serializing_if = "Option::is_none")]
-    closes_at: Option<String>,
+    closes_at: Option<Timestamp>,
     /// When a game in play can be claimed from the player it waits on, if nothing happens
     /// before.
     #[serde(skip_serializing_if = "Option::is_none")]
-    claimable_at: Option<String>,
-    created_at: &'a str,
-    updated_at: &'a str,
+    claimable_at: Option<Timestamp>,
+    created_at: &'a Timestamp,
+    updated_at: &'a Timestamp,
     /// Its players with a stream of it open now, on any server.
     online: Vec<String>,
     /// In a listing, the code of the fault that kept this viewer's view of the state from
@@ -78,7 +79,7 @@ impl<'a> RoomView<'a> {
             private: room.private,
             rated: room.rated,
             state,
-            trigger_timeout_at: room.trigger_timeout_at.as_deref(),
+            trigger_timeout_at: room.trigger_timeout_at,
             clock: room.clock,
             rematch: room.rematch.as_ref(),
             score: (room.score.games > 0).then_some(&room.score),
@@ -107,8 +108,8 @@ impl<'a> RoomView<'a> {
     /// moves (the engine's rules decide both).
     pub fn with_idle_times(
         mut self,
-        closes_at: Option<String>,
-        claimable_at: Option<String>,
+        closes_at: Option<Timestamp>,
+        claimable_at: Option<Timestamp>,
     ) -> Self {
         self.closes_at = closes_at;
         self.claimable_at = claimable_at;
@@ -129,8 +130,8 @@ pub struct EventView<'a> {
     joinable: bool,
     finished: bool,
     players: &'a [PlayerRef],
-    trigger_timeout_at: Option<&'a str>,
-    created_at: &'a str,
+    trigger_timeout_at: Option<Timestamp>,
+    created_at: &'a Timestamp,
     /// How a finished rated game changed each player's rating.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     rating_changes: &'a [RatingChange],
@@ -148,7 +149,7 @@ impl<'a> EventView<'a> {
             joinable: event.joinable,
             finished: event.finished,
             players: &event.players,
-            trigger_timeout_at: event.trigger_timeout_at.as_deref(),
+            trigger_timeout_at: event.trigger_timeout_at,
             created_at: &event.created_at,
             rating_changes: &event.rating_changes,
         }

@@ -38,7 +38,7 @@ async fn armed_rooms(
         rooms.extend(batch);
     }
     let at = Utc::now() + chrono::TimeDelta::milliseconds(lead_ms);
-    let text = turnhouse::game::deadline_text(at);
+    let text = turnhouse::domain::time::Timestamp::from(at).text();
     for chunk in rooms.chunks(50) {
         join_all(chunk.iter().map(|(id, token)| {
             let text = &text;

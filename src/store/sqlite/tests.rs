@@ -221,7 +221,7 @@ async fn memberships_from_before_listing_indexes_are_listed() {
     let (dir, path) = store_dir();
     let old = database_before(std::path::Path::new(&path), 4).await;
     sqlx::query(
-        "INSERT INTO players (id, username, token_hash, created_at) VALUES ('p', 'pat', '', '')",
+        "INSERT INTO players (id, username, token_hash, created_at) VALUES ('p', 'pat', '', '2026-01-01T00:00:00.000Z')",
     )
     .execute(&old)
     .await
@@ -234,7 +234,7 @@ async fn memberships_from_before_listing_indexes_are_listed() {
         sqlx::query(
             "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
                  inactive_players, created_at, updated_at) \
-                 VALUES (?, ?, 0, 1, 1, 0, 'null', '[]', '[]', '', '')",
+                 VALUES (?, ?, 0, 1, 1, 0, 'null', '[]', '[]', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
         )
         .bind(room)
         .bind(game)
@@ -277,7 +277,7 @@ async fn a_player_of_many_games_is_listed_newest_first() {
         .await
         .unwrap();
     sqlx::query(
-        "INSERT INTO players (id, username, token_hash, created_at) VALUES ('p', 'pat', '', '')",
+        "INSERT INTO players (id, username, token_hash, created_at) VALUES ('p', 'pat', '', '2026-01-01T00:00:00.000Z')",
     )
     .execute(&db)
     .await
@@ -290,7 +290,7 @@ async fn a_player_of_many_games_is_listed_newest_first() {
             sqlx::query(
                 "INSERT INTO rooms (id, game, private, version, joinable, finished, state, \
                      players, inactive_players, created_at, updated_at) \
-                     VALUES (?, ?, 0, 1, 0, ?, 'null', '[]', '[]', '', '')",
+                     VALUES (?, ?, 0, 1, 0, ?, 'null', '[]', '[]', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
             )
             .bind(&id)
             .bind(&game)
@@ -370,7 +370,7 @@ async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
     let old = database_before(&path, 3).await;
     for (id, name) in [("a", "alice"), ("b", "bob")] {
         sqlx::query(
-            "INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, '', '')",
+            "INSERT INTO players (id, username, token_hash, created_at) VALUES (?, ?, '', '2026-01-01T00:00:00.000Z')",
         )
         .bind(id)
         .bind(name)
@@ -381,7 +381,7 @@ async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
     sqlx::query(
         "INSERT INTO rooms (id, game, private, version, joinable, finished, state, players, \
              inactive_players, created_at, updated_at) \
-             VALUES ('r', 'tictactoe', 0, 9, 1, 0, 'null', '[]', '[]', '', '')",
+             VALUES ('r', 'tictactoe', 0, 9, 1, 0, 'null', '[]', '[]', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')",
     )
     .execute(&old)
     .await
@@ -400,7 +400,7 @@ async fn history_from_before_seats_were_recorded_gets_them_by_replay() {
     for (version, (kind, player)) in history.iter().enumerate() {
         sqlx::query(
                 "INSERT INTO room_events (room_id, version, kind, player_id, state, joinable, finished, created_at) \
-                 VALUES ('r', ?, ?, ?, 'null', 1, 0, '')",
+                 VALUES ('r', ?, ?, ?, 'null', 1, 0, '2026-01-01T00:00:00.000Z')",
             )
             .bind(version as i64 + 1)
             .bind(kind)
@@ -508,7 +508,7 @@ async fn names_that_differed_only_by_case_are_kept() {
     let account = |id: &str, name: &str| crate::model::Account {
         id: id.into(),
         username: name.into(),
-        created_at: "2026-02-01T00:00:00.000Z".into(),
+        created_at: crate::domain::time::Timestamp::parse("2026-02-01T00:00:00.000Z").unwrap(),
     };
     for taken in ["ALICE", "aLiCe", "Bob"] {
         let session = crate::model::Session {
@@ -519,8 +519,9 @@ async fn names_that_differed_only_by_case_are_kept() {
             },
             label: "A device".into(),
             token_hash: String::new(),
-            created_at: "2026-02-01T00:00:00.000Z".into(),
-            last_used_at: "2026-02-01T00:00Z".into(),
+            created_at: crate::domain::time::Timestamp::parse("2026-02-01T00:00:00.000Z").unwrap(),
+            last_used_at: crate::domain::time::Timestamp::parse("2026-02-01T00:00:00.000Z")
+                .unwrap(),
         };
         let made = store.create_account(&account(taken, taken), &session).await;
         assert!(
