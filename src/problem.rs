@@ -63,13 +63,6 @@ pub trait Problem: std::error::Error {
     {
         innermost(self).classify().1
     }
-
-    fn kind(&self) -> ErrorKind
-    where
-        Self: Sized,
-    {
-        innermost(self).classify().0
-    }
 }
 
 /// The problem that says everything about `problem`: the one it carries, if it carries one.

@@ -94,10 +94,6 @@ impl ApiError {
     /// The status and code of every problem, in one match so the two never drift apart.
     fn classify(&self) -> (StatusCode, &'static str) {
         use StatusCode as S;
-        if let Some(problem) = self.problem() {
-            let (kind, code) = problem.classify();
-            return (status_of(kind), code);
-        }
         match self {
             ApiError::MalformedJson(_) => (S::BAD_REQUEST, "malformed_json"),
             ApiError::InvalidBody(_) => (S::BAD_REQUEST, "invalid_body"),
@@ -116,11 +112,11 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => (S::PAYLOAD_TOO_LARGE, "payload_too_large"),
             ApiError::UsernameTaken(_) => (S::CONFLICT, "username_taken"),
             ApiError::RateLimited { .. } => (S::TOO_MANY_REQUESTS, "rate_limited"),
-            ApiError::Rooms(_)
-            | ApiError::Accounts(_)
-            | ApiError::Catalog(_)
-            | ApiError::Moderation(_)
-            | ApiError::Standing(_) => unreachable!("a slice's error is a problem"),
+            ApiError::Rooms(err) => slice_problem(err),
+            ApiError::Accounts(err) => slice_problem(err),
+            ApiError::Catalog(err) => slice_problem(err),
+            ApiError::Moderation(err) => slice_problem(err),
+            ApiError::Standing(err) => slice_problem(err),
         }
     }
 
@@ -182,6 +178,12 @@ impl ResponseError for ApiError {
         }
         response.body(Value::Object(body).to_string())
     }
+}
+
+/// The status and code of a slice's error: those of the problem that says everything about it.
+fn slice_problem(err: &dyn Problem) -> (StatusCode, &'static str) {
+    let (kind, code) = innermost(err).classify();
+    (status_of(kind), code)
 }
 
 /// The status of each kind of a slice's error.

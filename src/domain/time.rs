@@ -57,11 +57,6 @@ impl Timestamp {
         )
     }
 
-    /// Milliseconds since 1970.
-    pub fn millis(&self) -> i64 {
-        self.0.timestamp_millis()
-    }
-
     /// How long after `earlier` this is (zero if it is not after).
     pub fn since(&self, earlier: Timestamp) -> Duration {
         (self.0 - earlier.0).to_std().unwrap_or_default()

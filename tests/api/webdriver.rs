@@ -192,7 +192,13 @@ impl Browser {
             if started.elapsed() > DEADLINE {
                 self.screenshot(&format!("timeout-{}", what.replace(' ', "-")))
                     .await;
-                panic!("{}: gave up waiting for {what}", self.name);
+                // What the browser said meanwhile (a module that failed to load, a refused
+                // request) is most often why.
+                let console = self.console().await;
+                panic!(
+                    "{}: gave up waiting for {what}; the browser's console: {console:?}",
+                    self.name
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
