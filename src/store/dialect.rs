@@ -13,7 +13,7 @@
 
 use std::future::Future;
 
-use super::sql::{Arg, Exec, Sql, Statement};
+use super::sql::{AnyConnection, Arg, Exec, Sql, Statement};
 use super::types::{RoomCommit, StoreError};
 
 /// A statement over a set of rows: `WITH v (<columns>) AS (VALUES (…), (…)) <statement>`, the
@@ -160,6 +160,9 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     type Batch<'c>: Exec
     where
         Self: 'c;
+
+    /// `conn`, as the connection of this database among the two.
+    fn any(conn: &mut Self::Connection) -> AnyConnection<'_>;
 
     /// The batch's way to `conn` for as long as it lasts.
     fn batch<'c>(

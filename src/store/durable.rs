@@ -28,10 +28,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::health::WriteHealth;
+use super::queue::Write;
 use super::sqlite::{Checkpoints, SyncedLog};
 use super::types::StoreError;
 use super::writer_stats::WriterStats;
-use super::writes::Write;
 
 /// Where a committed batch goes to be answered.
 pub(super) enum Durability {

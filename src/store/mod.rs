@@ -70,11 +70,12 @@ use crate::model::{
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};
 use queue::Job;
+use queue::Write;
 pub use ratings::{Rebuilt, Standing};
 pub use sessions::{Ending, MAX_LIVE_CODES};
 use sqlite::SqliteStore;
 use writer::Writer;
-use writes::{NewBot, RoomCopies, Seen, Write};
+use writes::{NewBot, RoomCopies, Seen};
 
 pub use types::{
     Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomPresence, RoomQuery, RoomWritten,
@@ -221,7 +222,7 @@ impl Store {
             template: template.to_owned(),
             copies,
         });
-        self.writer.write(Write::CopyRoom(job), reply).await?;
+        self.writer.write(job.into(), reply).await?;
         Ok(())
     }
 
@@ -234,7 +235,7 @@ impl Store {
         session: &Session,
     ) -> Result<(), StoreError> {
         let (job, reply) = Job::new((account.clone(), session.clone()));
-        self.writer.write(Write::Account(job), reply).await?;
+        self.writer.write(job.into(), reply).await?;
         Ok(())
     }
 
@@ -253,7 +254,7 @@ impl Store {
             username: username.to_owned(),
             created_at: created_at.to_owned(),
         });
-        let (_, bot) = self.writer.write(Write::Bot(job), reply).await?;
+        let (_, bot) = self.writer.write(job.into(), reply).await?;
         Ok(bot)
     }
 
@@ -263,14 +264,14 @@ impl Store {
     #[tracing::instrument(level = "debug", skip_all, fields(game = %upload.game_id))]
     pub async fn publish_game_version(&self, upload: NewGameVersion) -> Result<i64, StoreError> {
         let (job, reply) = Job::new(upload);
-        let (_, version) = self.writer.write(Write::GameVersion(job), reply).await?;
+        let (_, version) = self.writer.write(job.into(), reply).await?;
         Ok(version)
     }
 
     /// Adds `lines` to their games' logs, each game's oldest beyond [`GAME_LOG_LINES`] going.
     pub async fn append_game_logs(&self, lines: Vec<GameLogLine>) -> Result<(), StoreError> {
         let (job, reply) = Job::new(lines);
-        self.writer.write(Write::GameLogs(job), reply).await?;
+        self.writer.write(job.into(), reply).await?;
         Ok(())
     }
 
@@ -336,7 +337,7 @@ impl Store {
             session_id: session_id.map(str::to_owned),
             at: at.to_owned(),
         });
-        self.writer.write(Write::Seen(job), reply).await?;
+        self.writer.write(job.into(), reply).await?;
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use sqlx::Pool;
 
 use super::dialect::Dialect;
-use super::queue::Job;
+use super::queue::{Job, WriteStep};
 use super::sql::{Exec, Statement};
 use super::types::StoreError;
 use super::Store;
@@ -130,7 +130,19 @@ pub enum ModerationOutcome {
     Game,
 }
 
-pub(super) async fn apply<D: Dialect>(
+/// An admin action and its audit row.
+impl WriteStep for ModerationWrite {
+    type Output = ModerationOutcome;
+
+    async fn apply<D: Dialect>(
+        &self,
+        conn: &mut D::Connection,
+    ) -> Result<ModerationOutcome, StoreError> {
+        apply::<D>(conn, self).await
+    }
+}
+
+async fn apply<D: Dialect>(
     conn: &mut D::Connection,
     write: &ModerationWrite,
 ) -> Result<ModerationOutcome, StoreError> {

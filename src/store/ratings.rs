@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::dialect::{Dialect, SetSql};
-use super::queue::Job;
+use super::queue::{Job, WriteStep};
 use super::sets::{execute_set, set_statements};
 use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, StoreError};
@@ -349,7 +349,18 @@ pub struct Rebuilt {
 
 /// Computes every rating again from the kept results, game after game in the order they were
 /// rated, and writes what differs.
-pub(super) async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebuilt, StoreError> {
+/// Every rating computed again from the kept results.
+pub(super) struct RebuildRatings;
+
+impl WriteStep for RebuildRatings {
+    type Output = Rebuilt;
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<Rebuilt, StoreError> {
+        rebuild::<D>(conn).await
+    }
+}
+
+async fn rebuild<D: Dialect>(conn: &mut D::Connection) -> Result<Rebuilt, StoreError> {
     let (kept, games) = kept_changes::<D>(conn).await?;
     let mut ratings: std::collections::BTreeMap<(String, String), Rating> = Default::default();
     let mut differed = 0;
@@ -524,7 +535,7 @@ impl Store {
 
     /// Computes every rating again from the kept results, in one commit.
     pub async fn rebuild_ratings(&self) -> Result<Rebuilt, StoreError> {
-        let (job, reply) = Job::new(());
+        let (job, reply) = Job::new(RebuildRatings);
         let (_, rebuilt) = self.writer.write(job.into(), reply).await?;
         Ok(rebuilt)
     }

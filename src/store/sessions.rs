@@ -5,7 +5,7 @@
 use sqlx::Pool;
 
 use super::dialect::Dialect;
-use super::queue::Job;
+use super::queue::{Job, WriteStep};
 use super::sql::Statement;
 use super::types::StoreError;
 use super::Store;
@@ -140,7 +140,19 @@ pub(super) enum SessionOutcome {
     TooManyCodes,
 }
 
-pub(super) async fn apply<D: Dialect>(
+/// Sessions opened, ended or given a new secret; sign-in codes issued and used.
+impl WriteStep for SessionWrite {
+    type Output = SessionOutcome;
+
+    async fn apply<D: Dialect>(
+        &self,
+        conn: &mut D::Connection,
+    ) -> Result<SessionOutcome, StoreError> {
+        apply::<D>(conn, self).await
+    }
+}
+
+async fn apply<D: Dialect>(
     conn: &mut D::Connection,
     write: &SessionWrite,
 ) -> Result<SessionOutcome, StoreError> {

@@ -105,6 +105,13 @@ impl From<Option<f64>> for Arg {
     }
 }
 
+/// A connection to either database, for a write whose queue does not know which (see
+/// [`super::queue::QueuedStep`]).
+pub(super) enum AnyConnection<'c> {
+    Sqlite(&'c mut sqlx::SqliteConnection),
+    Postgres(&'c mut sqlx::PgConnection),
+}
+
 /// SQL with its arguments, `$1` onwards in order (SQLite reads `$n` as the n-th argument too).
 pub(super) struct Statement {
     sql: SqlText,

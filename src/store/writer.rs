@@ -34,11 +34,11 @@ use super::dialect::Dialect;
 use super::durable::Durability;
 use super::health::WriteHealth;
 use super::queue::Reply;
+use super::queue::Write;
 use super::sql::{Exec, Statement};
 use super::sqlite::SyncedLog;
 use super::types::{RoomCommit, RoomWritten, StoreError};
 use super::writer_stats::WriterStats;
-use super::writes::Write;
 
 /// Writes applied in one transaction at most. Enough to amortise an fsync many times over,
 /// few enough that one batch never holds the database for long.

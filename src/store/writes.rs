@@ -1,58 +1,21 @@
-//! Every write the store makes, as a value the writer queues, with its own typed reply; and
-//! the steps of the writes that are not room changes (those are set-based, in
-//! [`super::batch`]), each one generic function over the database's [`Dialect`].
+//! The write steps of sign-ups, bots, uploads, games' logs, "seen" marks and copies of rooms,
+//! each one generic function over the database's [`Dialect`], handed to the writer as a
+//! [`WriteStep`] (room changes are set-based, in [`super::batch`]; sessions, moderation and
+//! ratings keep their steps in their own files).
 //!
 //! A refusal ([`StoreError::is_refusal`]) is decided without a failed statement (by `ON
 //! CONFLICT DO NOTHING` and what comes back): in PostgreSQL a failed statement aborts the whole
 //! transaction, which would undo the other writes of the batch.
 
 use super::dialect::Dialect;
-use super::moderation::{self, ModerationOutcome, ModerationWrite};
-use super::queue::Job;
+use super::queue::WriteStep;
 use super::rows;
-use super::sessions::{self, SessionOutcome, SessionWrite};
+use super::sessions;
 use super::sql::Statement;
-use super::types::{RoomCommit, RoomWritten, StoreError};
+use super::types::StoreError;
 use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, PlayerRef};
 use crate::model::{Account, FrontendSource, GameLogLine, NewGameVersion, Session};
-
-/// One queued write.
-pub(super) enum Write {
-    Room(Job<Box<RoomCommit>, RoomWritten>),
-    /// A new player and their first session.
-    Account(Job<(Account, Session), ()>),
-    /// Sessions opened, ended or given a new secret; sign-in codes issued and used.
-    Session(Job<SessionWrite, SessionOutcome>),
-    Bot(Job<NewBot, PlayerRef>),
-    GameVersion(Job<NewGameVersion, i64>),
-    /// Copies of a room, to fill a database for measuring.
-    CopyRoom(Job<RoomCopies, ()>),
-    /// Lines for games' logs (each game's oldest beyond the bound go).
-    GameLogs(Job<Vec<GameLogLine>, ()>),
-    /// When a player was last seen.
-    Seen(Job<Seen, ()>),
-    /// An admin action and its audit row.
-    Moderation(Job<ModerationWrite, ModerationOutcome>),
-    /// Every rating computed again from the kept results.
-    RebuildRatings(Job<(), super::ratings::Rebuilt>),
-}
-
-/// Each feature's writes reach the queue as `job.into()`, so a feature names only its own job,
-/// never the whole list of writes.
-macro_rules! into_write {
-    ($variant:ident, $input:ty, $output:ty) => {
-        impl From<Job<$input, $output>> for Write {
-            fn from(job: Job<$input, $output>) -> Self {
-                Write::$variant(job)
-            }
-        }
-    };
-}
-
-into_write!(Session, SessionWrite, SessionOutcome);
-into_write!(Moderation, ModerationWrite, ModerationOutcome);
-into_write!(RebuildRatings, (), super::ratings::Rebuilt);
 
 pub(super) struct Seen {
     pub(super) player_id: String,
@@ -72,85 +35,55 @@ pub(super) struct RoomCopies {
     pub(super) copies: i64,
 }
 
-impl Write {
-    /// Answers the write with its outcome, now durable.
-    pub(super) fn answer(self) {
-        match self {
-            Write::Room(job) => job.answer(),
-            Write::Account(job) => job.answer(),
-            Write::Session(job) => job.answer(),
-            Write::Bot(job) => job.answer(),
-            Write::GameVersion(job) => job.answer(),
-            Write::CopyRoom(job) => job.answer(),
-            Write::GameLogs(job) => job.answer(),
-            Write::Seen(job) => job.answer(),
-            Write::Moderation(job) => job.answer(),
-            Write::RebuildRatings(job) => job.answer(),
-        }
-    }
+/// A new player and their first session.
+impl WriteStep for (Account, Session) {
+    type Output = ();
 
-    /// Answers the write with `err`: none of it happened.
-    pub(super) fn fail(self, err: StoreError) {
-        match self {
-            Write::Room(job) => job.fail(err),
-            Write::Account(job) => job.fail(err),
-            Write::Session(job) => job.fail(err),
-            Write::Bot(job) => job.fail(err),
-            Write::GameVersion(job) => job.fail(err),
-            Write::CopyRoom(job) => job.fail(err),
-            Write::GameLogs(job) => job.fail(err),
-            Write::Seen(job) => job.fail(err),
-            Write::Moderation(job) => job.fail(err),
-            Write::RebuildRatings(job) => job.fail(err),
-        }
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<(), StoreError> {
+        insert_account::<D>(conn, self).await
     }
+}
 
-    /// Applies the write inside the batch's transaction, unless it is a room change (those
-    /// are applied together, see [`super::batch`]). An error is the batch's failure; a refusal
-    /// is the write's outcome.
-    pub(super) async fn apply_alone<D: Dialect>(
-        &mut self,
-        conn: &mut D::Connection,
-    ) -> Result<(), StoreError> {
-        match self {
-            Write::Room(_) => Ok(()),
-            Write::Account(job) => {
-                let outcome = insert_account::<D>(conn, &job.input).await;
-                job.settle(outcome)
-            }
-            Write::Session(job) => {
-                let outcome = sessions::apply::<D>(conn, &job.input).await;
-                job.settle(outcome)
-            }
-            Write::Bot(job) => {
-                let outcome = ensure_bot::<D>(conn, &job.input).await;
-                job.settle(outcome)
-            }
-            Write::GameVersion(job) => {
-                let outcome = publish::<D>(conn, &job.input).await;
-                job.settle(outcome)
-            }
-            Write::CopyRoom(job) => {
-                let outcome = copy_room::<D>(conn, &job.input).await;
-                job.settle(outcome)
-            }
-            Write::GameLogs(job) => {
-                let outcome = append_game_logs::<D>(conn, &job.input).await;
-                job.settle(outcome)
-            }
-            Write::Seen(job) => {
-                let outcome = mark_seen::<D>(conn, &job.input).await;
-                job.settle(outcome)
-            }
-            Write::Moderation(job) => {
-                let outcome = moderation::apply::<D>(conn, &job.input).await;
-                job.settle(outcome)
-            }
-            Write::RebuildRatings(job) => {
-                let outcome = super::ratings::rebuild::<D>(conn).await;
-                job.settle(outcome)
-            }
-        }
+impl WriteStep for NewBot {
+    type Output = PlayerRef;
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<PlayerRef, StoreError> {
+        ensure_bot::<D>(conn, self).await
+    }
+}
+
+impl WriteStep for NewGameVersion {
+    type Output = i64;
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<i64, StoreError> {
+        publish::<D>(conn, self).await
+    }
+}
+
+/// Copies of a room, to fill a database for measuring.
+impl WriteStep for RoomCopies {
+    type Output = ();
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<(), StoreError> {
+        copy_room::<D>(conn, self).await
+    }
+}
+
+/// Lines for games' logs (each game's oldest beyond the bound go).
+impl WriteStep for Vec<GameLogLine> {
+    type Output = ();
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<(), StoreError> {
+        append_game_logs::<D>(conn, self).await
+    }
+}
+
+/// When a player was last seen.
+impl WriteStep for Seen {
+    type Output = ();
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<(), StoreError> {
+        mark_seen::<D>(conn, self).await
     }
 }
 

@@ -18,7 +18,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres};
 
 use super::dialect::{Dialect, SetRow, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
-use super::sql::{Exec, Statement};
+use super::sql::{AnyConnection, Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use crate::domain::ids::new_id;
 
@@ -153,6 +153,10 @@ impl Dialect for Postgres {
 
     type PreparedStatements = ();
     type Batch<'c> = &'c mut PgConnection;
+
+    fn any(conn: &mut Self::Connection) -> AnyConnection<'_> {
+        AnyConnection::Postgres(conn)
+    }
 
     async fn batch<'c>(
         conn: &'c mut PgConnection,

@@ -16,7 +16,7 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqliteConnection};
 
 use super::dialect::{Dialect, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
-use super::sql::Exec;
+use super::sql::{AnyConnection, Exec};
 use super::types::{RoomCommit, StoreError};
 pub(super) use checkpoint::Checkpoints;
 use raw::{Prepared, RawBatch};
@@ -128,6 +128,10 @@ impl Dialect for Sqlite {
 
     type PreparedStatements = Prepared;
     type Batch<'c> = RawBatch<'c>;
+
+    fn any(conn: &mut Self::Connection) -> AnyConnection<'_> {
+        AnyConnection::Sqlite(conn)
+    }
 
     async fn batch<'c>(
         conn: &'c mut SqliteConnection,
