@@ -5,6 +5,8 @@ use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -14,15 +16,34 @@ use serde_json::{json, Value};
 const DEADLINE: Duration = Duration::from_secs(60);
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-/// A chromedriver process on a free loopback port; browsers are sessions of it.
-pub struct Driver {
-    child: Child,
+/// The one chromedriver of this test process: started by the first browser test, and ended
+/// with every browser it started when the process exits (they share its process group).
+struct Shared {
     base: String,
-    client: reqwest::Client,
+    chromedriver: Mutex<Child>,
+    /// Where the browsers' profiles are made, removed at exit.
+    profiles: PathBuf,
 }
 
-impl Driver {
-    pub async fn start() -> Self {
+static SHARED: OnceLock<Shared> = OnceLock::new();
+
+/// Browsers a finished test gave back, with the origins it visited, to be cleaned and handed
+/// to the next test: a browser is started once and serves test after test.
+static IDLE: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
+
+/// Counts browsers started, for their profiles' names.
+static STARTED: AtomicUsize = AtomicUsize::new(0);
+
+struct Idle {
+    session: String,
+    origins: Vec<String>,
+}
+
+/// The window size every browser starts a test with.
+const WINDOW: (u32, u32) = (1100, 900);
+
+fn shared() -> &'static Shared {
+    SHARED.get_or_init(|| {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -30,15 +51,59 @@ impl Driver {
             .port();
         let child = Command::new(chromedriver())
             .arg(format!("--port={port}"))
-            // A group of its own, which the browsers it starts join (see `Drop`).
+            // A group of its own, which the browsers it starts join (see `end_browsers`).
             .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("chromedriver starts (scripts/test installs chromium-driver)");
-        let driver = Self {
-            child,
+        let profiles =
+            std::env::temp_dir().join(format!("turnhouse-browsers-{}", std::process::id()));
+        std::fs::create_dir_all(&profiles).unwrap();
+        let shared = Shared {
             base: format!("http://127.0.0.1:{port}"),
+            chromedriver: Mutex::new(child),
+            profiles,
+        };
+        // SAFETY: registers a plain function, which only signals and removes files.
+        unsafe { libc::atexit(end_browsers) };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < DEADLINE,
+                "chromedriver did not start listening"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        shared
+    })
+}
+
+/// At the process's exit: chromedriver and every browser end, and their profiles go.
+extern "C" fn end_browsers() {
+    let Some(shared) = SHARED.get() else {
+        return;
+    };
+    if let Ok(mut chromedriver) = shared.chromedriver.try_lock() {
+        let group = chromedriver.id() as libc::pid_t;
+        // SAFETY: a plain signal to the process group made for chromedriver in `shared`.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+        let _ = chromedriver.wait();
+    }
+    let _ = std::fs::remove_dir_all(&shared.profiles);
+}
+
+/// A test's way to the shared chromedriver; browsers are sessions of it.
+pub struct Driver {
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Driver {
+    pub async fn start() -> Self {
+        let base = shared().base.clone();
+        let driver = Self {
+            base,
             client: reqwest::Client::new(),
         };
         let started = Instant::now();
@@ -62,9 +127,33 @@ impl Driver {
         }
     }
 
-    /// A new browser with its own profile (so its own storage: another person).
+    /// A browser of its own for this test, with storage of its own (so another person): one
+    /// another test gave back, cleaned, or a new one.
     pub async fn browser(&self, name: &str) -> Browser {
-        let profile = tempfile::tempdir().unwrap();
+        loop {
+            let idle = IDLE.lock().unwrap().pop();
+            let Some(idle) = idle else {
+                return self.new_browser(name).await;
+            };
+            let browser = Browser {
+                base: format!("{}/session/{}", self.base, idle.session),
+                client: self.client.clone(),
+                name: name.to_owned(),
+                session: idle.session,
+                origins: Mutex::new(Vec::new()),
+            };
+            if browser.clean(&idle.origins).await {
+                return browser;
+            }
+            // Left in a state it cannot be brought back from: it goes, unreturned.
+            let _ = self.client.delete(&browser.base).send().await;
+            std::mem::forget(browser);
+        }
+    }
+
+    async fn new_browser(&self, name: &str) -> Browser {
+        let number = STARTED.fetch_add(1, Ordering::Relaxed);
+        let profile = shared().profiles.join(number.to_string());
         let args = vec![
             "--headless=new".to_owned(),
             "--no-sandbox".to_owned(),
@@ -73,8 +162,8 @@ impl Driver {
             "--disable-background-networking".to_owned(),
             "--disable-extensions".to_owned(),
             "--no-first-run".to_owned(),
-            "--window-size=1100,900".to_owned(),
-            format!("--user-data-dir={}", profile.path().display()),
+            format!("--window-size={},{}", WINDOW.0, WINDOW.1),
+            format!("--user-data-dir={}", profile.display()),
         ];
         let mut options = json!({"args": args});
         if let Some(binary) = chromium() {
@@ -86,7 +175,13 @@ impl Driver {
             // Keeps the console, so a test can read what the browser complained about.
             "goog:loggingPrefs": {"browser": "ALL"},
         }}});
-        let created = self.send("POST", "/session", Some(capabilities)).await;
+        let created = request(
+            &self.client,
+            "POST",
+            &format!("{}/session", self.base),
+            Some(capabilities),
+        )
+        .await;
         let session = created["sessionId"]
             .as_str()
             .unwrap_or_else(|| panic!("a browser session: {created}"))
@@ -95,23 +190,9 @@ impl Driver {
             base: format!("{}/session/{session}", self.base),
             client: self.client.clone(),
             name: name.to_owned(),
-            _profile: profile,
+            session,
+            origins: Mutex::new(Vec::new()),
         }
-    }
-
-    async fn send(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        request(&self.client, method, &format!("{}{path}", self.base), body).await
-    }
-}
-
-impl Drop for Driver {
-    /// Ends chromedriver and every browser it started: they share its process group, so a
-    /// test that fails before closing its browsers leaves none running behind it.
-    fn drop(&mut self) {
-        let group = self.child.id() as libc::pid_t;
-        // SAFETY: a plain signal to the process group made for chromedriver in `start`.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-        let _ = self.child.wait();
     }
 }
 
@@ -145,7 +226,18 @@ pub struct Browser {
     client: reqwest::Client,
     /// Names this browser's screenshots.
     name: String,
-    _profile: tempfile::TempDir,
+    session: String,
+    /// Every origin the test opened, whose storage is cleared before the next test.
+    origins: Mutex<Vec<String>>,
+}
+
+/// Given back when the test is done with it (or failed), for the next test.
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let origins = std::mem::take(&mut *self.origins.lock().unwrap());
+        let session = std::mem::take(&mut self.session);
+        IDLE.lock().unwrap().push(Idle { session, origins });
+    }
 }
 
 impl Browser {
@@ -168,7 +260,76 @@ impl Browser {
     }
 
     pub async fn goto(&self, url: &str) {
+        if let Some(origin) = origin_of(url) {
+            let mut origins = self.origins.lock().unwrap();
+            if !origins.contains(&origin) {
+                origins.push(origin);
+            }
+        }
         self.send("POST", "/url", Some(json!({"url": url}))).await;
+    }
+
+    /// Brings a browser another test used back to a new one's state: no dialog, one window,
+    /// the top-level page blank, nothing stored for the origins that test opened, no cache,
+    /// the first size, an empty console. `false` if it cannot be.
+    async fn clean(&self, origins: &[String]) -> bool {
+        let _ = self.try_send("POST", "/alert/dismiss", json!({})).await;
+        let Some(handles) = self.try_send("GET", "/window/handles", Value::Null).await else {
+            return false;
+        };
+        let handles: Vec<Value> = handles.as_array().cloned().unwrap_or_default();
+        let Some((first, others)) = handles.split_first() else {
+            return false;
+        };
+        for handle in others {
+            let _ = self
+                .try_send("POST", "/window", json!({"handle": handle}))
+                .await;
+            let _ = self.try_send("DELETE", "/window", Value::Null).await;
+        }
+        let mut steps = vec![
+            ("POST", "/window", json!({"handle": first})),
+            ("POST", "/frame", json!({"id": null})),
+            ("POST", "/url", json!({"url": "about:blank"})),
+            (
+                "POST",
+                "/goog/cdp/execute",
+                json!({"cmd": "Network.clearBrowserCache", "params": {}}),
+            ),
+        ];
+        for origin in origins {
+            let params = json!({"origin": origin, "storageTypes": "all"});
+            steps.push((
+                "POST",
+                "/goog/cdp/execute",
+                json!({"cmd": "Storage.clearDataForOrigin", "params": params}),
+            ));
+        }
+        steps.push((
+            "POST",
+            "/window/rect",
+            json!({"width": WINDOW.0, "height": WINDOW.1}),
+        ));
+        steps.push(("POST", "/se/log", json!({"type": "browser"})));
+        for (method, path, body) in steps {
+            if self.try_send(method, path, body).await.is_none() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Like `send`, but `None` for a refusal rather than a failed test.
+    async fn try_send(&self, method: &str, path: &str, body: Value) -> Option<Value> {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if !body.is_null() {
+            request = request.json(&body);
+        }
+        let response = request.send().await.ok()?;
+        let ok = response.status().is_success();
+        let body: Value = response.json().await.ok()?;
+        ok.then(|| body["value"].clone())
     }
 
     /// Runs `script` (a function body; `arguments` are `args`) in the page.
@@ -363,14 +524,15 @@ impl Browser {
         url.as_str().unwrap_or_default().to_owned()
     }
 
-    pub async fn close(self) {
-        let _ = self
-            .client
-            .delete(&self.base)
-            .send()
-            .await
-            .map(|response| response.status());
-    }
+    /// Done with: given back for the next test.
+    pub async fn close(self) {}
+}
+
+/// `scheme://host:port` of `url`, if it has one.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    Some(format!("{scheme}://{host}"))
 }
 
 /// Standard base64, as WebDriver sends screenshots.
