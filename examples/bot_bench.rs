@@ -372,7 +372,7 @@ fn started(game: &dyn Game) -> BoardGame {
     apply(&mut room, patch);
     for name in ["first", "second"] {
         let player = PlayerRef {
-            id: format!("{name:0>32}"),
+            id: format!("{name:0>32}").into(),
             username: name.into(),
         };
         std::sync::Arc::make_mut(&mut room.players).push(player.clone());

@@ -347,7 +347,7 @@ fn new_room(id: &str) -> BoardGame {
 
 fn player(name: &str) -> PlayerRef {
     PlayerRef {
-        id: format!("{name:0>32}"),
+        id: format!("{name:0>32}").into(),
         username: name.into(),
     }
 }

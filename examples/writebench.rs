@@ -142,12 +142,12 @@ async fn player(store: &Store, name: &str) -> PlayerRef {
     let id = format!("{:032x}", rand::random::<u128>());
     let username = format!("{name}-{}", &id[..8]);
     let account = Account {
-        id: id.clone(),
+        id: id.clone().into(),
         username: username.clone(),
         created_at: turnhouse::domain::time::Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
     };
     let session = turnhouse::model::Session {
-        id: id.clone(),
+        id: id.clone().into(),
         player: account.player_ref(),
         label: "writebench".into(),
         token_hash: String::new(),
@@ -158,7 +158,10 @@ async fn player(store: &Store, name: &str) -> PlayerRef {
         .create_account(&account, &session)
         .await
         .expect("an account");
-    PlayerRef { id, username }
+    PlayerRef {
+        id: id.into(),
+        username,
+    }
 }
 
 fn event(version: i64, kind: EventKind, player: &PlayerRef, room: &Room) -> RoomEvent {
@@ -202,7 +205,7 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
         rematch: None,
         score: Default::default(),
         rated: false,
-        id: id.to_owned(),
+        id: id.into(),
         game: game.into(),
         game_version: None,
         private: false,
@@ -397,7 +400,7 @@ async fn delete_churn(admin: &sqlx::SqlitePool) {
 /// The median time of the listing `filters` asks for, in ms.
 async fn time_listing(store: &Store, filters: Filters) -> f64 {
     let query = RoomQuery {
-        game: filters.0.then(|| "tictactoe".to_owned()),
+        game: filters.0.then(|| "tictactoe".into()),
         joinable: filters.1,
         finished: filters.2,
         limit: 51,

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::domain::game_id::GameId;
+use crate::domain::ids::{PlayerId, RoomId, SessionId};
 use crate::domain::time::Timestamp;
 use crate::frontend::FrontendFile;
 use crate::game::{
@@ -15,8 +17,8 @@ use crate::game::{
 /// serialisable: what a client receives of it is a [`crate::views::RoomView`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Room {
-    pub id: String,
-    pub game: String,
+    pub id: RoomId,
+    pub game: GameId,
     /// The version of an uploaded game this room plays, for its whole life; built-in games
     /// have none.
     pub game_version: Option<i64>,
@@ -72,12 +74,12 @@ impl Rematch {
 pub struct Score {
     pub games: u32,
     pub draws: u32,
-    pub wins: std::collections::BTreeMap<String, u32>,
+    pub wins: std::collections::BTreeMap<PlayerId, u32>,
 }
 
 impl Score {
     /// Counts a game that just finished with `winners`.
-    pub fn count(&mut self, winners: &[String]) {
+    pub fn count(&mut self, winners: &[PlayerId]) {
         self.games += 1;
         if winners.is_empty() {
             self.draws += 1;
@@ -98,8 +100,8 @@ impl Room {
         now: Timestamp,
     ) -> Self {
         Self {
-            id,
-            game,
+            id: id.into(),
+            game: game.into(),
             game_version,
             players: Arc::default(),
             inactive_players: Vec::new(),
@@ -255,8 +257,8 @@ pub struct RoomEvent {
 /// A version of an uploaded game about to be published.
 #[derive(Debug, Clone)]
 pub struct NewGameVersion {
-    pub game_id: String,
-    pub owner_id: String,
+    pub game_id: GameId,
+    pub owner_id: PlayerId,
     pub name: String,
     pub description: String,
     pub min_players: usize,
@@ -296,7 +298,7 @@ pub const DEFAULT_FRONTEND_HEIGHT: u32 = 600;
 /// A published version of an uploaded game, without its source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GameVersionRecord {
-    pub game_id: String,
+    pub game_id: GameId,
     pub version: i64,
     pub name: String,
     pub description: String,
@@ -378,7 +380,7 @@ impl GameVersionRecord {
     /// What the game says about itself, from what its author sent.
     pub fn info(&self) -> GameInfo {
         GameInfo {
-            id: self.game_id.clone().into(),
+            id: self.game_id.to_string().into(),
             name: self.name.clone().into(),
             min_players: self.min_players,
             max_players: self.max_players,
@@ -412,7 +414,7 @@ impl GameVersionRecord {
 /// A player account as stored.
 #[derive(Debug, Clone)]
 pub struct Account {
-    pub id: String,
+    pub id: PlayerId,
     pub username: String,
     pub created_at: Timestamp,
 }
@@ -430,7 +432,7 @@ impl Account {
 /// at once everywhere.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Session {
-    pub id: String,
+    pub id: SessionId,
     pub player: PlayerRef,
     /// What the device calls itself ("Firefox on Linux"), as the client gave it or the browser
     /// named itself.
@@ -455,11 +457,11 @@ pub struct GameLogLine {
     /// Its place in the game's log, growing (0 until it is stored).
     pub id: i64,
     #[serde(skip)]
-    pub game: String,
+    pub game: GameId,
     /// The version of the game the room plays.
     pub game_version: i64,
     pub at: Timestamp,
-    pub room: String,
+    pub room: RoomId,
     /// The room's version the call made (or would have made, had it not failed); for the view
     /// hook and a bot's search, the version they were shown.
     pub version: i64,
@@ -552,7 +554,7 @@ impl AuditEntry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlayerRecord {
-    pub id: String,
+    pub id: PlayerId,
     pub username: String,
     pub created_at: Timestamp,
     /// When a server last saw them (a request, or a stream held open).
@@ -575,7 +577,7 @@ pub struct Suspended {
 pub struct RatedResult {
     pub version: i64,
     pub players: Vec<PlayerRef>,
-    pub winners: Vec<String>,
+    pub winners: Vec<PlayerId>,
 }
 
 /// How a finished rated game changed one player's rating.

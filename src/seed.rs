@@ -60,7 +60,7 @@ pub async fn seed_rooms(services: &Services, count: u64) -> Result<String, SeedE
             "seeding rooms"
         );
     }
-    Ok(room.id.clone())
+    Ok(room.id.to_string())
 }
 
 /// A player named `<prefix>_<n>` for the first free `n`.

@@ -27,7 +27,7 @@ impl Accounts {
                 .clone()
                 .unwrap_or_else(|| Username::generate(attempt));
             let account = Account {
-                id: new_id(),
+                id: new_id().into(),
                 username: name.as_str().to_owned(),
                 created_at: now(),
             };

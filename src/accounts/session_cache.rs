@@ -106,7 +106,7 @@ impl SessionCache {
         let current = self.epoch.lock().expect("never poisoned");
         if epoch == Some(*current) {
             self.sessions
-                .insert(session.id.clone(), Arc::clone(session));
+                .insert(session.id.to_string(), Arc::clone(session));
         }
     }
 

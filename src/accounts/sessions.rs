@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use super::{AccountError, Accounts, MAX_ATTEMPTS};
 use crate::domain::credentials::{self, hash_secret, PresentedToken};
 use crate::domain::ids::new_id;
+use crate::domain::ids::SessionId;
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 use crate::model::{now, Session};
@@ -28,7 +29,7 @@ use crate::store::{Ending, StoreError, MAX_LIVE_CODES};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedIn {
     pub player: PlayerRef,
-    pub session: String,
+    pub session: SessionId,
     /// The hash of the token's secret, which a stream opened with it holds on to: once the
     /// session's token is replaced, the stream no longer signs anyone in.
     token_hash: String,
@@ -50,7 +51,7 @@ fn open(player: PlayerRef, label: &str) -> (Session, String) {
     let issued = credentials::issue(&player.id, &id);
     let at = now();
     let session = Session {
-        id,
+        id: id.into(),
         player,
         label: label_of(label),
         token_hash: issued.secret_hash,
@@ -171,7 +172,7 @@ impl Accounts {
     pub async fn end_session(&self, me: &SignedIn, id: &str) -> Result<(), AccountError> {
         let ended = self
             .store
-            .end_sessions(&me.player.id, Ending::One(id.to_owned()))
+            .end_sessions(&me.player.id, Ending::One(id.into()))
             .await?;
         if ended.is_empty() {
             return Err(AccountError::SessionNotFound);
@@ -203,7 +204,7 @@ impl Accounts {
         match rotated {
             true => {
                 // Streams opened with the old token close, as if its session had ended.
-                self.sessions_changed(vec![(me.session.clone(), now())]);
+                self.sessions_changed(vec![(me.session.to_string(), now())]);
                 Ok(issued.token)
             }
             // Ended meanwhile, from another device.
@@ -246,10 +247,10 @@ impl Accounts {
         let secret = credentials::Secret::new();
         let at = now();
         let session = Session {
-            id: new_id(),
+            id: new_id().into(),
             // The code's player, once the store has found it.
             player: PlayerRef {
-                id: String::new(),
+                id: Default::default(),
                 username: String::new(),
             },
             label: label_of(label),

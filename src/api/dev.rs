@@ -53,7 +53,7 @@ pub struct LocalPlayer {
 impl LocalPlayer {
     pub fn player_ref(&self) -> PlayerRef {
         PlayerRef {
-            id: self.id.clone(),
+            id: self.id.as_str().into(),
             username: self.username.clone(),
         }
     }
@@ -166,10 +166,10 @@ impl DevSession {
                 .await?;
         }
         self.update(|state| {
-            state.room = Some(room.id.clone());
+            state.room = Some(room.id.to_string());
             state.layout = layout;
         });
-        Ok(room.id.clone())
+        Ok(room.id.to_string())
     }
 }
 

@@ -71,7 +71,7 @@ async fn profile(
     MaybeCaller(caller): MaybeCaller,
 ) -> Result<HttpResponse, ApiError> {
     let id = match (path.into_inner(), &caller) {
-        (me, Some(caller)) if me == "me" => caller.id.clone(),
+        (me, Some(caller)) if me == "me" => caller.id.to_string(),
         (me, None) if me == "me" => return Err(ApiError::MissingToken),
         (id, _) if is_well_formed(&id) => id,
         _ => return Err(StandingError::PlayerNotFound.into()),
@@ -90,7 +90,7 @@ async fn profile(
             .view_listed_room(room, caller.as_ref())
             .await?;
         let mut entry = json!({"room": view, "replay": format!("/#/room/{}/v/1", room.id)});
-        if let Some(change) = profile.changes.get(&room.id) {
+        if let Some(change) = profile.changes.get(room.id.as_str()) {
             entry["ratingChange"] = json!({
                 "before": change.before.round() as i64,
                 "after": change.after.round() as i64,

@@ -209,10 +209,10 @@ async fn list(
     }
     let include_private = matches!((&caller, &params.player), (Some(me), Some(p)) if &me.id == p);
     let query = RoomQuery {
-        game: params.game,
+        game: params.game.map(Into::into),
         joinable: params.joinable,
         finished: params.finished,
-        player: params.player,
+        player: params.player.map(Into::into),
         include_private,
         before_seq,
         limit: rows_for(limit),

@@ -36,7 +36,7 @@ pub(super) struct Opened {
 impl Opened {
     pub(super) fn new(player: &PlayerRef, session: &str, token: String) -> Self {
         Self {
-            id: player.id.clone(),
+            id: player.id.to_string(),
             username: player.username.clone(),
             token,
             session: session.to_owned(),

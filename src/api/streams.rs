@@ -256,7 +256,7 @@ fn frames<F: Feed + 'static>(
                             // Its session ended, or its token was replaced: the stream goes
                             // unless the token it was opened with still works.
                             let mentioned = changed.is_ok()
-                                && presence.ended.borrow_and_update().contains(&presence.viewer.session);
+                                && presence.ended.borrow_and_update().iter().any(|id| presence.viewer.session == *id);
                             mentioned && !presence.accounts.still_signed_in(&presence.viewer).await
                         }
                     },

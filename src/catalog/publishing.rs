@@ -190,7 +190,7 @@ impl Catalog {
             .unwrap_or_else(|| id.to_owned());
         check_name(&name, &self.games)?;
         let new = NewGameVersion {
-            game_id: id.to_owned(),
+            game_id: id.into(),
             owner_id: author.id.clone(),
             name,
             description: (upload.description.or(own.description))
@@ -261,7 +261,7 @@ impl Catalog {
         let id = new.game_id.clone();
         match self.store.publish_game_version(new).await {
             Ok(version) => {
-                tracing::info!(game = id, version, author = %author.username, "published a game version");
+                tracing::info!(game = %id, version, author = %author.username, "published a game version");
                 let listing = self.game_listing(&id, Some(version)).await?;
                 let publication = match version {
                     1 => Publication::Created,
@@ -269,7 +269,7 @@ impl Catalog {
                 };
                 Ok((listing, publication))
             }
-            Err(StoreError::NotTheOwner) => Err(CatalogError::NotTheOwner(id)),
+            Err(StoreError::NotTheOwner) => Err(CatalogError::NotTheOwner(id.into())),
             Err(other) => Err(other.into()),
         }
     }

@@ -37,11 +37,11 @@ impl Catalog {
 
     /// The game a stored room plays, at the version it was created with.
     pub async fn game_of(&self, room: &Room) -> Result<Arc<dyn Game>, CatalogError> {
-        let unavailable = || CatalogError::GameUnavailable(room.game.clone());
+        let unavailable = || CatalogError::GameUnavailable(room.game.to_string());
         match room.game_version {
             None => self.games.get(&room.game).cloned().ok_or_else(unavailable),
             Some(version) => {
-                if let Some(game) = self.hosted.get(&(room.game.clone(), version)) {
+                if let Some(game) = self.hosted.get(&(room.game.to_string(), version)) {
                     return Ok(game);
                 }
                 // Boxed: loading is rare, and its future is large; unboxed it would be

@@ -206,7 +206,7 @@ async fn local_player(accounts: &Accounts, name: &str) -> Result<LocalPlayer, De
     let username = Username::parse(name).expect("the local players' names are valid");
     let (player, token) = accounts.local_player(&username).await?;
     Ok(LocalPlayer {
-        id: player.id,
+        id: player.id.into(),
         username: player.username,
         token,
     })

@@ -1,7 +1,12 @@
 //! Ids of uploaded games: `^[a-z0-9][a-z0-9-]{1,39}$`, readable in URLs and in `sqlite3`.
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GameId(String);
+use super::ids::id_type;
+
+id_type!(
+    /// A game's id. One that comes from outside is checked by [`GameId::parse`]; one read back
+    /// from the database or from the registry was checked when it was made.
+    GameId
+);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -21,10 +26,6 @@ impl GameId {
         } else {
             Err(InvalidGameId)
         }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
     }
 }
 

@@ -97,8 +97,8 @@ impl Rating {
 
 /// The ratings of `players` (each with their rating before) after one finished game that
 /// `winners` won (none: a draw), in the same order. Fewer than two players: nothing changes.
-pub fn after_game(players: &[(&str, Rating)], winners: &[String]) -> Vec<Rating> {
-    let won = |id: &str| winners.iter().any(|w| w == id);
+pub fn after_game<W: AsRef<str>>(players: &[(&str, Rating)], winners: &[W]) -> Vec<Rating> {
+    let won = |id: &str| winners.iter().any(|w| w.as_ref() == id);
     match players {
         [] | [_] => players.iter().map(|(_, r)| *r).collect(),
         [(one, a), (two, b)] => {
@@ -148,7 +148,7 @@ mod tests {
         assert!((after[0].rating - 1500.0 + after[1].rating - 1500.0).abs() < 1e-6);
         assert!(after[0].deviation < 350.0);
         assert_eq!((after[0].games, after[1].games), (1, 1));
-        let drawn = after_game(&[("a", new), ("b", new)], &[]);
+        let drawn = after_game(&[("a", new), ("b", new)], &[] as &[&str]);
         assert!((drawn[0].rating - 1500.0).abs() < 1e-6);
         assert!(drawn[0].deviation < 350.0);
         // The same as skillratings gives directly.

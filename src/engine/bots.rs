@@ -51,7 +51,7 @@ impl BotRoster {
         tracing::error!(room = %room.id, game = %room.game, version = room.version, bot = %bot.username, error = %error, "a bot could not move; the room is left as it was until someone else acts");
         let code = error.code();
         let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
-        *faults.entry((room.game.clone(), code)).or_default() += 1;
+        *faults.entry((room.game.to_string(), code)).or_default() += 1;
     }
 
     pub fn render_metrics(&self, out: &mut Exposition) {

@@ -24,6 +24,7 @@ use tokio::time::Instant;
 
 use super::action::Action;
 use super::{Engine, EngineError, Precondition};
+use crate::domain::ids::RoomId;
 use crate::domain::time::Timestamp;
 use crate::store::Deadline;
 
@@ -63,8 +64,8 @@ impl Alarm {
 /// Rooms being fired, and rooms whose last firing failed for a passing reason.
 #[derive(Default)]
 struct Firing {
-    busy: HashSet<String>,
-    backoff: HashMap<String, (Instant, Duration)>,
+    busy: HashSet<RoomId>,
+    backoff: HashMap<RoomId, (Instant, Duration)>,
 }
 
 /// Runs for as long as the engine does.

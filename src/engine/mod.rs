@@ -200,7 +200,7 @@ impl Engine {
             Some(after) => after,
         };
         let framer = self.framer(&room, viewer).await?;
-        let players = room.players.iter().map(|p| p.id.clone()).collect();
+        let players = room.players.iter().map(|p| p.id.to_string()).collect();
         Ok(RoomFeed::new(
             self.store.clone(),
             RoomHeader::from(&*room),

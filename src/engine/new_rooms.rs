@@ -57,9 +57,9 @@ impl Engine {
         };
         let rating = (self
             .store
-            .ratings_in_game(game_id, std::slice::from_ref(&player.id)))
+            .ratings_in_game(game_id, &[player.id.to_string()]))
         .await?
-        .remove(&player.id)
+        .remove(player.id.as_str())
         .unwrap_or_default()
         .rating;
         for _ in 0..MAX_ATTEMPTS {

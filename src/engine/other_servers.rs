@@ -30,7 +30,7 @@ pub(super) async fn follow(mut changes: mpsc::Receiver<Change>, engine: Engine) 
                             Ok(Some(room)) => engine.tell_lobby(&room, change).await,
                             Ok(None) => {}
                             Err(err) => {
-                                tracing::warn!(error = %err, room, "could not read a room another server changed")
+                                tracing::warn!(error = %err, %room, "could not read a room another server changed")
                             }
                         }
                     });

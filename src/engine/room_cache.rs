@@ -86,7 +86,7 @@ impl RoomCache {
         let _clearing = self.clearing.lock().expect("never poisoned");
         if self.epoch.load(Ordering::Acquire) == epoch {
             self.rooms.insert_unless(
-                room.id.clone(),
+                room.id.to_string(),
                 || Arc::clone(room),
                 |held| held.version >= room.version,
             );

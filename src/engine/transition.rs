@@ -10,6 +10,7 @@ use std::sync::{Arc, Once};
 use serde_json::Value;
 
 use super::EngineError;
+use crate::domain::ids::PlayerId;
 use crate::domain::time::Timestamp;
 
 use crate::game::{
@@ -313,7 +314,8 @@ impl Transition {
                 Verdict::Unasked => Some(winners_of(&self.room.state)),
                 Verdict::Named(winners) => Some(winners),
                 Verdict::Unknown => None,
-            };
+            }
+            .map(|winners| winners.into_iter().map(PlayerId::from).collect::<Vec<_>>());
             if let (false, true, Some(winners)) =
                 (self.finished_before, kind != EventKind::Closed, winners)
             {

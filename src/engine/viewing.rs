@@ -136,9 +136,11 @@ impl Engine {
         viewer: Option<PlayerRef>,
     ) -> Result<Arc<Value>, EngineError> {
         let key = (
-            board.room_id.clone(),
+            board.room_id.to_string(),
             board.version,
-            viewer.as_ref().map_or_else(String::new, |v| v.id.clone()),
+            viewer
+                .as_ref()
+                .map_or_else(String::new, |v| v.id.to_string()),
         );
         self.views
             .insert_unless(key.clone(), Arc::default, |_| true);

@@ -26,7 +26,7 @@ pub const MAX_PLAYERS: usize = 50;
 /// A player as hooks and clients see one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerRef {
-    pub id: String,
+    pub id: crate::domain::ids::PlayerId,
     pub username: String,
 }
 
@@ -57,7 +57,7 @@ impl Clock {
 pub struct BoardGame {
     /// The room this record belongs to, for a game's logs; not part of what a hook is shown.
     #[serde(skip)]
-    pub room_id: String,
+    pub room_id: crate::domain::ids::RoomId,
     /// Shared with the room's own list (and its versions'): never changed in place.
     pub players: Arc<Vec<PlayerRef>>,
     pub version: i64,

@@ -14,7 +14,7 @@ use crate::game::GameRegistry;
 #[cfg(test)]
 pub(crate) fn test_player(n: usize) -> crate::game::PlayerRef {
     crate::game::PlayerRef {
-        id: format!("p{n}"),
+        id: format!("p{n}").into(),
         username: format!("player{n}"),
     }
 }

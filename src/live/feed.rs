@@ -109,7 +109,7 @@ impl RoomFeed {
     fn seated(&mut self, event: &RoomEvent) {
         self.players.clear();
         self.players
-            .extend(event.players.iter().map(|p| p.id.clone()));
+            .extend(event.players.iter().map(|p| p.id.to_string()));
     }
 }
 

@@ -76,7 +76,12 @@ impl Hub {
     /// stream to frame for its viewer. The events are the commit's own, handed over rather
     /// than copied: each holds a whole state.
     pub fn publish(&self, room: &Room, events: Vec<RoomEvent>, shown: Shown) {
-        let sender = self.rooms.lock().expect("hub lock").get(&room.id).cloned();
+        let sender = self
+            .rooms
+            .lock()
+            .expect("hub lock")
+            .get(room.id.as_str())
+            .cloned();
         if let Some(sender) = sender {
             let header = RoomHeader::from(room);
             for event in events {

@@ -113,7 +113,7 @@ impl HostedGame {
     /// a bot's search) in its owner's log.
     fn log(&self, hook: Hook, game: &BoardGame, logs: Vec<LogLine>) {
         for line in logs {
-            let (id, version, room) = (&*self.info.id, self.version, &game.room_id);
+            let (id, version, room) = (&*self.info.id, self.version, game.room_id.as_str());
             let name = hook.name();
             match line.level {
                 LogLevel::Error => {
@@ -142,7 +142,7 @@ impl HostedGame {
         };
         self.logs.record(GameLogLine {
             id: 0,
-            game: self.info.id.to_string(),
+            game: self.info.id.to_string().into(),
             game_version: self.version,
             at: now(),
             room: game.room_id.clone(),

@@ -91,7 +91,7 @@ impl Standings {
             game: None,
             joinable: None,
             finished: Some(true),
-            player: Some(id.to_owned()),
+            player: Some(id.into()),
             include_private: viewer.is_some_and(|v| v.id == id),
             before_seq: None,
             limit: RECENT_ROOMS,
@@ -101,7 +101,7 @@ impl Standings {
             .map(|(_, room)| room)
             .collect();
         let rated: Vec<String> = (rooms.iter().filter(|r| r.rated))
-            .map(|r| r.id.clone())
+            .map(|r| r.id.to_string())
             .collect();
         let changes = match rated.is_empty() {
             true => HashMap::new(),

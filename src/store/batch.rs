@@ -337,7 +337,7 @@ mod tests {
             listing_changed: false,
             finished_changed: false,
             quick_play: quick_play.then(|| QuickPlayGuard {
-                player_id: "p".to_owned(),
+                player_id: "p".into(),
                 seen_since: crate::domain::time::Timestamp::now(),
                 rating: 1500.0,
                 at_ms: 0,

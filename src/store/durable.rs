@@ -121,7 +121,7 @@ mod tests {
 
     fn account(n: usize) -> Account {
         Account {
-            id: format!("{n:032x}"),
+            id: format!("{n:032x}").into(),
             username: format!("user-{n}"),
             created_at: crate::domain::time::Timestamp::now(),
         }

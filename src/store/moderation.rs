@@ -213,7 +213,7 @@ async fn set_role<D: Dialect>(
     let audit = AuditEntry {
         target: AuditTarget {
             kind: "player".into(),
-            id: player.id.clone(),
+            id: player.id.to_string(),
         },
         ..audit.clone()
     };
@@ -371,7 +371,7 @@ pub(super) async fn player_record<D: Dialect>(
         last_seen_at: D::maybe_time(&row, "last_seen_at")?,
         roles: roles.iter().map(|r| r.as_str().to_owned()).collect(),
         suspended,
-        id,
+        id: id.into(),
     }))
 }
 
@@ -386,7 +386,7 @@ pub(super) async fn audit_page<D: Dialect>(
         .map(|row| {
             let actor = match D::maybe_text(row, "actor_id")? {
                 Some(id) => Some(PlayerRef {
-                    id,
+                    id: id.into(),
                     username: D::text(row, "actor_name")?,
                 }),
                 None => None,

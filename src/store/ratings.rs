@@ -175,7 +175,7 @@ async fn rate_wave<D: Dialect>(
     let mut by_room: HashMap<String, Vec<RatingChange>> = HashMap::new();
     for (commit, player, was, now, _) in &changes {
         by_room
-            .entry(commit.room.id.clone())
+            .entry(commit.room.id.to_string())
             .or_default()
             .push(RatingChange {
                 player: (*player).clone(),
@@ -201,7 +201,7 @@ fn changes_of<'a>(
     let game = commit.room.game.as_str();
     let before: Vec<(&str, Rating)> = (result.players.iter())
         .map(|p| {
-            let key = (game.to_owned(), p.id.clone());
+            let key = (game.to_owned(), p.id.to_string());
             (p.id.as_str(), kept.get(&key).copied().unwrap_or_default())
         })
         .collect();
@@ -325,7 +325,7 @@ pub(super) async fn changes_in<D: Dialect>(
         .map(|row| {
             let change = RatingChange {
                 player: PlayerRef {
-                    id: D::text(row, "player_id")?,
+                    id: D::text(row, "player_id")?.into(),
                     username: D::text(row, "username")?,
                 },
                 before: D::real(row, "rating_before")?.round() as i64,
@@ -508,7 +508,7 @@ pub(super) async fn leaderboard<D: Dialect>(
         .map(|row| {
             Ok(Standing {
                 player: PlayerRef {
-                    id: D::text(row, "player_id")?,
+                    id: D::text(row, "player_id")?.into(),
                     username: D::text(row, "username")?,
                 },
                 rating: D::real(row, "rating")?,

@@ -131,7 +131,7 @@ pub(super) async fn earliest_deadlines<D: Dialect>(
     rows.iter()
         .map(|row| {
             Ok(Deadline {
-                room_id: D::text(row, "id")?,
+                room_id: D::text(row, "id")?.into(),
                 version: D::int(row, "version")?,
                 at: D::time(row, "trigger_timeout_at")?,
             })

@@ -16,8 +16,8 @@ pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
     Ok((
         D::int(row, "seq")?,
         Room {
-            id: D::text(row, "id")?,
-            game: D::text(row, "game")?,
+            id: D::text(row, "id")?.into(),
+            game: D::text(row, "game")?.into(),
             game_version: D::maybe_int(row, "game_version")?,
             private: D::flag(row, "private")?,
             rated: D::flag(row, "rated")?,
@@ -51,7 +51,7 @@ pub(super) fn event<D: Sql>(row: &D::Row) -> Result<RoomEvent, StoreError> {
     let kind = D::text(row, "kind")?;
     let player = match D::maybe_text(row, "player_id")? {
         Some(id) => Some(PlayerRef {
-            id,
+            id: id.into(),
             username: D::maybe_text(row, "username")?.unwrap_or_default(),
         }),
         None => None,
@@ -77,7 +77,7 @@ pub(super) fn event<D: Sql>(row: &D::Row) -> Result<RoomEvent, StoreError> {
 
 pub(super) fn account<D: Sql>(row: &D::Row) -> Result<Account, StoreError> {
     Ok(Account {
-        id: D::text(row, "id")?,
+        id: D::text(row, "id")?.into(),
         username: D::text(row, "username")?,
         created_at: D::time(row, "created_at")?,
     })
@@ -85,7 +85,7 @@ pub(super) fn account<D: Sql>(row: &D::Row) -> Result<Account, StoreError> {
 
 pub(super) fn player<D: Sql>(row: &D::Row) -> Result<PlayerRef, StoreError> {
     Ok(PlayerRef {
-        id: D::text(row, "id")?,
+        id: D::text(row, "id")?.into(),
         username: D::text(row, "username")?,
     })
 }
@@ -93,7 +93,7 @@ pub(super) fn player<D: Sql>(row: &D::Row) -> Result<PlayerRef, StoreError> {
 /// A published version of a game with its owner, without the source.
 pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, StoreError> {
     Ok(GameVersionRecord {
-        game_id: D::text(row, "game_id")?,
+        game_id: D::text(row, "game_id")?.into(),
         version: D::int(row, "version")?,
         name: D::text(row, "name")?,
         description: D::text(row, "description")?,
@@ -114,7 +114,7 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         move_example: D::maybe_text(row, "move_example")?
             .and_then(|text| serde_json::from_str(&text).ok()),
         owner: PlayerRef {
-            id: D::text(row, "owner_id")?,
+            id: D::text(row, "owner_id")?.into(),
             username: D::text(row, "owner_name")?,
         },
         published_at: D::time(row, "created_at")?,
@@ -127,10 +127,10 @@ pub(super) fn game_log_line<D: Sql>(row: &D::Row) -> Result<GameLogLine, StoreEr
     let hook = D::text(row, "hook")?;
     Ok(GameLogLine {
         id: D::int(row, "id")?,
-        game: D::text(row, "game")?,
+        game: D::text(row, "game")?.into(),
         game_version: D::int(row, "game_version")?,
         at: D::time(row, "at")?,
-        room: D::text(row, "room")?,
+        room: D::text(row, "room")?.into(),
         version: D::int(row, "version")?,
         hook: Hook::from_name(&hook)
             .ok_or_else(|| StoreError::Corrupt(format!("a log line names no hook: {hook}")))?,

@@ -9,6 +9,7 @@ use super::queue::{Job, WriteStep};
 use super::sql::Statement;
 use super::types::StoreError;
 use super::Store;
+use crate::domain::ids::SessionId;
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 use crate::model::Session;
@@ -92,9 +93,9 @@ pub(super) const PASSWORD_OF: &str =
 #[derive(Debug, Clone)]
 pub enum Ending {
     /// This one.
-    One(String),
+    One(SessionId),
     /// Every one but this.
-    AllBut(String),
+    AllBut(SessionId),
 }
 
 /// What the writer does about sessions and codes.
@@ -302,9 +303,9 @@ pub(super) async fn insert_session<D: Dialect>(
 
 pub(super) fn session_row<D: Dialect>(row: &D::Row) -> Result<Session, StoreError> {
     Ok(Session {
-        id: D::text(row, "id")?,
+        id: D::text(row, "id")?.into(),
         player: PlayerRef {
-            id: D::text(row, "player_id")?,
+            id: D::text(row, "player_id")?.into(),
             username: D::text(row, "username")?,
         },
         token_hash: D::text(row, "token_hash")?,
@@ -348,7 +349,7 @@ pub(super) async fn password<D: Dialect>(
         return Ok(None);
     };
     let player = PlayerRef {
-        id: D::text(&row, "id")?,
+        id: D::text(&row, "id")?.into(),
         username: D::text(&row, "username")?,
     };
     Ok(Some((player, D::maybe_text(&row, "password_hash")?)))

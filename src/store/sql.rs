@@ -16,6 +16,8 @@ use sqlx::{
 };
 
 use super::types::StoreError;
+use crate::domain::game_id::GameId;
+use crate::domain::ids::{PlayerId, RoomId, SessionId};
 use crate::domain::time::Timestamp;
 
 /// A value bound to a statement.
@@ -56,6 +58,31 @@ impl From<Option<Timestamp>> for Arg {
         Arg::MaybeText(value.map(|at| at.text()))
     }
 }
+
+/// Ids are written as their text.
+macro_rules! id_args {
+    ($($id:ty),*) => {$(
+        impl From<$id> for Arg {
+            fn from(value: $id) -> Self {
+                Arg::Text(value.into())
+            }
+        }
+
+        impl From<&$id> for Arg {
+            fn from(value: &$id) -> Self {
+                Arg::Text(value.as_str().to_owned())
+            }
+        }
+
+        impl From<Option<$id>> for Arg {
+            fn from(value: Option<$id>) -> Self {
+                Arg::MaybeText(value.map(Into::into))
+            }
+        }
+    )*};
+}
+
+id_args!(RoomId, PlayerId, SessionId, GameId);
 
 impl From<&str> for Arg {
     fn from(value: &str) -> Self {

@@ -161,8 +161,8 @@ fn catalog() -> Vec<(&'static str, String)> {
 /// memberships it reads (for a player of two games, `g` and `h`, where it names no game).
 fn listings() -> Vec<(&'static str, RoomQuery, Vec<MemberRange>)> {
     let query = |game: Option<&str>, player: Option<&str>, joinable, finished, private| RoomQuery {
-        game: game.map(str::to_owned),
-        player: player.map(str::to_owned),
+        game: game.map(Into::into),
+        player: player.map(Into::into),
         joinable,
         finished,
         include_private: private,

@@ -11,6 +11,8 @@
 
 use std::sync::Arc;
 
+use crate::domain::game_id::GameId;
+use crate::domain::ids::{PlayerId, RoomId};
 use crate::domain::time::Timestamp;
 use crate::model::{LobbyChange, Room, RoomEvent};
 
@@ -119,7 +121,7 @@ pub struct RoomWritten {
 /// after a minute. A room quick play opens keeps `rating` and `at_ms` for the next to come.
 #[derive(Debug, Clone)]
 pub struct QuickPlayGuard {
-    pub player_id: String,
+    pub player_id: PlayerId,
     pub seen_since: Timestamp,
     /// The player's rating in the game.
     pub rating: f64,
@@ -149,10 +151,10 @@ pub struct StoredFile {
 /// those of `player` (the API sets it when a player lists their own rooms).
 #[derive(Debug, Clone, Default)]
 pub struct RoomQuery {
-    pub game: Option<String>,
+    pub game: Option<GameId>,
     pub joinable: Option<bool>,
     pub finished: Option<bool>,
-    pub player: Option<String>,
+    pub player: Option<PlayerId>,
     pub include_private: bool,
     /// Only rooms created before the room with this sequence number (the page cursor).
     pub before_seq: Option<i64>,
@@ -260,7 +262,7 @@ const SQLITE_CANTOPEN: i64 = 14;
 /// it passes (RFC 3339, UTC).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deadline {
-    pub room_id: String,
+    pub room_id: RoomId,
     pub version: i64,
     pub at: Timestamp,
 }
@@ -273,7 +275,7 @@ pub enum Change {
     /// Another server committed `version` of `room`; `lobby` says how the room's lobby entry
     /// changed when it did and the room is public.
     Room {
-        room: String,
+        room: RoomId,
         version: i64,
         lobby: Option<LobbyChange>,
     },

@@ -343,7 +343,7 @@ pub(super) mod tests {
     /// A session for `account`'s creation, its id the account's.
     pub(in crate::store) fn first_session(account: &Account) -> crate::model::Session {
         crate::model::Session {
-            id: account.id.clone(),
+            id: account.id.as_str().into(),
             player: account.player_ref(),
             label: "test".into(),
             token_hash: String::new(),
@@ -360,7 +360,7 @@ pub(super) mod tests {
             .await
             .unwrap();
         let account = |n: usize, name: &str| Account {
-            id: format!("{n:032x}"),
+            id: format!("{n:032x}").into(),
             username: name.to_owned(),
             created_at: crate::domain::time::Timestamp::now(),
         };
@@ -401,7 +401,7 @@ pub(super) mod tests {
 
     fn new_room(id: &str, player: &str) -> RoomCommit {
         let seated = crate::game::PlayerRef {
-            id: player.to_owned(),
+            id: player.into(),
             username: "someone".to_owned(),
         };
         let room = crate::model::Room {
@@ -409,7 +409,7 @@ pub(super) mod tests {
             clock: None,
             rematch: None,
             score: crate::model::Score::default(),
-            id: id.to_owned(),
+            id: id.into(),
             game: "tictactoe".into(),
             game_version: None,
             private: false,
@@ -460,7 +460,7 @@ pub(super) mod tests {
             .await
             .unwrap();
         let player = Account {
-            id: "p".repeat(32),
+            id: "p".repeat(32).into(),
             username: "pat".into(),
             created_at: crate::domain::time::Timestamp::now(),
         };

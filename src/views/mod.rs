@@ -17,6 +17,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::domain::ids::RoomId;
 use crate::domain::time::Timestamp;
 use crate::game::{Clock, PlayerRef};
 use crate::model::{RatingChange, Rematch, Room, RoomEvent, Score};
@@ -168,7 +169,7 @@ impl<'a> EventView<'a> {
 /// Which room a stream's version frames belong to.
 #[derive(Debug, Clone)]
 pub struct RoomHeader {
-    pub id: String,
+    pub id: RoomId,
     pub game: String,
     pub game_version: Option<i64>,
 }
@@ -177,7 +178,7 @@ impl From<&Room> for RoomHeader {
     fn from(room: &Room) -> Self {
         Self {
             id: room.id.clone(),
-            game: room.game.clone(),
+            game: room.game.to_string(),
             game_version: room.game_version,
         }
     }

@@ -123,7 +123,7 @@ fn parse(payload: &str, instance: &str) -> Option<Change> {
         change => Some(LobbyChange::parse(change)?),
     };
     Some(Change::Room {
-        room: room.to_owned(),
+        room: room.into(),
         version,
         lobby,
     })

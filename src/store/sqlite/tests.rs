@@ -78,10 +78,10 @@ fn every_listing_query() -> Vec<RoomQuery> {
                     };
                     for &include_private in privacy {
                         queries.push(RoomQuery {
-                            game: game.clone(),
+                            game: game.clone().map(Into::into),
                             joinable,
                             finished,
-                            player: player.clone(),
+                            player: player.clone().map(Into::into),
                             include_private,
                             before_seq,
                             limit: 51,
@@ -250,7 +250,7 @@ async fn memberships_from_before_listing_indexes_are_listed() {
     old.close().await;
     let store = Store::open(&path).await.unwrap();
     let listed = |game: Option<&str>| RoomQuery {
-        game: game.map(str::to_owned),
+        game: game.map(Into::into),
         player: Some("p".into()),
         limit: 10,
         ..RoomQuery::default()
@@ -512,7 +512,7 @@ async fn names_that_differed_only_by_case_are_kept() {
     };
     for taken in ["ALICE", "aLiCe", "Bob"] {
         let session = crate::model::Session {
-            id: format!("s-{taken}"),
+            id: format!("s-{taken}").into(),
             player: crate::game::PlayerRef {
                 id: taken.into(),
                 username: taken.into(),
