@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use serde_json::{json, Value};
 use sqlx::sqlite::SqlitePoolOptions;
+use turnhouse::domain::records::{Account, EventKind, Room, RoomEvent};
 use turnhouse::game::PlayerRef;
-use turnhouse::model::{Account, EventKind, Room, RoomEvent};
 use turnhouse::store::{RoomCommit, RoomQuery, Store};
 
 #[derive(Parser)]
@@ -146,7 +146,7 @@ async fn player(store: &Store, name: &str) -> PlayerRef {
         username: username.clone(),
         created_at: turnhouse::domain::time::Timestamp::parse("2026-01-01T00:00:00Z").unwrap(),
     };
-    let session = turnhouse::model::Session {
+    let session = turnhouse::domain::records::Session {
         id: id.clone().into(),
         player: account.player_ref(),
         label: "writebench".into(),

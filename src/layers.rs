@@ -2,7 +2,7 @@
 //! over `standing`, `engine` (the rooms), `accounts` and `catalog`) each import only slices
 //! below them, and never the HTTP layer (`api`) nor what composes them (`services`); below the
 //! slices, `game`, `sandbox`, `store` and `live` import none of them. `config`, `startup`,
-//! `seed` and `dev` (the `turnhouse dev` command) sit on top and may reach anything; `model`,
+//! `seed` and `dev` (the `turnhouse dev` command) sit on top and may reach anything;
 //! `domain`, `views`, `frontend`, `metrics`, `cache` and `problem` are shared.
 //! See `docs/internals.md`.
 

@@ -18,7 +18,6 @@ pub mod games;
 mod layers;
 pub mod live;
 pub mod metrics;
-pub mod model;
 pub mod moderation;
 pub mod problem;
 pub mod sandbox;

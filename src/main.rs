@@ -4,7 +4,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 use turnhouse::config::{Command, Config, RatingsCommand, RoleChange};
 use turnhouse::dev::DevOptions;
-use turnhouse::model::{AuditAction, AuditEntry};
+use turnhouse::domain::records::{AuditAction, AuditEntry};
 use turnhouse::startup::{self, Application};
 use turnhouse::store::Store;
 use turnhouse::{games, sandbox, seed, telemetry};

@@ -9,9 +9,9 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::accounts::AccountError;
+use crate::domain::records::Account;
 use crate::domain::username::Username;
 use crate::engine::{Action, EngineError, Precondition, RoomOptions};
-use crate::model::Account;
 use crate::services::Services;
 
 /// Copies written per transaction: large enough to be quick, small enough that a running

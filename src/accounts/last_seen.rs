@@ -36,7 +36,7 @@ impl Accounts {
         let (store, id) = (self.store.clone(), player.id.clone());
         let session = session.map(str::to_owned);
         tokio::spawn(async move {
-            let at = crate::model::now();
+            let at = crate::domain::records::now();
             if let Err(err) = store.mark_seen(&id, session.as_deref(), at).await {
                 tracing::warn!(error = %err, "could not record that a player was seen");
             }

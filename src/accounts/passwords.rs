@@ -18,7 +18,7 @@ use tokio::sync::{oneshot, Semaphore};
 use super::sessions::SignedIn;
 use super::{AccountError, Accounts};
 use crate::domain::passwords;
-use crate::model::Session;
+use crate::domain::records::Session;
 
 /// The longest a sign-in waits for a turn to hash.
 const QUEUE_WAIT: Duration = Duration::from_secs(2);

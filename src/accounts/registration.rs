@@ -4,9 +4,9 @@
 
 use super::{AccountError, Accounts};
 use crate::domain::ids::new_id;
+use crate::domain::records::{now, Account, Session};
 use crate::domain::username::Username;
 use crate::game::PlayerRef;
-use crate::model::{now, Account, Session};
 use crate::store::StoreError;
 
 /// How many generated names are tried before giving up (each retry adds a random number).

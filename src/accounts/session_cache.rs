@@ -9,8 +9,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::cache::{BoundedCache, LastLook};
+use crate::domain::records::Session;
 use crate::domain::time::Timestamp;
-use crate::model::Session;
 use crate::store::Store;
 
 /// How long an ended session is remembered for streams to notice.

@@ -20,9 +20,9 @@ use super::{AccountError, Accounts, MAX_ATTEMPTS};
 use crate::domain::credentials::{self, hash_secret, PresentedToken};
 use crate::domain::ids::new_id;
 use crate::domain::ids::SessionId;
+use crate::domain::records::{now, Session};
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
-use crate::model::{now, Session};
 use crate::store::{Ending, StoreError, MAX_LIVE_CODES};
 
 /// Who made a request: a player, through one of their sessions.

@@ -13,9 +13,9 @@ use super::rooms::{room_id, room_response};
 use super::sessions::within;
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
+use crate::domain::records::AuditEntry;
 use crate::domain::username::Username;
 use crate::game::PlayerRef;
-use crate::model::AuditEntry;
 use crate::moderation::{ModerationError, RoomsReached, UnpublishedRooms};
 
 pub fn routes() -> Vec<RouteDef> {

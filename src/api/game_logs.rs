@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::extract::{parse_query, MaybeCaller, MaybeSigned};
 use super::streams::{event_stream_response, resume_after, stream_viewer};
 use super::{route, ApiError, AppContext, RouteDef};
-use crate::model::GameLogLine;
+use crate::domain::records::GameLogLine;
 use crate::store::GAME_LOG_LINES;
 
 pub fn routes() -> Vec<RouteDef> {

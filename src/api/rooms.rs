@@ -13,10 +13,10 @@ use super::json_body::json_body;
 use super::pages::{page_of, page_size, rows_for};
 use super::{route, streams, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
+use crate::domain::records::Room;
 use crate::engine::{Action, BotSeat, EngineError, Placement, RoomOptions};
 use crate::game::PlayerRef;
 use crate::game::{BotLevel, Clock};
-use crate::model::Room;
 use crate::store::RoomQuery;
 use crate::views::{EventView, RoomView};
 

@@ -18,8 +18,8 @@ use crate::catalog::{
     CatalogError, FieldUpdate, FrontendUpload, GameUpload, MAX_DESCRIPTION_CHARS,
     MAX_FRONTEND_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
+use crate::domain::records::DEFAULT_FRONTEND_BACKGROUND;
 use crate::frontend::{FrontendError, MAX_UPLOAD_BYTES};
-use crate::model::DEFAULT_FRONTEND_BACKGROUND;
 
 /// The largest settings field of a form.
 const MAX_FORM_FIELD_BYTES: usize = 4 * 1024;

@@ -1,9 +1,9 @@
 //! What the catalog shows: every game, a game's versions, sources and frontends.
 
 use super::{Catalog, CatalogError};
+use crate::domain::records::{GameListing, GameVersionRecord};
 use crate::frontend::INDEX;
 use crate::game::Game;
-use crate::model::{GameListing, GameVersionRecord};
 use crate::store::{FileKey, StoredFile};
 
 impl Catalog {

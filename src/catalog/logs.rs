@@ -5,9 +5,9 @@
 use tokio::sync::{mpsc, watch};
 
 use super::{Catalog, CatalogError};
+use crate::domain::records::GameLogLine;
 use crate::game::PlayerRef;
 use crate::live::GameLogFeed;
-use crate::model::GameLogLine;
 use crate::store::Store;
 
 /// Lines stored in one write, at most.

@@ -7,9 +7,9 @@ use super::{Catalog, CatalogError};
 use crate::domain::game_id::GameId;
 use crate::domain::game_name;
 use crate::domain::ids::hex;
+use crate::domain::records::{now, FrontendSource, GameListing, GameVersionRecord, NewGameVersion};
 use crate::frontend::{self, FrontendFile};
 use crate::game::{Capabilities, GameRegistry, PlayerRef, MAX_PLAYERS};
-use crate::model::{now, FrontendSource, GameListing, GameVersionRecord, NewGameVersion};
 use crate::sandbox::{CheckError, PoolError};
 use crate::store::StoreError;
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::{Catalog, CatalogError};
 use crate::cache::BoundedCache;
+use crate::domain::records::{GameVersionRecord, Room};
 use crate::game::Game;
-use crate::model::{GameVersionRecord, Room};
 use crate::sandbox::HostedGame;
 
 /// Uploaded game versions ready to run, by (id, version), the most recently used kept.

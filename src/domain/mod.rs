@@ -1,4 +1,6 @@
-//! Values validated at the edge, so the core only ever sees well-formed ones.
+//! The product's own types, in one home: the records the slices and the store pass around
+//! (`records.rs`), and the values in them (ids, times, names, tokens, ratings), validated at
+//! the edge so the core only ever sees well-formed ones.
 
 pub mod credentials;
 pub mod game_id;
@@ -6,6 +8,7 @@ pub mod game_name;
 pub mod ids;
 pub mod passwords;
 pub mod ratings;
+pub mod records;
 pub mod roles;
 pub mod time;
 pub mod username;

@@ -12,10 +12,10 @@ use super::bots::BotRoster;
 use super::idle::IdleRules;
 use super::transition::Transition;
 use super::EngineError;
+use crate::domain::records::{AuditAction, AuditEntry, EventKind};
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 use crate::game::MAX_PLAYERS;
-use crate::model::{AuditAction, AuditEntry, EventKind};
 
 #[derive(Debug, Clone)]
 pub enum Action {

@@ -11,9 +11,9 @@ use sha2::{Digest, Sha256};
 
 use super::{Action, Engine, EngineError, Precondition};
 use crate::domain::ids::new_id;
+use crate::domain::records::{now, Room};
 use crate::game::{BotLevel, Hook, PlayerRef};
 use crate::metrics::Exposition;
-use crate::model::{now, Room};
 use crate::problem::Problem;
 use crate::store::Store;
 

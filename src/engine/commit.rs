@@ -13,8 +13,8 @@ use super::action::Action;
 use super::hook_runner::run_hooks;
 use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
+use crate::domain::records::{LobbyChange, Room};
 use crate::live::Shown;
-use crate::model::{LobbyChange, Room};
 use crate::store::{QuickPlayGuard, RoomCommit, StoreError};
 
 impl Engine {

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::{Action, Engine, EngineError, Precondition};
+use crate::domain::records::{Room, RoomEvent};
 use crate::game::{BotLevel, PlayerRef};
-use crate::model::{Room, RoomEvent};
 
 impl Engine {
     /// Runs `onTimeout` now on `room_id`, as if its deadline had passed; then seated bots take

@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use super::action::Action;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
+use crate::domain::records::Room;
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
-use crate::model::Room;
 
 /// How long each rule waits; every one is a server setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -38,10 +38,10 @@ use room_cache::RoomCache;
 use room_locks::RoomLocks;
 
 use crate::catalog::Catalog;
+use crate::domain::records::{Room, RoomEvent};
 use crate::game::{Clock, PlayerRef};
 use crate::live::{Hub, LobbyFeed, PresenceBook, RoomFeed};
 use crate::metrics::Exposition;
-use crate::model::{Room, RoomEvent};
 use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store};
 use crate::views::{online_count_frame, RoomHeader};

@@ -11,8 +11,8 @@ use super::hook_runner::run_hooks;
 use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
 use crate::domain::ids::new_room_id;
+use crate::domain::records::{now, EventKind, Room};
 use crate::game::{BotLevel, Clock, PlayerRef};
-use crate::model::{now, EventKind, Room};
 use crate::store::{QuickPlayGuard, StoreError};
 
 /// A computer opponent to seat in a new room.

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use super::{Engine, EngineError};
 use crate::cache::BoundedCache;
 use crate::cache::LastLook;
-use crate::model::Room;
+use crate::domain::records::Room;
 use crate::store::Store;
 
 pub struct RoomCache {

@@ -9,8 +9,8 @@ use super::transition::Transition;
 use super::{Engine, IdleRules, Precondition, RoomOptions};
 use crate::accounts::Accounts;
 use crate::catalog::Catalog;
+use crate::domain::records::Room;
 use crate::game::PlayerRef;
-use crate::model::Room;
 use crate::sandbox::{Limits, SandboxPool};
 use crate::store::Store;
 

@@ -13,10 +13,12 @@ use super::EngineError;
 use crate::domain::ids::PlayerId;
 use crate::domain::time::Timestamp;
 
+use crate::domain::records::{
+    AuditEntry, EventKind, LobbyChange, RatedResult, Rematch, Room, RoomEvent,
+};
 use crate::game::{
     winners_of, BoardGame, Game, Hook, HookError, PatchError, PlayerRef, ValidPatch,
 };
-use crate::model::{AuditEntry, EventKind, LobbyChange, RatedResult, Rematch, Room, RoomEvent};
 use crate::store::RoomCommit;
 
 pub struct Transition {

@@ -23,9 +23,9 @@ use super::hook_runner::run_hooks;
 use super::transition::guarded;
 use super::{Engine, EngineError};
 use crate::cache::BoundedCache;
+use crate::domain::records::{Room, RoomEvent};
 use crate::game::{BoardGame, Game, Hook, HookError, PlayerRef, RoomStartContext};
 use crate::live::Framer;
-use crate::model::{Room, RoomEvent};
 use crate::problem::Problem;
 use crate::views::{version_frame, EventView, RoomHeader, RoomView};
 

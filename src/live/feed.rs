@@ -11,7 +11,7 @@ use futures_util::future::BoxFuture;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::hub::{LobbyUpdate, RoomSubscription, RoomUpdate};
-use crate::model::RoomEvent;
+use crate::domain::records::RoomEvent;
 use crate::store::{Store, StoreError};
 use crate::views::{presence_frame, resync_frame, version_frame, EventView, RoomHeader};
 

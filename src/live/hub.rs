@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use tokio::sync::broadcast;
 
-use crate::model::{LobbyChange, Room, RoomEvent};
+use crate::domain::records::{LobbyChange, Room, RoomEvent};
 use crate::views::{
     lobby_frame, online_count_frame, resync_frame, version_frame, EventView, RoomHeader, RoomView,
 };
@@ -255,7 +255,7 @@ mod tests {
         let event = RoomEvent {
             trigger_timeout_at: None,
             version: 1,
-            kind: crate::model::EventKind::RoomStart,
+            kind: crate::domain::records::EventKind::RoomStart,
             player: None,
             mv: None,
             state: serde_json::json!({"secret": 1}).into(),

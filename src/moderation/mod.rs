@@ -17,10 +17,10 @@ pub use rooms::{RoomsReached, UnpublishedRooms};
 
 use crate::accounts::Accounts;
 use crate::catalog::Catalog;
+use crate::domain::records::AuditEntry;
 use crate::domain::roles::{Role, UploadPolicy};
 use crate::engine::Engine;
 use crate::game::PlayerRef;
-use crate::model::AuditEntry;
 use crate::store::Store;
 
 /// Admins' actions, and who may take them.

@@ -4,10 +4,10 @@ use serde_json::json;
 
 use super::rooms::{Reached, RoomsReached};
 use super::{Moderation, ModerationError};
+use crate::domain::records::{AuditAction, AuditEntry, PlayerRecord};
 use crate::domain::username::Username;
 use crate::engine::{Action, Precondition};
 use crate::game::PlayerRef;
-use crate::model::{AuditAction, AuditEntry, PlayerRecord};
 use crate::store::StoreError;
 
 /// A suspension, as done.

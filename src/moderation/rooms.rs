@@ -8,9 +8,9 @@ use serde_json::json;
 
 use super::{Moderation, ModerationError};
 use crate::catalog::CatalogError;
+use crate::domain::records::{AuditAction, AuditEntry, Room};
 use crate::engine::{Action, EngineError, Precondition};
 use crate::game::PlayerRef;
-use crate::model::{AuditAction, AuditEntry, Room};
 
 /// Rooms changed at once when one admin action reaches many.
 const ROOMS_AT_ONCE: usize = 16;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::model::GameLogLine;
+use crate::domain::records::GameLogLine;
 
 /// Lines waiting to be stored, at most.
 const QUEUED_LINES: usize = 4096;

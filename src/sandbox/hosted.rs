@@ -12,11 +12,11 @@ use serde_json::Value;
 use super::game_log::GameLogSink;
 use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLevel, LogLine, Outcome, SearchOptions};
+use crate::domain::records::{now, GameLogLine};
 use crate::game::{
     json_type, player_ids, winners_of, BoardGame, BotLevel, Capabilities, Game, GameError,
     GameInfo, Hook, HookError, HookResult, Patch, PlayerRef,
 };
-use crate::model::{now, GameLogLine};
 
 /// A playout that reaches this many moves without the game finishing counts as a draw.
 const SEARCH_DEPTH: u32 = 200;

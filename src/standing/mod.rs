@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use crate::catalog::{Catalog, CatalogError};
 use crate::domain::ratings::Rating;
+use crate::domain::records::{Account, Room};
 use crate::game::PlayerRef;
-use crate::model::{Account, Room};
 use crate::problem::{ErrorKind, Problem};
 use crate::store::{GameStanding, RoomQuery, RoomRating, Standing, Store, StoreError};
 

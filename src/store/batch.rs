@@ -17,7 +17,7 @@ use super::rows::to_json;
 use super::sets::{execute_set, set_statements};
 use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, RoomWritten, StoreError};
-use crate::model::{Room, Score};
+use crate::domain::records::{Room, Score};
 
 /// A membership: who is (`active`) or was in a room.
 pub(super) const UPSERT_MEMBERS: SetSql = SetSql {

@@ -117,7 +117,7 @@ mod tests {
     use super::super::writer::tests::first_session;
     use super::super::Store;
     use super::*;
-    use crate::model::Account;
+    use crate::domain::records::Account;
 
     fn account(n: usize) -> Account {
         Account {

@@ -62,11 +62,11 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::domain::time::Timestamp;
-use crate::game::{BotLevel, Clock, PlayerRef};
-use crate::model::{
+use crate::domain::records::{
     Account, GameLogLine, GameVersionRecord, NewGameVersion, Room, RoomEvent, Session,
 };
+use crate::domain::time::Timestamp;
+use crate::game::{BotLevel, Clock, PlayerRef};
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};
 use queue::Job;

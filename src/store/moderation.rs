@@ -9,10 +9,10 @@ use super::queue::{Job, WriteStep};
 use super::sql::{Exec, Statement};
 use super::types::StoreError;
 use super::Store;
+use crate::domain::records::{AuditEntry, AuditTarget, PlayerRecord, Suspended};
 use crate::domain::roles::Role;
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
-use crate::model::{AuditEntry, AuditTarget, PlayerRecord, Suspended};
 
 /// The player named `$1`, ignoring case (never a bot; the exact name first).
 pub(super) const PLAYER_BY_NAME: &str = "SELECT id, username FROM players \

@@ -13,8 +13,8 @@ use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use super::Store;
 use crate::domain::ratings::{after_game, band_of, Rating};
+use crate::domain::records::RatingChange;
 use crate::game::PlayerRef;
-use crate::model::RatingChange;
 
 /// The ratings kept for a set of (game, player) pairs (those with none are not returned).
 pub(super) const RATINGS_OF: SetSql = SetSql {

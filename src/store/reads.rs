@@ -11,8 +11,8 @@ use super::dialect::Dialect;
 use super::rows;
 use super::sql::Statement;
 use super::types::{Deadline, FileKey, QuickPlayGuard, RoomQuery, StoreError, StoredFile};
+use crate::domain::records::{Account, GameLogLine, GameVersionRecord, Room, RoomEvent};
 use crate::domain::time::Timestamp;
-use crate::model::{Account, GameLogLine, GameVersionRecord, Room, RoomEvent};
 
 /// Every room column of the room aliased `r`, named as [`rows::room`] reads them (listings
 /// put it after their `SELECT`).

@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 
 use super::sql::Sql;
 use super::types::{StoreError, StoredFile};
+use crate::domain::records::{Account, EventKind, GameLogLine, GameVersionRecord, Room, RoomEvent};
 use crate::game::{Capabilities, Clock, Hook, LogLevel, PlayerRef};
-use crate::model::{Account, EventKind, GameLogLine, GameVersionRecord, Room, RoomEvent};
 
 /// A room, with `seq`: its place in creation order, which pages the lobby.
 pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {

@@ -10,9 +10,9 @@ use super::sql::Statement;
 use super::types::StoreError;
 use super::Store;
 use crate::domain::ids::SessionId;
+use crate::domain::records::Session;
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
-use crate::model::Session;
 
 /// A new session of player `$2`, unless they are suspended (nothing is returned then): in the
 /// writer's transaction, so a suspension and a sign-in at one moment cannot leave a session.
@@ -176,7 +176,7 @@ async fn apply<D: Dialect>(
                 .bind(token_hash.as_str())
                 .bind(session_id.as_str())
                 .bind(player_id.as_str())
-                .bind(crate::model::now());
+                .bind(crate::domain::records::now());
             Ok(SessionOutcome::Rotated(
                 D::fetch_optional(conn, statement).await?.is_some(),
             ))
@@ -390,7 +390,7 @@ impl Store {
         let write = SessionWrite::End {
             player_id: player_id.to_owned(),
             which,
-            at: crate::model::now(),
+            at: crate::domain::records::now(),
         };
         match self.session_write(write).await? {
             SessionOutcome::Ended(ids) => Ok(ids),

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use crate::domain::game_id::GameId;
 use crate::domain::ids::{PlayerId, RoomId};
+use crate::domain::records::{LobbyChange, Room, RoomEvent};
 use crate::domain::time::Timestamp;
-use crate::model::{LobbyChange, Room, RoomEvent};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -101,16 +101,16 @@ pub struct RoomCommit {
     /// How the room's lobby entry changed (`created`, `updated`), if it did.
     pub lobby_change: Option<LobbyChange>,
     /// The admin action this change is, kept in the audit log in the same commit.
-    pub audit: Option<crate::model::AuditEntry>,
+    pub audit: Option<crate::domain::records::AuditEntry>,
     /// The rated game this change finishes, whose ratings change in the same commit.
-    pub rated_result: Option<crate::model::RatedResult>,
+    pub rated_result: Option<crate::domain::records::RatedResult>,
 }
 
 /// What writing a [`RoomCommit`] produced, beside the commit itself.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct RoomWritten {
     /// What the rated game it finished did to each player's rating (none for most changes).
-    pub rating_changes: Vec<crate::model::RatingChange>,
+    pub rating_changes: Vec<crate::domain::records::RatingChange>,
 }
 
 /// The rooms quick play joins rather than opening one: open public rooms of the game, with

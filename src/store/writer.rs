@@ -338,11 +338,11 @@ pub(super) mod tests {
 
     use super::super::Store;
     use super::*;
-    use crate::model::Account;
+    use crate::domain::records::Account;
 
     /// A session for `account`'s creation, its id the account's.
-    pub(in crate::store) fn first_session(account: &Account) -> crate::model::Session {
-        crate::model::Session {
+    pub(in crate::store) fn first_session(account: &Account) -> crate::domain::records::Session {
+        crate::domain::records::Session {
             id: account.id.as_str().into(),
             player: account.player_ref(),
             label: "test".into(),
@@ -404,11 +404,11 @@ pub(super) mod tests {
             id: player.into(),
             username: "someone".to_owned(),
         };
-        let room = crate::model::Room {
+        let room = crate::domain::records::Room {
             trigger_timeout_at: None,
             clock: None,
             rematch: None,
-            score: crate::model::Score::default(),
+            score: crate::domain::records::Score::default(),
             id: id.into(),
             game: "tictactoe".into(),
             game_version: None,
@@ -423,10 +423,10 @@ pub(super) mod tests {
             created_at: crate::domain::time::Timestamp::now(),
             updated_at: crate::domain::time::Timestamp::now(),
         };
-        let event = crate::model::RoomEvent {
+        let event = crate::domain::records::RoomEvent {
             trigger_timeout_at: None,
             version: 1,
-            kind: crate::model::EventKind::Join,
+            kind: crate::domain::records::EventKind::Join,
             player: Some(seated.clone()),
             mv: None,
             state: room.state.clone(),

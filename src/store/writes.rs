@@ -13,9 +13,9 @@ use super::rows;
 use super::sessions;
 use super::sql::Statement;
 use super::types::StoreError;
+use crate::domain::records::{Account, FrontendSource, GameLogLine, NewGameVersion, Session};
 use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, PlayerRef};
-use crate::model::{Account, FrontendSource, GameLogLine, NewGameVersion, Session};
 
 pub(super) struct Seen {
     pub(super) player_id: String,

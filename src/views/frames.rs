@@ -8,7 +8,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::{EventView, RoomHeader, RoomView};
-use crate::model::{GameLogLine, LobbyChange};
+use crate::domain::records::{GameLogLine, LobbyChange};
 
 /// One version as a stream event: the history entry plus what a client needs to draw it.
 #[derive(Serialize)]
@@ -89,8 +89,8 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+    use crate::domain::records::{EventKind, RoomEvent};
     use crate::game::PlayerRef;
-    use crate::model::{EventKind, RoomEvent};
 
     #[test]
     fn a_version_frame_is_one_event_with_everything_to_draw_it() {

@@ -1,6 +1,6 @@
 //! What leaves the server about a room: the one place a stored room or history entry becomes
 //! the JSON a client receives. HTTP bodies, history pages and stream events are all built from
-//! these views, and the records they come from (`model::Room`, `model::RoomEvent`) are not
+//! these views, and the records they come from (`records::Room`, `records::RoomEvent`) are not
 //! serialisable themselves, so nothing about a room can leave by another way.
 //!
 //! A view is given the state its viewer may see (and, for history, the move), which the
@@ -18,9 +18,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::domain::ids::RoomId;
+use crate::domain::records::{RatingChange, Rematch, Room, RoomEvent, Score};
 use crate::domain::time::Timestamp;
 use crate::game::{Clock, PlayerRef};
-use crate::model::{RatingChange, Rematch, Room, RoomEvent, Score};
 
 /// A room as one viewer receives it.
 #[derive(Debug, Serialize)]

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::presence::{self, PRESENCE_CHANNEL};
 use super::{PgStore, CHANNEL};
-use crate::model::LobbyChange;
+use crate::domain::records::LobbyChange;
 use crate::store::types::Change;
 
 /// Changes waiting for the engine; beyond this the listener waits (and PostgreSQL buffers).

@@ -8,7 +8,7 @@ use super::super::dialect::Dialect;
 use super::super::reads::{listing, player_ends, MemberRange, EVENTS_PAGE, ONE_ROOM, PLAYER_GAMES};
 use super::super::{RoomQuery, Store};
 use super::{database_before, SqliteStore};
-use crate::model::Room;
+use crate::domain::records::Room;
 
 const OLDEST_OPEN_ROOM: &str = <Sqlite as Dialect>::OLDEST_OPEN_ROOM;
 
@@ -505,13 +505,13 @@ async fn names_that_differed_only_by_case_are_kept() {
     assert_eq!(found("Alice").await.as_deref(), Some("p2"));
     assert_eq!(found("ALICE").await.as_deref(), Some("p1"), "the oldest");
     assert_eq!(found("BOB").await.as_deref(), Some("p3"));
-    let account = |id: &str, name: &str| crate::model::Account {
+    let account = |id: &str, name: &str| crate::domain::records::Account {
         id: id.into(),
         username: name.into(),
         created_at: crate::domain::time::Timestamp::parse("2026-02-01T00:00:00.000Z").unwrap(),
     };
     for taken in ["ALICE", "aLiCe", "Bob"] {
-        let session = crate::model::Session {
+        let session = crate::domain::records::Session {
             id: format!("s-{taken}").into(),
             player: crate::game::PlayerRef {
                 id: taken.into(),
