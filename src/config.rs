@@ -283,18 +283,21 @@ impl Default for AbuseLimits {
 
 impl AbuseLimits {
     pub fn limiters(&self) -> RateLimits {
-        let limiter = |setting: RateSetting| match self.rate_limits.as_str() {
-            "off" => RateLimiter::new(RateSetting(None)),
-            _ => RateLimiter::new(setting),
+        let limiter = |setting: RateSetting, what| match self.rate_limits.as_str() {
+            "off" => RateLimiter::new(RateSetting(None), what),
+            _ => RateLimiter::new(setting, what),
         };
         RateLimits {
-            signups: limiter(self.signup_rate),
-            sign_ins: limiter(self.sign_in_rate),
-            password_failures: limiter(self.password_failure_rate),
-            account_failures: limiter(self.account_failure_rate),
-            sign_in_codes: limiter(self.sign_in_code_rate),
-            actions: limiter(self.action_rate),
-            uploads: limiter(self.upload_rate),
+            signups: limiter(self.signup_rate, "sign-ups from this address"),
+            sign_ins: limiter(self.sign_in_rate, "sign-in attempts from this address"),
+            password_failures: limiter(
+                self.password_failure_rate,
+                "failed sign-ins to this account from this address",
+            ),
+            account_failures: limiter(self.account_failure_rate, "failed sign-ins to this account"),
+            sign_in_codes: limiter(self.sign_in_code_rate, "sign-in codes"),
+            actions: limiter(self.action_rate, "actions"),
+            uploads: limiter(self.upload_rate, "uploads"),
         }
     }
 }

@@ -70,7 +70,7 @@ impl FromRequest for Actor {
         Box::pin(async move {
             let Caller(player) = caller.await?;
             let context = context.expect("the app context is registered");
-            context.limits.actions.admit(&player.id, "actions")?;
+            context.limits.actions.admit(&player.id)?;
             Ok(Actor(player))
         })
     }

@@ -69,7 +69,7 @@ async fn publish(
         .may_publish(&author, context.uploads)
         .await?;
     // Counted whether or not the code turns out to be a game: checking it is the costly part.
-    context.limits.uploads.admit(&author.id, "uploads")?;
+    context.limits.uploads.admit(&author.id)?;
     let (game, publication) = context.catalog.publish_game(&author, &id, upload).await?;
     Ok(match publication {
         Publication::Created => HttpResponse::Created()

@@ -62,13 +62,16 @@ struct Bucket {
 
 pub struct RateLimiter {
     rate: Option<Rate>,
+    /// What it counts, as a refusal names it ("actions", "sign-ups from this address").
+    what: &'static str,
     buckets: Mutex<HashMap<String, Bucket>>,
 }
 
 impl RateLimiter {
-    pub fn new(setting: RateSetting) -> Self {
+    pub fn new(setting: RateSetting, what: &'static str) -> Self {
         Self {
             rate: setting.0,
+            what,
             buckets: Mutex::new(HashMap::new()),
         }
     }
@@ -78,17 +81,24 @@ impl RateLimiter {
         self.take_at(key, Instant::now(), true)
     }
 
-    /// Refuses `what` for `key` with `429 rate_limited` while its bucket is empty, without
-    /// taking from it (for limits on failures, taken only when one happens).
-    pub fn check(&self, key: &str, what: &'static str) -> Result<(), super::ApiError> {
+    /// Refuses `key` with `429 rate_limited` while its bucket is empty, without taking from
+    /// it (for limits on failures, taken only when one happens).
+    pub fn check(&self, key: &str) -> Result<(), super::ApiError> {
         self.take_at(key, Instant::now(), false)
-            .map_err(|retry_after| super::ApiError::RateLimited { what, retry_after })
+            .map_err(|retry_after| self.refusal(retry_after))
     }
 
-    /// Lets one more of `what` through for `key`, or refuses it with `429 rate_limited`.
-    pub fn admit(&self, key: &str, what: &'static str) -> Result<(), super::ApiError> {
+    /// Lets one more through for `key`, or refuses it with `429 rate_limited`.
+    pub fn admit(&self, key: &str) -> Result<(), super::ApiError> {
         self.take(key)
-            .map_err(|retry_after| super::ApiError::RateLimited { what, retry_after })
+            .map_err(|retry_after| self.refusal(retry_after))
+    }
+
+    fn refusal(&self, retry_after: Duration) -> super::ApiError {
+        super::ApiError::RateLimited {
+            what: self.what,
+            retry_after,
+        }
     }
 
     fn take_at(&self, key: &str, now: Instant, take: bool) -> Result<(), Duration> {
@@ -156,7 +166,7 @@ mod tests {
 
     #[test]
     fn a_burst_then_the_rate() {
-        let limiter = RateLimiter::new("3/s".parse().unwrap());
+        let limiter = RateLimiter::new("3/s".parse().unwrap(), "tests");
         let start = Instant::now();
         for _ in 0..3 {
             assert!(limiter.take_at("a", start, true).is_ok());
@@ -170,7 +180,7 @@ mod tests {
         let later = start + wait + Duration::from_micros(1);
         assert!(limiter.take_at("a", later, true).is_ok(), "refilled");
         assert!(limiter.take_at("a", later, true).is_err());
-        let off = RateLimiter::new(RateSetting(None));
+        let off = RateLimiter::new(RateSetting(None), "tests");
         assert!((0..10_000).all(|_| off.take("a").is_ok()));
     }
 }

@@ -40,7 +40,7 @@ async fn create(
         .map(|a| a.ip().to_string())
         .unwrap_or_default();
     let signups = &context.limits.signups;
-    signups.admit(&address, "sign-ups from this address")?;
+    signups.admit(&address)?;
     let username = body
         .0
         .username
@@ -57,7 +57,7 @@ async fn rotate_token(
     context: web::Data<AppContext>,
     Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
-    context.limits.actions.admit(&me.player.id, "actions")?;
+    context.limits.actions.admit(&me.player.id)?;
     let token = context.accounts.rotate_token(&me).await?;
     Ok(HttpResponse::Ok().json(Opened::new(&me.player, &me.session, token)))
 }

@@ -123,9 +123,7 @@ async fn sign_in(
         .unwrap_or_default();
     // Every attempt counts, so guessing codes or passwords is as slow as the limit makes it.
     let limits = &context.limits;
-    limits
-        .sign_ins
-        .admit(&address, "sign-in attempts from this address")?;
+    limits.sign_ins.admit(&address)?;
     let label = device_label(&req, body.label)?;
     for (field, value, max) in [
         ("code", &body.code, 64),
@@ -145,13 +143,8 @@ async fn sign_in(
             // ceiling (guessing spread over many addresses). Names ignore case.
             let account = username.to_lowercase();
             let from_here = format!("{account} {address}");
-            limits.password_failures.check(
-                &from_here,
-                "failed sign-ins to this account from this address",
-            )?;
-            limits
-                .account_failures
-                .check(&account, "failed sign-ins to this account")?;
+            limits.password_failures.check(&from_here)?;
+            limits.account_failures.check(&account)?;
             match accounts
                 .sign_in_with_password(&username, &password, &label)
                 .await
@@ -189,7 +182,7 @@ async fn set_password(
     if let Some(current) = &body.current_password {
         within("currentPassword", current, 4096)?;
     }
-    context.limits.actions.admit(&me.player.id, "actions")?;
+    context.limits.actions.admit(&me.player.id)?;
     context
         .accounts
         .set_password(&me, &body.password, body.current_password.as_deref())
@@ -279,7 +272,7 @@ async fn new_code(
     context: web::Data<AppContext>,
     Signed(me): Signed,
 ) -> Result<HttpResponse, ApiError> {
-    (context.limits.sign_in_codes).admit(&me.player.id, "sign-in codes")?;
+    (context.limits.sign_in_codes).admit(&me.player.id)?;
     let (code, expires_at) = context.accounts.issue_sign_in_code(&me).await?;
     Ok(HttpResponse::Created().json(Code { code, expires_at }))
 }
