@@ -3,7 +3,8 @@
 //! below them, and never the HTTP layer (`api`) nor what composes them (`services`); below the
 //! slices, `game`, `sandbox`, `store` and `live` import none of them. `config`, `startup`,
 //! `seed` and `dev` (the `turnhouse dev` command) sit on top and may reach anything;
-//! `domain`, `views`, `frontend`, `metrics`, `cache` and `problem` are shared.
+//! `domain`, `views`, `frontend`, `metrics`, `cache` and `problem` are shared, and `outbound`
+//! (requests to addresses users give) imports none of the rest.
 //! See `docs/internals.md`.
 
 /// What composes the slices and serves them: no slice or anything below imports these.
@@ -26,6 +27,10 @@ const BELOW: &[(&str, &[&str])] = &[
     ("store", &["sandbox", "live", "cache", "problem"]),
     ("live", &["sandbox", "cache", "problem"]),
     ("cache", &["sandbox", "live", "problem"]),
+    (
+        "outbound",
+        &["sandbox", "store", "live", "cache", "problem"],
+    ),
 ];
 
 /// For each layer (a folder or file of `src/`), the modules that it must not import.

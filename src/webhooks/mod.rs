@@ -1,0 +1,3 @@
+//! Webhooks: events that leave the server, signed as Standard Webhooks specifies.
+
+pub mod signing;
