@@ -16,7 +16,7 @@
 mod addresses;
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -100,11 +100,6 @@ pub struct OutboundClient {
 impl OutboundClient {
     /// `timeout` bounds each whole request; at most `body_cap` bytes of an answer are read.
     pub fn new(destinations: Destinations, timeout: Duration, body_cap: usize) -> Self {
-        static PROVIDER: Once = Once::new();
-        PROVIDER.call_once(|| {
-            // Another part of the process may have installed one first: either will do.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
