@@ -194,6 +194,9 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> Box<Room
         lobby_change: None,
         audit: None,
         rated_result: None,
+        joinable_before: true,
+        finished_before: false,
+        winners: None,
     })
 }
 

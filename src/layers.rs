@@ -10,14 +10,63 @@
 /// What composes the slices and serves them: no slice or anything below imports these.
 const ABOVE: [&str; 6] = ["api", "services", "config", "startup", "seed", "dev"];
 /// The slices, highest first: each may import only those after it.
-const SLICES: [&str; 5] = ["moderation", "standing", "engine", "accounts", "catalog"];
+const SLICES: [&str; 7] = [
+    "moderation",
+    "standing",
+    "webhooks",
+    "engine",
+    "accounts",
+    "catalog",
+    "outbox",
+];
 /// Which slices a slice may not import: those above it, and its peers that it has no call to.
 const SLICES_APART: &[(&str, &[&str])] = &[
-    ("moderation", &[]),
-    ("standing", &["moderation", "engine", "accounts"]),
-    ("engine", &["moderation", "standing", "accounts"]),
-    ("accounts", &["moderation", "standing", "engine", "catalog"]),
-    ("catalog", &["moderation", "standing", "engine", "accounts"]),
+    ("moderation", &["webhooks", "outbox"]),
+    (
+        "standing",
+        &["moderation", "webhooks", "engine", "accounts", "outbox"],
+    ),
+    (
+        "webhooks",
+        &["moderation", "standing", "engine", "accounts"],
+    ),
+    (
+        "engine",
+        &["moderation", "standing", "webhooks", "accounts", "outbox"],
+    ),
+    (
+        "accounts",
+        &[
+            "moderation",
+            "standing",
+            "webhooks",
+            "engine",
+            "catalog",
+            "outbox",
+        ],
+    ),
+    (
+        "catalog",
+        &[
+            "moderation",
+            "standing",
+            "webhooks",
+            "engine",
+            "accounts",
+            "outbox",
+        ],
+    ),
+    (
+        "outbox",
+        &[
+            "moderation",
+            "standing",
+            "webhooks",
+            "engine",
+            "accounts",
+            "catalog",
+        ],
+    ),
 ];
 /// Below the slices: each imports no slice, nor what is listed beside it.
 const BELOW: &[(&str, &[&str])] = &[

@@ -20,6 +20,7 @@ pub mod live;
 pub mod metrics;
 pub mod moderation;
 pub mod outbound;
+pub mod outbox;
 pub mod problem;
 pub mod sandbox;
 pub mod seed;

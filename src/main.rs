@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
-use turnhouse::config::{Command, Config, RatingsCommand, RoleChange};
+use turnhouse::config::{Command, Config, RatingsCommand, RoleChange, WebhooksCommand};
 use turnhouse::dev::DevOptions;
 use turnhouse::domain::records::{AuditAction, AuditEntry};
 use turnhouse::startup::{self, Application};
@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         Some(Command::SeedRooms { count }) => seed_rooms(config, count),
         Some(Command::Backup { ref dest }) => backup(&config, dest),
         Some(Command::Admin { ref change }) => admin(&config, change),
+        Some(Command::Webhooks { ref action }) => webhooks(&config, action),
         Some(Command::Ratings {
             action: RatingsCommand::Rebuild,
         }) => rebuild_ratings(&config),
@@ -165,6 +166,54 @@ async fn admin(config: &Config, change: &RoleChange) -> ExitCode {
         }
         Err(err) => {
             eprintln!("turnhouse admin: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[tokio::main]
+async fn webhooks(config: &Config, action: &WebhooksCommand) -> ExitCode {
+    use turnhouse::webhooks::{Scope, Webhooks};
+    telemetry::init("warn");
+    let busy_timeout = std::time::Duration::from_millis(config.database_busy_timeout_ms);
+    let store = match Store::open_existing(&config.database_url, busy_timeout).await {
+        Ok(store) => store,
+        Err(err) => {
+            eprintln!("turnhouse webhooks: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let settings = &config.webhooks;
+    let hooks = Webhooks::for_operator(store, settings.destinations(), settings.rules().retry_for);
+    let done = match action {
+        WebhooksCommand::Add { url, events } => hooks
+            .create(&Scope::Server, None, url, events)
+            .await
+            .map(|e| {
+                println!("id:     {}", e.id);
+                println!("secret: {}", e.secret);
+                println!("url:    {}", e.url);
+                println!("events: {}", e.types.text());
+            }),
+        WebhooksCommand::List => hooks.list(&Scope::Server).await.map(|all| {
+            for e in all {
+                let status = match (&e.disabled_at, &e.paused_at) {
+                    (Some(_), _) => "disabled",
+                    (None, Some(_)) => "paused",
+                    (None, None) => "active",
+                };
+                println!("{}\t{status}\t{}\t{}", e.id, e.url, e.types.text());
+            }
+        }),
+        WebhooksCommand::Remove { id } => hooks
+            .delete(&Scope::Server, id)
+            .await
+            .map(|()| println!("removed {id}")),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("turnhouse webhooks: {err}");
             ExitCode::FAILURE
         }
     }

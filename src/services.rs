@@ -6,13 +6,16 @@
 
 use crate::accounts::Accounts;
 use crate::catalog::Catalog;
+use crate::config::WebhookSettings;
 use crate::engine::{Engine, EngineError, IdleRules};
 use crate::game::GameRegistry;
 use crate::metrics::Exposition;
 use crate::moderation::Moderation;
+use crate::outbox::Outbox;
 use crate::sandbox::SandboxPool;
 use crate::standing::Standings;
 use crate::store::Store;
+use crate::webhooks::{WebhookSender, Webhooks};
 
 #[derive(Clone)]
 pub struct Services {
@@ -21,20 +24,27 @@ pub struct Services {
     pub catalog: Catalog,
     pub moderation: Moderation,
     pub standing: Standings,
+    pub webhooks: Webhooks,
 }
 
 impl Services {
     /// Starts every slice on `store`: `games` are the built-in games, uploaded ones run in
     /// `sandbox`; `bot_seed` salts every bot decision (see
-    /// [`crate::config::Config::bot_seed`]); `idle` says how long idle rooms are kept.
+    /// [`crate::config::Config::bot_seed`]); `idle` says how long idle rooms are kept;
+    /// `hooks` where webhooks may go and how they are delivered.
     pub async fn start(
         store: Store,
         games: GameRegistry,
         sandbox: SandboxPool,
         bot_seed: u64,
         idle: IdleRules,
+        hooks: &WebhookSettings,
     ) -> Result<Self, EngineError> {
         let catalog = Catalog::start(store.clone(), games, sandbox);
+        let sender = WebhookSender::new(hooks.destinations(), hooks.timeout());
+        let outbox =
+            Outbox::start(store.clone(), hooks.rules(), std::sync::Arc::new(sender)).await?;
+        let webhooks = Webhooks::new(store.clone(), catalog.clone(), outbox, hooks.destinations());
         let accounts = Accounts::start(store.clone(), idle.seen_every());
         let rooms = Engine::start(store.clone(), catalog.clone(), bot_seed, idle).await?;
         Ok(Self {
@@ -45,6 +55,7 @@ impl Services {
                 catalog.clone(),
             ),
             standing: Standings::new(store, catalog.clone()),
+            webhooks,
             rooms,
             accounts,
             catalog,

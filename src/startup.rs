@@ -67,7 +67,8 @@ pub async fn services(config: &Config, games: GameRegistry) -> Result<Services, 
         .with_bot_search(config.bot_search.budget());
     let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
     let idle = config.idle_rooms.rules();
-    Ok(Services::start(store, games, sandbox, bot_seed, idle).await?)
+    let hooks = &config.webhooks;
+    Ok(Services::start(store, games, sandbox, bot_seed, idle, hooks).await?)
 }
 
 impl Application {
@@ -91,6 +92,7 @@ impl Application {
             catalog: services.catalog,
             moderation: services.moderation,
             standing: services.standing,
+            webhooks: services.webhooks,
             stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
             streams_shutdown,
             open_streams: Gauge::default(),

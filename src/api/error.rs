@@ -15,6 +15,7 @@ use crate::engine::EngineError;
 use crate::moderation::ModerationError;
 use crate::problem::{innermost, ErrorKind, Problem};
 use crate::standing::StandingError;
+use crate::webhooks::WebhookError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -70,6 +71,8 @@ pub enum ApiError {
     Moderation(#[from] ModerationError),
     #[error(transparent)]
     Standing(#[from] StandingError),
+    #[error(transparent)]
+    Webhooks(#[from] WebhookError),
 }
 
 impl ApiError {
@@ -81,6 +84,7 @@ impl ApiError {
             ApiError::Catalog(err) => err,
             ApiError::Moderation(err) => err,
             ApiError::Standing(err) => err,
+            ApiError::Webhooks(err) => err,
             _ => return None,
         };
         Some(innermost(problem))
@@ -117,6 +121,7 @@ impl ApiError {
             ApiError::Catalog(err) => slice_problem(err),
             ApiError::Moderation(err) => slice_problem(err),
             ApiError::Standing(err) => slice_problem(err),
+            ApiError::Webhooks(err) => slice_problem(err),
         }
     }
 

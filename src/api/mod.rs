@@ -24,6 +24,7 @@ mod rooms;
 mod sessions;
 mod streams;
 mod upload;
+mod webhooks;
 
 use actix_web::guard;
 use actix_web::http::Method;
@@ -50,6 +51,7 @@ pub struct AppContext {
     pub catalog: Catalog,
     pub moderation: Moderation,
     pub standing: Standings,
+    pub webhooks: crate::webhooks::Webhooks,
     /// How long a stream may stay silent before a keep-alive comment.
     pub stream_keepalive: std::time::Duration,
     /// Turns true when the server begins to stop; every open stream then ends.
@@ -116,6 +118,7 @@ pub fn routes(dev: bool) -> Vec<RouteDef> {
     all.extend(game_logs::routes());
     all.extend(rooms::routes());
     all.extend(admin::routes());
+    all.extend(webhooks::routes());
     for path in paths(&all) {
         let allow = allowed_methods(&all, path);
         all.push(route(

@@ -76,17 +76,12 @@ impl Catalog {
     }
 
     async fn require_log_owner(&self, caller: &PlayerRef, game: &str) -> Result<(), CatalogError> {
-        if self.games.get(game).is_some() {
-            return Err(CatalogError::LogsNotYours(game.to_owned()));
+        match self.owner_of(game).await {
+            Ok(owner) if owner == caller.id => Ok(()),
+            Ok(_) | Err(CatalogError::GameIsBuiltin(_)) => {
+                Err(CatalogError::LogsNotYours(game.to_owned()))
+            }
+            Err(err) => Err(err),
         }
-        let latest = self
-            .store
-            .game_version(game, None)
-            .await?
-            .ok_or_else(|| CatalogError::GameNotFound(game.to_owned()))?;
-        if latest.owner.id != caller.id {
-            return Err(CatalogError::LogsNotYours(game.to_owned()));
-        }
-        Ok(())
     }
 }

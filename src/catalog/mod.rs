@@ -21,6 +21,7 @@ pub use publishing::{
 };
 use running::HostedCache;
 
+use crate::domain::ids::PlayerId;
 use crate::game::GameRegistry;
 use crate::metrics::Exposition;
 use crate::sandbox::{GameLogSink, SandboxPool};
@@ -57,6 +58,20 @@ impl Catalog {
             logs,
             log_stored,
         }
+    }
+
+    /// Who owns uploaded game `game`: [`CatalogError::GameIsBuiltin`] for a built-in one,
+    /// which nobody owns.
+    pub async fn owner_of(&self, game: &str) -> Result<PlayerId, CatalogError> {
+        if self.games.get(game).is_some() {
+            return Err(CatalogError::GameIsBuiltin(game.to_owned()));
+        }
+        let latest = self
+            .store
+            .game_version(game, None)
+            .await?
+            .ok_or_else(|| CatalogError::GameNotFound(game.to_owned()))?;
+        Ok(latest.owner.id)
     }
 
     /// The built-in games.

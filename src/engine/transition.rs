@@ -37,6 +37,8 @@ pub struct Transition {
     pub audit: Option<AuditEntry>,
     /// The rated game this step finishes, if it finishes one.
     rated_result: Option<RatedResult>,
+    /// Who won the game this step finishes, if it finishes one and that is known.
+    winners: Option<Vec<PlayerId>>,
     /// Who won, as the game said when its hook finished the room (for the version recorded
     /// next).
     verdict: Verdict,
@@ -89,6 +91,7 @@ impl Transition {
             now: Timestamp::now(),
             audit: None,
             rated_result: None,
+            winners: None,
             verdict: Verdict::Unasked,
         }
     }
@@ -322,6 +325,7 @@ impl Transition {
                 (self.finished_before, kind != EventKind::Closed, winners)
             {
                 self.room.score.count(&winners);
+                self.winners = Some(winners.clone());
                 if self.room.rated {
                     let mut players = Vec::clone(&self.room.players);
                     // One whose leaving ended the game played it too (and lost, most likely).
@@ -379,7 +383,14 @@ impl Transition {
             .lobby_before
             .is_none_or(|before| before.finished != self.room.finished);
         let lobby_change = self.lobby_change();
+        // A new room counts as joinable before: one that opens already full starts at once.
+        let before = self
+            .lobby_before
+            .map_or((true, false), |b| (b.joinable, b.finished));
         Box::new(RoomCommit {
+            joinable_before: before.0,
+            finished_before: before.1,
+            winners: self.winners,
             lobby_change,
             room: self.room,
             expected_version: self.expected_version,

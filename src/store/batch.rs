@@ -13,6 +13,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::dialect::{Dialect, SetRow, SetSql};
+use super::outbox::{insert_room_events, OutboxBoard};
 use super::rows::to_json;
 use super::sets::{execute_set, set_statements};
 use super::sql::{Exec, Statement};
@@ -68,6 +69,7 @@ pub(super) fn rounds(commits: &[&RoomCommit]) -> Vec<Vec<usize>> {
 pub(super) async fn apply_round<D: Dialect>(
     conn: &mut impl Exec,
     commits: &[&RoomCommit],
+    outbox: &OutboxBoard,
 ) -> Result<Vec<Option<RoomWritten>>, StoreError> {
     let texts = RoomTexts::of(commits);
     let (new, changed): (Vec<&RoomCommit>, Vec<&RoomCommit>) =
@@ -109,7 +111,12 @@ pub(super) async fn apply_round<D: Dialect>(
     for audit in accepted.iter().filter_map(|c| c.audit.as_ref()) {
         super::moderation::insert_audit(conn, audit).await?;
     }
-    let mut rated = super::ratings::rate::<D>(conn, &accepted).await?;
+    let mut rated: HashMap<String, RoomWritten> = super::ratings::rate::<D>(conn, &accepted)
+        .await?
+        .into_iter()
+        .map(|(id, rating_changes)| (id, RoomWritten { rating_changes }))
+        .collect();
+    insert_room_events::<D>(conn, outbox, &accepted, &rated).await?;
     if !accepted.is_empty() {
         D::announce(conn, &accepted).await?;
     }
@@ -117,9 +124,9 @@ pub(super) async fn apply_round<D: Dialect>(
         .iter()
         .map(|c| {
             let id = c.room.id.as_str();
-            written.contains(id).then(|| RoomWritten {
-                rating_changes: rated.remove(id).unwrap_or_default(),
-            })
+            written
+                .contains(id)
+                .then(|| rated.remove(id).unwrap_or_default())
         })
         .collect())
 }
@@ -312,25 +319,7 @@ mod tests {
 
     fn commit(room: &str, game: &str, quick_play: bool) -> RoomCommit {
         RoomCommit {
-            room: Room {
-                trigger_timeout_at: None,
-                clock: None,
-                rematch: None,
-                score: Score::default(),
-                id: room.into(),
-                game: game.into(),
-                game_version: None,
-                private: false,
-                rated: false,
-                version: 1,
-                joinable: true,
-                finished: false,
-                state: serde_json::Value::Null.into(),
-                players: Vec::new().into(),
-                inactive_players: Vec::new(),
-                created_at: crate::domain::time::Timestamp::now(),
-                updated_at: crate::domain::time::Timestamp::now(),
-            },
+            room: Room::for_tests(room, game),
             expected_version: None,
             events: Vec::new(),
             members_changed: false,
@@ -345,6 +334,9 @@ mod tests {
             lobby_change: None,
             audit: None,
             rated_result: None,
+            joinable_before: true,
+            finished_before: false,
+            winners: None,
         }
     }
 

@@ -152,6 +152,9 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     const GAME_OWNER: &'static str;
     /// `$2` copies of room `$1` under new random ids.
     const COPY_ROOMS: &'static str;
+    /// Takes at most `$4` of endpoint `$1`'s rows due at `$2` that no server holds, until
+    /// `$3`, earliest due first; returns them.
+    const CLAIM_OUTBOX: &'static str;
 
     /// What the writer keeps from one batch to the next besides its connection.
     type PreparedStatements: Default + Send;

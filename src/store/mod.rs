@@ -41,6 +41,7 @@ mod dialect;
 mod durable;
 mod health;
 mod moderation;
+mod outbox;
 mod postgres;
 mod profiles;
 mod queue;
@@ -58,6 +59,7 @@ mod writer;
 mod writer_stats;
 mod writes;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -67,6 +69,7 @@ use crate::domain::records::{
 };
 use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, Clock, PlayerRef};
+pub use outbox::{Claimed, Dispatch, Dispatched, EndpointWrite, Next, Settled};
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};
 use queue::Job;
@@ -87,6 +90,7 @@ pub use writes::GAME_LOG_LINES;
 pub struct Store {
     writer: Writer,
     database: Database,
+    outbox: Arc<outbox::OutboxBoard>,
 }
 
 /// Where reads go, and what else each database has.
@@ -127,15 +131,21 @@ impl Store {
     /// before a statement fails with [`StorageFault::Busy`].
     pub async fn open_with(url: &str, busy_timeout: Duration) -> Result<Self, StoreError> {
         refuse_unknown_scheme(url)?;
+        let outbox = Arc::new(outbox::OutboxBoard::default());
         let (database, writer) = if postgres::is_postgres_url(url) {
             let (store, write) = PgStore::open(url, busy_timeout).await?;
-            (Database::Postgres(store), Writer::start(write, None)?)
+            let writer = Writer::start(write, None, outbox.clone())?;
+            (Database::Postgres(store), writer)
         } else {
             let (store, write) = SqliteStore::open(url, busy_timeout).await?;
-            let writer = Writer::start(write, store.log())?;
+            let writer = Writer::start(write, store.log(), outbox.clone())?;
             (Database::Sqlite(store), writer)
         };
-        Ok(Self { writer, database })
+        Ok(Self {
+            writer,
+            database,
+            outbox,
+        })
     }
 
     /// Like [`Store::open_with`], for a command that works on a server's existing database (an

@@ -6,7 +6,7 @@ use super::dialect::{Dialect, SetSql};
 use super::reads::MemberRange;
 use super::types::RoomQuery;
 use super::{
-    batch, moderation, postgres, profiles, ratings, reads, sessions, sqlite, writer, writes,
+    batch, moderation, outbox, postgres, profiles, ratings, reads, sessions, sqlite, writer, writes,
 };
 
 /// How many rows a set statement is shown with.
@@ -23,6 +23,7 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
     list.extend(moderation());
     list.extend(standing::<D>());
     list.extend(catalog());
+    list.extend(outbox_statements::<D>());
     list.push(("PLAYER_GAMES", reads::PLAYER_GAMES.into()));
     for (name, query, ranges) in listings() {
         let sql = reads::listing(&query, D::FALSE, &ranges).sql().to_owned();
@@ -61,6 +62,34 @@ fn rooms<D: Dialect>() -> Vec<(&'static str, String)> {
         ("FRONTEND_FILE_GZIP", reads::FRONTEND_FILE_GZIP.into()),
         ("EARLIEST_DEADLINES", reads::EARLIEST_DEADLINES.into()),
         ("LAST_ACTIONS", reads::LAST_ACTIONS.into()),
+    ]
+}
+
+/// Webhook endpoints and the outbox.
+fn outbox_statements<D: Dialect>() -> Vec<(&'static str, String)> {
+    vec![
+        ("INSERT_OUTBOX", set_text::<D>(outbox::INSERT_OUTBOX)),
+        ("SETTLE_OUTBOX", set_text::<D>(outbox::SETTLE_OUTBOX)),
+        ("INSERT_ATTEMPTS", set_text::<D>(outbox::INSERT_ATTEMPTS)),
+        ("CLAIM_OUTBOX", D::CLAIM_OUTBOX.into()),
+        ("ENDPOINT", outbox::ENDPOINT.into()),
+        ("ENDPOINTS", outbox::ENDPOINTS.into()),
+        ("INSERT_ENDPOINT", outbox::INSERT_ENDPOINT.into()),
+        ("UPDATE_ENDPOINT", outbox::UPDATE_ENDPOINT.into()),
+        ("PAUSE_ENDPOINT", outbox::PAUSE_ENDPOINT.into()),
+        ("RESUME_ENDPOINT", outbox::RESUME_ENDPOINT.into()),
+        ("ROTATE_SECRET", outbox::ROTATE_SECRET.into()),
+        ("DELETE_ENDPOINT", outbox::DELETE_ENDPOINT.into()),
+        ("SUBSCRIBERS", outbox::SUBSCRIBERS.into()),
+        ("ENDPOINT_FAILING", outbox::ENDPOINT_FAILING.into()),
+        ("ENDPOINT_ANSWERING", outbox::ENDPOINT_ANSWERING.into()),
+        ("DISABLE_ENDPOINT", outbox::DISABLE_ENDPOINT.into()),
+        ("DELIVERIES", outbox::DELIVERIES.into()),
+        ("DELIVERY", outbox::DELIVERY.into()),
+        ("ATTEMPTS", outbox::ATTEMPTS.into()),
+        ("REDELIVER", outbox::REDELIVER.into()),
+        ("PRUNE_OUTBOX", outbox::PRUNE_OUTBOX.into()),
+        ("RELEASE_CLAIMS", outbox::RELEASE_CLAIMS.into()),
     ]
 }
 

@@ -302,6 +302,84 @@ SELECT id, game, game_version, at, room, version, hook, level, text FROM game_lo
 -- SQLite and PostgreSQL: GAME_LOG_NEWEST
 SELECT id, game, game_version, at, room, version, hook, level, text FROM game_logs WHERE game = $1 ORDER BY id DESC LIMIT $2;
 
+-- SQLite: INSERT_OUTBOX
+WITH v (id, endpoint_id, type, room_id, body, created_at, retry_until) AS (VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)) INSERT INTO outbox (id, endpoint_id, type, room_id, body, created_at, state, due_at, retry_until) SELECT v.id, v.endpoint_id, v.type, v.room_id, v.body, v.created_at, 'pending', v.created_at, v.retry_until FROM v JOIN webhook_endpoints e ON e.id = v.endpoint_id WHERE e.disabled_at IS NULL;
+
+-- PostgreSQL: INSERT_OUTBOX
+WITH v (id, endpoint_id, type, room_id, body, created_at, retry_until) AS (VALUES ($1, $2, $3, $4, $5, $6, $7), ($8, $9, $10, $11, $12, $13, $14)) INSERT INTO outbox (id, endpoint_id, type, room_id, body, created_at, state, due_at, retry_until) SELECT v.id, v.endpoint_id, v.type, v.room_id, v.body, v.created_at, 'pending', v.created_at, v.retry_until FROM v JOIN webhook_endpoints e ON e.id = v.endpoint_id WHERE e.disabled_at IS NULL;
+
+-- SQLite: SETTLE_OUTBOX
+WITH v (seq, state, due_at, status, done_at) AS (VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)) UPDATE outbox SET state = v.state, due_at = v.due_at, claimed_until = NULL, attempts = attempts + 1, last_status = v.status, done_at = v.done_at FROM v WHERE outbox.seq = v.seq;
+
+-- PostgreSQL: SETTLE_OUTBOX
+WITH v (seq, state, due_at, status, done_at) AS (VALUES ($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)) UPDATE outbox SET state = v.state, due_at = v.due_at, claimed_until = NULL, attempts = attempts + 1, last_status = v.status, done_at = v.done_at FROM v WHERE outbox.seq = v.seq;
+
+-- SQLite: INSERT_ATTEMPTS
+WITH v (outbox_seq, attempt, at, status, latency_ms, response, error) AS (VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)) INSERT INTO outbox_attempts (outbox_seq, attempt, at, status, latency_ms, response, error) SELECT v.outbox_seq, v.attempt, v.at, v.status, v.latency_ms, v.response, v.error FROM v WHERE true ON CONFLICT DO NOTHING;
+
+-- PostgreSQL: INSERT_ATTEMPTS
+WITH v (outbox_seq, attempt, at, status, latency_ms, response, error) AS (VALUES ($1, $2, $3, $4, $5, $6, $7), ($8, $9, $10, $11, $12, $13, $14)) INSERT INTO outbox_attempts (outbox_seq, attempt, at, status, latency_ms, response, error) SELECT v.outbox_seq, v.attempt, v.at, v.status, v.latency_ms, v.response, v.error FROM v WHERE true ON CONFLICT DO NOTHING;
+
+-- SQLite: CLAIM_OUTBOX
+UPDATE outbox SET claimed_until = $3 WHERE seq IN (SELECT seq FROM outbox WHERE endpoint_id = $1 AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4) RETURNING seq, id, type, body, created_at, retry_until, attempts;
+
+-- PostgreSQL: CLAIM_OUTBOX
+UPDATE outbox SET claimed_until = $3 WHERE seq IN (SELECT seq FROM outbox WHERE endpoint_id = $1 AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING seq, id, type, body, created_at, retry_until, attempts;
+
+-- SQLite and PostgreSQL: ENDPOINT
+SELECT id, game_id, created_by, url, events, secret, previous_secret, previous_secret_until, paused_at, disabled_at, disabled_reason, failing_since, created_at FROM webhook_endpoints WHERE id = $1;
+
+-- SQLite and PostgreSQL: ENDPOINTS
+SELECT id, game_id, created_by, url, events, secret, previous_secret, previous_secret_until, paused_at, disabled_at, disabled_reason, failing_since, created_at FROM webhook_endpoints ORDER BY created_at, id;
+
+-- SQLite and PostgreSQL: INSERT_ENDPOINT
+INSERT INTO webhook_endpoints (id, game_id, created_by, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7);
+
+-- SQLite and PostgreSQL: UPDATE_ENDPOINT
+UPDATE webhook_endpoints SET url = coalesce($2, url), events = coalesce($3, events) WHERE id = $1 RETURNING id;
+
+-- SQLite and PostgreSQL: PAUSE_ENDPOINT
+UPDATE webhook_endpoints SET paused_at = coalesce(paused_at, $2) WHERE id = $1 RETURNING id;
+
+-- SQLite and PostgreSQL: RESUME_ENDPOINT
+UPDATE webhook_endpoints SET paused_at = NULL, disabled_at = NULL, disabled_reason = NULL, failing_since = NULL WHERE id = $1 RETURNING id;
+
+-- SQLite and PostgreSQL: ROTATE_SECRET
+UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $3, secret = $2 WHERE id = $1 RETURNING id;
+
+-- SQLite and PostgreSQL: DELETE_ENDPOINT
+DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id;
+
+-- SQLite and PostgreSQL: SUBSCRIBERS
+SELECT id FROM webhook_endpoints WHERE disabled_at IS NULL AND (game_id IS NULL OR game_id = $1) AND ',' || events || ',' LIKE '%,' || $2 || ',%';
+
+-- SQLite and PostgreSQL: ENDPOINT_FAILING
+UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $2) WHERE id = $1;
+
+-- SQLite and PostgreSQL: ENDPOINT_ANSWERING
+UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL;
+
+-- SQLite and PostgreSQL: DISABLE_ENDPOINT
+UPDATE webhook_endpoints SET disabled_at = $2, disabled_reason = $3 WHERE id = $1 AND disabled_at IS NULL AND failing_since <= $4 RETURNING id;
+
+-- SQLite and PostgreSQL: DELIVERIES
+SELECT seq, id, endpoint_id, type, room_id, state, created_at, due_at, retry_until, attempts, last_status FROM outbox WHERE endpoint_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3;
+
+-- SQLite and PostgreSQL: DELIVERY
+SELECT seq, id, endpoint_id, type, room_id, state, created_at, due_at, retry_until, attempts, last_status FROM outbox WHERE endpoint_id = $1 AND id = $2;
+
+-- SQLite and PostgreSQL: ATTEMPTS
+SELECT a.outbox_seq, a.attempt, a.at, a.status, a.latency_ms, a.response, a.error FROM outbox_attempts a JOIN outbox o ON o.seq = a.outbox_seq WHERE o.endpoint_id = $1 AND a.outbox_seq BETWEEN $2 AND $3 ORDER BY a.outbox_seq, a.attempt;
+
+-- SQLite and PostgreSQL: REDELIVER
+UPDATE outbox SET state = 'pending', due_at = $3, retry_until = $4, claimed_until = NULL, done_at = NULL WHERE endpoint_id = $1 AND id = $2 RETURNING seq;
+
+-- SQLite and PostgreSQL: PRUNE_OUTBOX
+DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE done_at < $1 ORDER BY done_at LIMIT $2);
+
+-- SQLite and PostgreSQL: RELEASE_CLAIMS
+UPDATE outbox SET claimed_until = NULL WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL;
+
 -- SQLite and PostgreSQL: PLAYER_GAMES
 WITH RECURSIVE g (game) AS (SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 ORDER BY game LIMIT 1) UNION ALL SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 AND game > g.game ORDER BY game LIMIT 1) FROM g WHERE g.game IS NOT NULL) SELECT game FROM g WHERE game IS NOT NULL LIMIT $3;
 

@@ -104,6 +104,12 @@ pub struct RoomCommit {
     pub audit: Option<crate::domain::records::AuditEntry>,
     /// The rated game this change finishes, whose ratings change in the same commit.
     pub rated_result: Option<crate::domain::records::RatedResult>,
+    /// Whether the room was joinable, and finished, before the change (for the events that
+    /// leave the server: a room starts when it stops being joinable).
+    pub joinable_before: bool,
+    pub finished_before: bool,
+    /// The winners of the game this change finishes, when it finishes one and they are known.
+    pub winners: Option<Vec<crate::domain::ids::PlayerId>>,
 }
 
 /// What writing a [`RoomCommit`] produced, beside the commit itself.

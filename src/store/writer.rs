@@ -33,6 +33,7 @@ use super::batch;
 use super::dialect::Dialect;
 use super::durable::Durability;
 use super::health::WriteHealth;
+use super::outbox::OutboxBoard;
 use super::queue::Reply;
 use super::queue::Write;
 use super::sql::{Exec, Statement};
@@ -66,6 +67,7 @@ impl Writer {
     pub(super) fn start<D: Dialect>(
         pool: Pool<D>,
         wal: Option<SyncedLog>,
+        outbox: Arc<OutboxBoard>,
     ) -> Result<Self, StoreError> {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::new());
@@ -75,6 +77,7 @@ impl Writer {
             None => Durability::AtCommit,
         };
         let writing = Writing {
+            outbox,
             stats: stats.clone(),
             health: health.clone(),
             durability,
@@ -122,6 +125,8 @@ impl Writer {
 
 /// What the writer's task keeps besides its connection.
 struct Writing {
+    /// The endpoints that take events, for the rows a batch of room changes adds.
+    outbox: Arc<OutboxBoard>,
     stats: Arc<WriterStats>,
     health: Arc<WriteHealth>,
     durability: Durability,
@@ -163,6 +168,7 @@ async fn apply_batch<D: Dialect>(
     writing: &Writing,
 ) {
     let Writing {
+        outbox,
         stats,
         health,
         durability,
@@ -184,7 +190,7 @@ async fn apply_batch<D: Dialect>(
             Ok(conn) => conn,
             Err(err) => return fail_all(writes, err.into()),
         };
-        let failure = match transact::<D>(&mut conn, kept, &mut writes, one_by_one).await {
+        let failure = match transact::<D>(&mut conn, kept, &mut writes, one_by_one, outbox).await {
             Ok(committing) => {
                 stats
                     .commit_seconds
@@ -243,6 +249,7 @@ async fn transact<D: Dialect>(
     kept: &mut D::PreparedStatements,
     writes: &mut [Write],
     one_by_one: bool,
+    outbox: &OutboxBoard,
 ) -> Result<Instant, Stop> {
     let failed = |culprit| move |err| Stop::Failed(Failure { culprit, err });
     let others = writes.iter().any(|write| !matches!(write, Write::Room(_)));
@@ -268,7 +275,7 @@ async fn transact<D: Dialect>(
             .await
             .map_err(Stop::NotBegun)?;
     }
-    apply_rooms::<D>(&mut batch, writes, one_by_one).await?;
+    apply_rooms::<D>(&mut batch, writes, one_by_one, outbox).await?;
     let committing = Instant::now();
     batch
         .execute(Statement::new(COMMIT))
@@ -283,6 +290,7 @@ async fn apply_rooms<D: Dialect>(
     conn: &mut impl Exec,
     writes: &mut [Write],
     one_by_one: bool,
+    outbox: &OutboxBoard,
 ) -> Result<(), Stop> {
     let rooms: Vec<(usize, &RoomCommit)> = writes
         .iter()
@@ -300,7 +308,7 @@ async fn apply_rooms<D: Dialect>(
     let mut written: Vec<Option<RoomWritten>> = vec![None; commits.len()];
     for round in rounds {
         let members: Vec<&RoomCommit> = round.iter().map(|&at| commits[at]).collect();
-        let outcomes = batch::apply_round::<D>(conn, &members)
+        let outcomes = batch::apply_round::<D>(conn, &members, outbox)
             .await
             .map_err(|err| {
                 Stop::Failed(Failure {
@@ -447,6 +455,9 @@ pub(super) mod tests {
             lobby_change: None,
             audit: None,
             rated_result: None,
+            joinable_before: true,
+            finished_before: false,
+            winners: None,
         }
     }
 

@@ -13,8 +13,10 @@ use super::rows;
 use super::sessions;
 use super::sql::Statement;
 use super::types::StoreError;
+use crate::domain::outgoing::Outgoing;
 use crate::domain::records::{Account, FrontendSource, GameLogLine, NewGameVersion, Session};
 use crate::domain::time::Timestamp;
+use crate::domain::webhooks::EventType;
 use crate::game::{BotLevel, PlayerRef};
 
 pub(super) struct Seen {
@@ -261,6 +263,17 @@ pub(super) async fn publish<D: Dialect>(
         }
     };
     insert_frontend::<D>(conn, &upload.game_id, version, &upload.frontend).await?;
+    let published = serde_json::json!({"game": {
+        "id": upload.game_id,
+        "version": version,
+        "name": upload.name,
+        "description": upload.description,
+        "minPlayers": upload.min_players,
+        "maxPlayers": upload.max_players,
+        "owner": {"id": upload.owner_id},
+    }});
+    let event = Outgoing::new(EventType::GamePublished, None, upload.created_at, published);
+    super::outbox::insert_event::<D>(conn, &event, &upload.game_id).await?;
     Ok(version)
 }
 

@@ -1,0 +1,303 @@
+//! The outbox's dispatcher: takes the rows due for each endpoint, hands each to its channel
+//! (webhooks, for now) and keeps what came of it, with retries, disabling and pruning.
+//!
+//! - **At least once, through any crash.** A row is written in the commit that caused its
+//!   event (see `store/outbox.rs`) and stays due until an attempt succeeds or its retry period
+//!   is over. A server takes rows for [`OutboxRules::lease`]; one that dies holding rows
+//!   leaves them to be taken again after that (at once, on a SQLite file no other server has
+//!   open). A receiver may so see an event twice, with the same `webhook-id`, never one
+//!   invented.
+//! - **No endpoint holds up another.** Each endpoint has its own number of deliveries in
+//!   flight ([`OutboxRules::per_endpoint`]), the server a total, and rows are taken for an
+//!   endpoint only when it has room: a slow one's rows wait in the database, not in memory,
+//!   and nothing of a move or a stream waits on any of it.
+//! - **Deadlines' way.** Like the rooms' deadlines, nothing polls per row: a server looks when
+//!   its own writer has put rows in, when an attempt ends, and once a second (other servers'
+//!   rows, retries coming due).
+
+mod backoff;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::sync::{mpsc, Notify, Semaphore};
+use tokio::time::Instant;
+
+use crate::domain::time::Timestamp;
+use crate::domain::webhooks::{Endpoint, Subscription, Subscriptions};
+use crate::store::{Claimed, Dispatch, Next, Settled, Store};
+
+pub use backoff::retry_delay;
+
+/// How long the dispatcher goes without looking (other servers' rows, retries coming due,
+/// endpoints changed elsewhere).
+const RESCAN: Duration = Duration::from_secs(1);
+/// The least time between two looks, so that a burst of outcomes is one look.
+const MIN_GAP: Duration = Duration::from_millis(5);
+/// How often rows done for longer than they are kept are removed, and how many at a time.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
+const PRUNE_LIMIT: i64 = 5_000;
+
+/// The outbox's settings (see `Config`'s `--webhook-*` flags).
+#[derive(Debug, Clone, Copy)]
+pub struct OutboxRules {
+    /// How long an event is tried for before it is marked failed.
+    pub retry_for: Duration,
+    /// The wait before the first retry, doubled on each one after (with jitter).
+    pub first_retry: Duration,
+    /// The longest wait between two attempts.
+    pub longest_wait: Duration,
+    /// An endpoint that has failed every delivery for this long is disabled.
+    pub disable_after: Duration,
+    /// How long delivered and failed rows are kept for the delivery log.
+    pub keep_for: Duration,
+    /// Deliveries in flight at once, per endpoint and in all.
+    pub per_endpoint: usize,
+    pub total: usize,
+    /// How long a server holds the rows it took: longer than an attempt can last.
+    pub lease: Duration,
+}
+
+impl Default for OutboxRules {
+    fn default() -> Self {
+        Self {
+            retry_for: Duration::from_secs(24 * 60 * 60),
+            first_retry: Duration::from_secs(5),
+            longest_wait: Duration::from_secs(60 * 60),
+            disable_after: Duration::from_secs(5 * 24 * 60 * 60),
+            keep_for: Duration::from_secs(7 * 24 * 60 * 60),
+            per_endpoint: 8,
+            total: 64,
+            lease: Duration::from_secs(40),
+        }
+    }
+}
+
+/// What one attempt at a delivery came to.
+#[derive(Debug, Clone)]
+pub struct Attempted {
+    /// The answer's status, if there was an answer.
+    pub status: Option<u16>,
+    /// Whether it counts as delivered.
+    pub delivered: bool,
+    pub latency: Duration,
+    /// The answer's first bytes.
+    pub response: String,
+    /// Why there was no answer.
+    pub error: Option<String>,
+}
+
+/// Where a row goes: a webhook endpoint (later, mail and push).
+pub trait Channel: Send + Sync + 'static {
+    /// Makes one attempt at `row`.
+    fn deliver<'a>(&'a self, row: &'a Claimed) -> BoxFuture<'a, Attempted>;
+}
+
+/// The outbox, running: its dispatcher, and a way to tell it endpoints changed.
+#[derive(Clone)]
+pub struct Outbox {
+    store: Store,
+    rules: OutboxRules,
+    changed: Arc<Notify>,
+}
+
+impl Outbox {
+    /// Starts the dispatcher, which delivers through `channel`, and tells the writer which
+    /// endpoints take events before it returns.
+    pub async fn start(
+        store: Store,
+        rules: OutboxRules,
+        channel: Arc<dyn Channel>,
+    ) -> Result<Self, crate::store::StoreError> {
+        let outbox = Self {
+            store,
+            rules,
+            changed: Arc::new(Notify::new()),
+        };
+        outbox.reload().await?;
+        if outbox.store.solitude().is_some() {
+            // No other server has the file open: rows a server took are nobody's now (this
+            // one's, before a crash).
+            outbox.store.release_outbox_claims().await?;
+        }
+        tokio::spawn(outbox.clone().run(channel));
+        Ok(outbox)
+    }
+
+    pub fn rules(&self) -> &OutboxRules {
+        &self.rules
+    }
+
+    /// Endpoints changed on this server: the writer learns of it now, the dispatcher at once.
+    pub async fn endpoints_changed(&self) -> Result<(), crate::store::StoreError> {
+        self.reload().await?;
+        self.changed.notify_one();
+        Ok(())
+    }
+
+    /// Reads the endpoints, tells the writer which take events, and returns them.
+    async fn reload(&self) -> Result<Vec<Endpoint>, crate::store::StoreError> {
+        let endpoints = self.store.webhook_endpoints().await?;
+        let taking = endpoints
+            .iter()
+            .filter(|e| e.disabled_at.is_none())
+            .map(|e| Subscription {
+                endpoint_id: e.id.clone(),
+                game: e.game.clone(),
+                types: e.types,
+            })
+            .collect();
+        self.store.set_subscriptions(Subscriptions {
+            endpoints: Arc::new(taking),
+        });
+        Ok(endpoints)
+    }
+
+    async fn run(self, channel: Arc<dyn Channel>) {
+        let (done, mut outcomes) = mpsc::unbounded_channel::<Settled>();
+        let total = Arc::new(Semaphore::new(self.rules.total));
+        let mut in_flight: HashMap<String, usize> = HashMap::new();
+        let mut live: Vec<String> = Vec::new();
+        // Endpoints that may have rows due: all of them on each full look, and those the last
+        // look found as many rows for as it asked.
+        let mut maybe_due: HashSet<String> = HashSet::new();
+        let mut settled: Vec<Settled> = Vec::new();
+        let mut next_full_look = Instant::now();
+        let mut next_prune = Instant::now();
+        loop {
+            let looked = Instant::now();
+            if looked >= next_full_look {
+                next_full_look = looked + RESCAN;
+                match self.reload().await {
+                    Ok(endpoints) => {
+                        live = endpoints
+                            .into_iter()
+                            .filter(Endpoint::is_live)
+                            .map(|e| e.id)
+                            .collect();
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "could not read the webhook endpoints")
+                    }
+                }
+                maybe_due.extend(live.iter().cloned());
+            }
+            while let Ok(outcome) = outcomes.try_recv() {
+                if let Some(n) = in_flight.get_mut(&outcome.endpoint_id) {
+                    *n = n.saturating_sub(1);
+                }
+                settled.push(outcome);
+            }
+            let mut free = total.available_permits();
+            let mut claims = Vec::new();
+            for id in live.iter().filter(|id| maybe_due.contains(*id)) {
+                let room = self
+                    .rules
+                    .per_endpoint
+                    .saturating_sub(in_flight.get(id).copied().unwrap_or(0))
+                    .min(free);
+                if room > 0 {
+                    free -= room;
+                    claims.push((id.clone(), room as i64));
+                }
+            }
+            if !claims.is_empty() || !settled.is_empty() {
+                let now = Timestamp::now();
+                let round = Dispatch {
+                    settled: std::mem::take(&mut settled),
+                    claims: claims.clone(),
+                    now,
+                    lease_until: now.after(self.rules.lease),
+                    disable_before: now.before(self.rules.disable_after),
+                };
+                match self.store.dispatch(round).await {
+                    Ok(dispatched) => {
+                        for (id, asked) in &claims {
+                            let got = dispatched
+                                .claimed
+                                .iter()
+                                .filter(|c| &c.endpoint.id == id)
+                                .count();
+                            if (got as i64) < *asked {
+                                maybe_due.remove(id);
+                            }
+                        }
+                        for id in &dispatched.disabled {
+                            tracing::warn!(endpoint = %id, "a webhook endpoint failed every delivery for the disabling period; disabled");
+                            next_full_look = Instant::now();
+                        }
+                        for row in dispatched.claimed {
+                            *in_flight.entry(row.endpoint.id.clone()).or_default() += 1;
+                            let permit = total.clone().try_acquire_owned().ok();
+                            let (channel, done, rules) =
+                                (channel.clone(), done.clone(), self.rules);
+                            tokio::spawn(async move {
+                                let attempted = channel.deliver(&row).await;
+                                let _ = done.send(outcome(&row, attempted, &rules));
+                                drop(permit);
+                            });
+                        }
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "could not take or settle the outbox's rows; trying again shortly");
+                        // Nothing of the round happened: its outcomes are kept for the next.
+                        next_full_look = Instant::now() + RESCAN;
+                    }
+                }
+            }
+            if looked >= next_prune {
+                next_prune = looked + PRUNE_EVERY;
+                let before = Timestamp::now().before(self.rules.keep_for);
+                if let Err(err) = self.store.prune_outbox(before, PRUNE_LIMIT).await {
+                    tracing::warn!(error = %err, "could not prune the outbox");
+                }
+            }
+            let until = next_full_look.min(next_prune);
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => {}
+                _ = self.store.outbox_written() => { maybe_due.extend(live.iter().cloned()); }
+                _ = self.changed.notified() => { next_full_look = Instant::now(); }
+                Some(outcome) = outcomes.recv() => {
+                    if let Some(n) = in_flight.get_mut(&outcome.endpoint_id) {
+                        *n = n.saturating_sub(1);
+                    }
+                    maybe_due.insert(outcome.endpoint_id.clone());
+                    settled.push(outcome);
+                }
+            }
+            tokio::time::sleep_until(looked + MIN_GAP).await;
+        }
+    }
+}
+
+/// What an attempt makes of its row: delivered, due again after a wait, or failed for good
+/// once its retry period would be over.
+fn outcome(row: &Claimed, attempted: Attempted, rules: &OutboxRules) -> Settled {
+    let at = Timestamp::now();
+    let attempt = row.attempts + 1;
+    let next = if attempted.delivered {
+        Next::Delivered
+    } else {
+        let until = row
+            .retry_until
+            .unwrap_or_else(|| row.created_at.after(rules.retry_for));
+        let due = at.after(retry_delay(attempt, rules, rand::random()));
+        match due <= until {
+            true => Next::RetryAt(due),
+            false => Next::Failed,
+        }
+    };
+    Settled {
+        seq: row.seq,
+        endpoint_id: row.endpoint.id.clone(),
+        attempt,
+        at,
+        status: attempted.status,
+        latency_ms: attempted.latency.as_millis() as i64,
+        response: attempted.response,
+        error: attempted.error,
+        next,
+    }
+}

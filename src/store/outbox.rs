@@ -1,0 +1,729 @@
+//! The outbox and the webhook endpoints it delivers to.
+//!
+//! - **Written with what caused it.** A room's events go in by the batch that commits its
+//!   version ([`insert_room_events`], called from [`super::batch::apply_round`]), for every
+//!   endpoint the writer knows to take them (see [`Subscriptions`]): no endpoint, no row, and
+//!   nothing more is run. A game's publication goes in with it.
+//! - **Taken by one server.** A server takes due rows of an endpoint by setting
+//!   `claimed_until` (on PostgreSQL, `FOR UPDATE SKIP LOCKED`, so two servers never take the
+//!   same row; on SQLite the database's single writer decides). A server that dies holding
+//!   rows holds them only until then.
+//! - **Its outcome kept.** Each attempt is a row of `outbox_attempts`; the delivery is
+//!   delivered, due again later, or failed once its retry period is over.
+
+use std::sync::{Arc, RwLock};
+
+use tokio::sync::Notify;
+
+use super::dialect::{Dialect, SetSql};
+use super::queue::WriteStep;
+use super::sets::execute_set;
+use super::sql::{Exec, Sql, Statement};
+use super::types::{RoomCommit, RoomWritten, StoreError};
+use super::{Job, Store};
+use crate::domain::outgoing::{CommitStory, Outgoing};
+use crate::domain::time::Timestamp;
+use crate::domain::webhooks::{
+    new_message_id, Delivery, DeliveryAttempt, DeliveryState, Endpoint, EventTypes, OutboxRow,
+    Subscriptions,
+};
+
+/// What the writer knows of the endpoints, kept up to date by the outbox's dispatcher, and how
+/// it tells the dispatcher that rows were written.
+#[derive(Default)]
+pub(super) struct OutboxBoard {
+    subscriptions: RwLock<Subscriptions>,
+    pub(super) written: Notify,
+}
+
+impl OutboxBoard {
+    fn subscriptions(&self) -> Subscriptions {
+        self.subscriptions.read().expect("never poisoned").clone()
+    }
+}
+
+/// A new row: `$1` id … (see [`OutboxRow`]), for an endpoint that is still there and not
+/// disabled (one another server removed a moment ago takes nothing).
+pub(super) const INSERT_OUTBOX: SetSql = SetSql {
+    columns: "id, endpoint_id, type, room_id, body, created_at, retry_until",
+    statement: "INSERT INTO outbox (id, endpoint_id, type, room_id, body, created_at, state, \
+         due_at, retry_until) \
+         SELECT v.id, v.endpoint_id, v.type, v.room_id, v.body, v.created_at, 'pending', \
+         v.created_at, v.retry_until FROM v JOIN webhook_endpoints e ON e.id = v.endpoint_id \
+         WHERE e.disabled_at IS NULL",
+};
+
+/// What a delivery's attempt did to it: `state`, when next due (pending) or when done.
+pub(super) const SETTLE_OUTBOX: SetSql = SetSql {
+    columns: "seq, state, due_at, status, done_at",
+    statement: "UPDATE outbox SET state = v.state, due_at = v.due_at, claimed_until = NULL, \
+         attempts = attempts + 1, last_status = v.status, done_at = v.done_at \
+         FROM v WHERE outbox.seq = v.seq",
+};
+
+/// The attempts' log.
+pub(super) const INSERT_ATTEMPTS: SetSql = SetSql {
+    columns: "outbox_seq, attempt, at, status, latency_ms, response, error",
+    statement: "INSERT INTO outbox_attempts (outbox_seq, attempt, at, status, latency_ms, \
+         response, error) SELECT v.outbox_seq, v.attempt, v.at, v.status, v.latency_ms, \
+         v.response, v.error FROM v WHERE true ON CONFLICT DO NOTHING",
+};
+
+/// An endpoint, in the columns [`endpoint`] reads.
+pub(super) const ENDPOINT: &str = "SELECT id, game_id, created_by, url, events, secret, \
+     previous_secret, previous_secret_until, paused_at, disabled_at, disabled_reason, \
+     failing_since, created_at FROM webhook_endpoints WHERE id = $1";
+
+/// Every endpoint, oldest first.
+pub(super) const ENDPOINTS: &str = "SELECT id, game_id, created_by, url, events, secret, \
+     previous_secret, previous_secret_until, paused_at, disabled_at, disabled_reason, \
+     failing_since, created_at FROM webhook_endpoints ORDER BY created_at, id";
+
+pub(super) const INSERT_ENDPOINT: &str = "INSERT INTO webhook_endpoints (id, game_id, \
+     created_by, url, events, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// Endpoint `$1`'s URL (`$2`, unless null) and types (`$3`, unless null).
+pub(super) const UPDATE_ENDPOINT: &str = "UPDATE webhook_endpoints \
+     SET url = coalesce($2, url), events = coalesce($3, events) WHERE id = $1 RETURNING id";
+
+pub(super) const PAUSE_ENDPOINT: &str = "UPDATE webhook_endpoints \
+     SET paused_at = coalesce(paused_at, $2) WHERE id = $1 RETURNING id";
+
+/// Resumes endpoint `$1`, enabling it again if it was disabled.
+pub(super) const RESUME_ENDPOINT: &str = "UPDATE webhook_endpoints SET paused_at = NULL, \
+     disabled_at = NULL, disabled_reason = NULL, failing_since = NULL WHERE id = $1 RETURNING id";
+
+/// A new secret `$2` for endpoint `$1`, the old one signing too until `$3`.
+pub(super) const ROTATE_SECRET: &str = "UPDATE webhook_endpoints SET previous_secret = secret, \
+     previous_secret_until = $3, secret = $2 WHERE id = $1 RETURNING id";
+
+pub(super) const DELETE_ENDPOINT: &str = "DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id";
+
+/// The endpoints not disabled that take game `$1`'s events of type `$2`.
+pub(super) const SUBSCRIBERS: &str = "SELECT id FROM webhook_endpoints \
+     WHERE disabled_at IS NULL AND (game_id IS NULL OR game_id = $1) \
+     AND ',' || events || ',' LIKE '%,' || $2 || ',%'";
+
+/// A run of failures of endpoint `$1` goes on at `$2`.
+pub(super) const ENDPOINT_FAILING: &str = "UPDATE webhook_endpoints \
+     SET failing_since = coalesce(failing_since, $2) WHERE id = $1";
+
+/// Endpoint `$1` answered: its run of failures is over.
+pub(super) const ENDPOINT_ANSWERING: &str = "UPDATE webhook_endpoints \
+     SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL";
+
+/// Disables endpoint `$1` at `$2` for `$3` if it has failed every delivery since `$4` or before.
+pub(super) const DISABLE_ENDPOINT: &str = "UPDATE webhook_endpoints \
+     SET disabled_at = $2, disabled_reason = $3 \
+     WHERE id = $1 AND disabled_at IS NULL AND failing_since <= $4 RETURNING id";
+
+/// The columns of a delivery, as [`delivery`] reads them.
+pub(super) const DELIVERIES: &str = "SELECT seq, id, endpoint_id, type, room_id, state, \
+     created_at, due_at, retry_until, attempts, last_status FROM outbox \
+     WHERE endpoint_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3";
+
+pub(super) const DELIVERY: &str = "SELECT seq, id, endpoint_id, type, room_id, state, \
+     created_at, due_at, retry_until, attempts, last_status FROM outbox \
+     WHERE endpoint_id = $1 AND id = $2";
+
+/// The attempts at endpoint `$1`'s deliveries `$2` to `$3` (by `seq`).
+pub(super) const ATTEMPTS: &str = "SELECT a.outbox_seq, a.attempt, a.at, a.status, \
+     a.latency_ms, a.response, a.error FROM outbox_attempts a \
+     JOIN outbox o ON o.seq = a.outbox_seq \
+     WHERE o.endpoint_id = $1 AND a.outbox_seq BETWEEN $2 AND $3 \
+     ORDER BY a.outbox_seq, a.attempt";
+
+/// Delivery `$2` of endpoint `$1` due again at `$3`, tried until `$4`.
+pub(super) const REDELIVER: &str = "UPDATE outbox SET state = 'pending', due_at = $3, \
+     retry_until = $4, claimed_until = NULL, done_at = NULL \
+     WHERE endpoint_id = $1 AND id = $2 RETURNING seq";
+
+/// Rows done (delivered or failed) before `$1`, at most `$2` of them.
+pub(super) const PRUNE_OUTBOX: &str = "DELETE FROM outbox WHERE seq IN \
+     (SELECT seq FROM outbox WHERE done_at < $1 ORDER BY done_at LIMIT $2)";
+
+/// Every row taken by a server, let go: on a SQLite file this server alone has open, no other
+/// server can be delivering them.
+pub(super) const RELEASE_CLAIMS: &str = "UPDATE outbox SET claimed_until = NULL \
+     WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL";
+
+/// The rows for the events of a round's `accepted` commits (`written`: what writing each
+/// produced, by room id), for the endpoints that take them.
+pub(super) async fn insert_room_events<D: Dialect>(
+    conn: &mut impl Exec,
+    board: &OutboxBoard,
+    accepted: &[&RoomCommit],
+    written: &std::collections::HashMap<String, RoomWritten>,
+) -> Result<(), StoreError> {
+    let subscriptions = board.subscriptions();
+    if subscriptions.endpoints.is_empty() {
+        return Ok(());
+    }
+    let mut rows = Vec::new();
+    for commit in accepted {
+        let room = &commit.room;
+        let (subscribers, wanted) = subscriptions.for_game(&room.game);
+        if wanted.is_empty() {
+            continue;
+        }
+        let story = CommitStory {
+            room,
+            created: commit.expected_version.is_none(),
+            joinable_before: commit.joinable_before,
+            finished_before: commit.finished_before,
+            versions: &commit.events,
+            winners: commit.winners.as_deref(),
+            rating_changes: written
+                .get(room.id.as_str())
+                .map_or(&[], |w| w.rating_changes.as_slice()),
+        };
+        for event in story.events(wanted) {
+            for subscriber in subscribers.iter().filter(|s| s.types.contains(event.kind)) {
+                rows.push(row_for(&event, &subscriber.endpoint_id));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Ok(());
+    }
+    insert_rows::<D>(conn, &rows).await?;
+    board.written.notify_one();
+    Ok(())
+}
+
+fn row_for(event: &Outgoing, endpoint_id: &str) -> OutboxRow {
+    OutboxRow {
+        id: new_message_id(),
+        endpoint_id: endpoint_id.to_owned(),
+        kind: event.kind,
+        room_id: event.room_id.clone(),
+        body: event.body.clone(),
+        created_at: event.created_at,
+        retry_until: None,
+    }
+}
+
+async fn insert_rows<D: Dialect>(
+    conn: &mut impl Exec,
+    rows: &[OutboxRow],
+) -> Result<(), StoreError> {
+    execute_set::<D, _>(conn, INSERT_OUTBOX, rows, |row, r| {
+        row.put("id", r.id.as_str());
+        row.put("endpoint_id", r.endpoint_id.as_str());
+        row.put("type", r.kind.as_str());
+        row.put("room_id", r.room_id.clone());
+        row.put("body", &*r.body);
+        row.put("created_at", r.created_at);
+        row.put("retry_until", r.retry_until);
+    })
+    .await
+}
+
+/// An event that is not a room's, for every endpoint that takes it (a game's publication), or
+/// for one endpoint (a ping).
+pub(super) async fn insert_event<D: Dialect>(
+    conn: &mut D::Connection,
+    event: &Outgoing,
+    game: &str,
+) -> Result<usize, StoreError> {
+    let subscribers = Statement::new(SUBSCRIBERS)
+        .bind(game)
+        .bind(event.kind.as_str());
+    let rows: Vec<OutboxRow> = D::fetch_all(conn, subscribers)
+        .await?
+        .iter()
+        .map(|r| D::text(r, "id").map(|id| row_for(event, &id)))
+        .collect::<Result<_, _>>()?;
+    insert_rows::<D>(conn, &rows).await?;
+    Ok(rows.len())
+}
+
+fn endpoint<D: Sql>(row: &D::Row) -> Result<Endpoint, StoreError> {
+    let events = D::text(row, "events")?;
+    Ok(Endpoint {
+        id: D::text(row, "id")?,
+        game: D::maybe_text(row, "game_id")?.map(Into::into),
+        created_by: D::maybe_text(row, "created_by")?,
+        url: D::text(row, "url")?,
+        types: EventTypes::parse_list(&events).map_err(|name| {
+            StoreError::Corrupt(format!(
+                "an endpoint takes `{name}`, which is no event type"
+            ))
+        })?,
+        secret: D::text(row, "secret")?,
+        previous_secret: D::maybe_text(row, "previous_secret")?,
+        previous_secret_until: D::maybe_time(row, "previous_secret_until")?,
+        paused_at: D::maybe_time(row, "paused_at")?,
+        disabled_at: D::maybe_time(row, "disabled_at")?,
+        disabled_reason: D::maybe_text(row, "disabled_reason")?,
+        failing_since: D::maybe_time(row, "failing_since")?,
+        created_at: D::time(row, "created_at")?,
+    })
+}
+
+fn delivery<D: Sql>(row: &D::Row) -> Result<Delivery, StoreError> {
+    let state = D::text(row, "state")?;
+    Ok(Delivery {
+        seq: D::int(row, "seq")?,
+        id: D::text(row, "id")?,
+        endpoint_id: D::text(row, "endpoint_id")?,
+        kind: D::text(row, "type")?,
+        room_id: D::maybe_text(row, "room_id")?,
+        state: DeliveryState::parse(&state)
+            .ok_or_else(|| StoreError::Corrupt(format!("a delivery is `{state}`")))?,
+        created_at: D::time(row, "created_at")?,
+        next_attempt_at: D::maybe_time(row, "due_at")?,
+        retry_until: D::maybe_time(row, "retry_until")?,
+        attempts: D::int(row, "attempts")?,
+        last_status: D::maybe_int(row, "last_status")?,
+        attempt_log: Vec::new(),
+    })
+}
+
+fn attempt<D: Sql>(row: &D::Row) -> Result<(i64, DeliveryAttempt), StoreError> {
+    Ok((
+        D::int(row, "outbox_seq")?,
+        DeliveryAttempt {
+            attempt: D::int(row, "attempt")?,
+            at: D::time(row, "at")?,
+            status: D::maybe_int(row, "status")?,
+            latency_ms: D::int(row, "latency_ms")?,
+            response: D::text(row, "response")?,
+            error: D::maybe_text(row, "error")?,
+        },
+    ))
+}
+
+/// A change to an endpoint.
+pub enum EndpointWrite {
+    Create(Endpoint),
+    Update {
+        id: String,
+        url: Option<String>,
+        types: Option<EventTypes>,
+    },
+    Pause {
+        id: String,
+        at: Timestamp,
+    },
+    Resume {
+        id: String,
+    },
+    Rotate {
+        id: String,
+        secret: String,
+        previous_until: Timestamp,
+    },
+    Delete {
+        id: String,
+    },
+    /// A ping, for the endpoint alone.
+    Ping {
+        id: String,
+        event: Outgoing,
+    },
+    /// A delivery due again now, tried until `until`.
+    Redeliver {
+        id: String,
+        delivery: String,
+        now: Timestamp,
+        until: Timestamp,
+    },
+}
+
+/// Whether the endpoint (or delivery) the write names was there.
+impl WriteStep for EndpointWrite {
+    type Output = bool;
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<bool, StoreError> {
+        let found = |row: Option<D::Row>| Ok(row.is_some());
+        match self {
+            EndpointWrite::Create(e) => {
+                let insert = Statement::new(INSERT_ENDPOINT)
+                    .bind(e.id.as_str())
+                    .bind(e.game.as_ref().map(|g| g.to_string()))
+                    .bind(e.created_by.clone())
+                    .bind(e.url.as_str())
+                    .bind(e.types.text())
+                    .bind(e.secret.as_str())
+                    .bind(e.created_at);
+                D::execute(conn, insert).await?;
+                Ok(true)
+            }
+            EndpointWrite::Update { id, url, types } => {
+                let update = Statement::new(UPDATE_ENDPOINT)
+                    .bind(id.as_str())
+                    .bind(url.clone())
+                    .bind(types.map(EventTypes::text));
+                found(D::fetch_optional(conn, update).await?)
+            }
+            EndpointWrite::Pause { id, at } => {
+                let pause = Statement::new(PAUSE_ENDPOINT).bind(id.as_str()).bind(*at);
+                found(D::fetch_optional(conn, pause).await?)
+            }
+            EndpointWrite::Resume { id } => {
+                let resume = Statement::new(RESUME_ENDPOINT).bind(id.as_str());
+                found(D::fetch_optional(conn, resume).await?)
+            }
+            EndpointWrite::Rotate {
+                id,
+                secret,
+                previous_until,
+            } => {
+                let rotate = Statement::new(ROTATE_SECRET)
+                    .bind(id.as_str())
+                    .bind(secret.as_str())
+                    .bind(*previous_until);
+                found(D::fetch_optional(conn, rotate).await?)
+            }
+            EndpointWrite::Delete { id } => {
+                let delete = Statement::new(DELETE_ENDPOINT).bind(id.as_str());
+                found(D::fetch_optional(conn, delete).await?)
+            }
+            EndpointWrite::Ping { id, event } => {
+                insert_rows::<D>(conn, &[row_for(event, id)]).await?;
+                Ok(true)
+            }
+            EndpointWrite::Redeliver {
+                id,
+                delivery,
+                now,
+                until,
+            } => {
+                let redeliver = Statement::new(REDELIVER)
+                    .bind(id.as_str())
+                    .bind(delivery.as_str())
+                    .bind(*now)
+                    .bind(*until);
+                found(D::fetch_optional(conn, redeliver).await?)
+            }
+        }
+    }
+}
+
+/// A delivery taken to be attempted.
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    pub seq: i64,
+    pub id: String,
+    pub endpoint: Arc<Endpoint>,
+    pub kind: String,
+    pub body: String,
+    pub created_at: Timestamp,
+    pub retry_until: Option<Timestamp>,
+    /// Attempts made before this one.
+    pub attempts: i64,
+}
+
+/// What one attempt did.
+#[derive(Debug, Clone)]
+pub struct Settled {
+    pub seq: i64,
+    pub endpoint_id: String,
+    /// The attempt's number, from 1.
+    pub attempt: i64,
+    pub at: Timestamp,
+    pub status: Option<u16>,
+    pub latency_ms: i64,
+    pub response: String,
+    pub error: Option<String>,
+    /// What the delivery is now: delivered, due again at a time, or failed.
+    pub next: Next,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    Delivered,
+    RetryAt(Timestamp),
+    Failed,
+}
+
+/// One round of the dispatcher's: the outcomes of attempts that ended, and the endpoints to
+/// take due rows of (how many each) at `now`, held until `lease_until`. An endpoint that has
+/// failed every delivery since `disable_before` is disabled.
+pub struct Dispatch {
+    pub settled: Vec<Settled>,
+    pub claims: Vec<(String, i64)>,
+    pub now: Timestamp,
+    pub lease_until: Timestamp,
+    pub disable_before: Timestamp,
+}
+
+/// What a round took, and the endpoints it disabled.
+#[derive(Debug, Default)]
+pub struct Dispatched {
+    pub claimed: Vec<Claimed>,
+    pub disabled: Vec<String>,
+}
+
+impl WriteStep for Dispatch {
+    type Output = Dispatched;
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<Dispatched, StoreError> {
+        let disabled = settle::<D>(conn, self).await?;
+        let mut claimed = Vec::new();
+        for (endpoint_id, limit) in &self.claims {
+            let read = Statement::new(ENDPOINT).bind(endpoint_id.as_str());
+            let Some(row) = D::fetch_optional(conn, read).await? else {
+                continue;
+            };
+            let endpoint = Arc::new(endpoint::<D>(&row)?);
+            if !endpoint.is_live() {
+                continue;
+            }
+            let claim = Statement::new(D::CLAIM_OUTBOX)
+                .bind(endpoint_id.as_str())
+                .bind(self.now)
+                .bind(self.lease_until)
+                .bind(*limit);
+            for row in D::fetch_all(conn, claim).await? {
+                claimed.push(Claimed {
+                    seq: D::int(&row, "seq")?,
+                    id: D::text(&row, "id")?,
+                    endpoint: endpoint.clone(),
+                    kind: D::text(&row, "type")?,
+                    body: D::text(&row, "body")?,
+                    created_at: D::time(&row, "created_at")?,
+                    retry_until: D::maybe_time(&row, "retry_until")?,
+                    attempts: D::int(&row, "attempts")?,
+                });
+            }
+        }
+        claimed.sort_by_key(|c| c.seq);
+        Ok(Dispatched { claimed, disabled })
+    }
+}
+
+/// Keeps the outcomes of `round`'s attempts; the endpoints it disabled.
+async fn settle<D: Dialect>(
+    conn: &mut D::Connection,
+    round: &Dispatch,
+) -> Result<Vec<String>, StoreError> {
+    if round.settled.is_empty() {
+        return Ok(Vec::new());
+    }
+    execute_set::<D, _>(conn, SETTLE_OUTBOX, &round.settled, |row, s| {
+        let (state, due, done) = match s.next {
+            Next::Delivered => (DeliveryState::Delivered, None, Some(s.at)),
+            Next::RetryAt(at) => (DeliveryState::Pending, Some(at), None),
+            Next::Failed => (DeliveryState::Failed, None, Some(s.at)),
+        };
+        row.put("seq", s.seq);
+        row.put("state", state.as_str());
+        row.put("due_at", due);
+        row.put("status", s.status.map(i64::from));
+        row.put("done_at", done);
+    })
+    .await?;
+    execute_set::<D, _>(conn, INSERT_ATTEMPTS, &round.settled, |row, s| {
+        row.put("outbox_seq", s.seq);
+        row.put("attempt", s.attempt);
+        row.put("at", s.at);
+        row.put("status", s.status.map(i64::from));
+        row.put("latency_ms", s.latency_ms);
+        row.put("response", s.response.as_str());
+        row.put("error", s.error.clone());
+    })
+    .await?;
+    // An endpoint is failing only if every attempt of the round failed.
+    let mut endpoints: Vec<(&str, bool, &Settled)> = Vec::new();
+    for s in &round.settled {
+        let ok = s.next == Next::Delivered;
+        match endpoints.iter_mut().find(|(id, ..)| *id == s.endpoint_id) {
+            Some(entry) => {
+                entry.1 |= ok;
+                entry.2 = s;
+            }
+            None => endpoints.push((&s.endpoint_id, ok, s)),
+        }
+    }
+    let mut disabled = Vec::new();
+    for (id, answered, last) in endpoints {
+        if answered {
+            D::execute(conn, Statement::new(ENDPOINT_ANSWERING).bind(id)).await?;
+            continue;
+        }
+        let failing = Statement::new(ENDPOINT_FAILING).bind(id).bind(round.now);
+        D::execute(conn, failing).await?;
+        let why = match (&last.status, &last.error) {
+            (Some(status), _) => format!("HTTP {status}"),
+            (None, Some(error)) => error.clone(),
+            (None, None) => "no answer".to_owned(),
+        };
+        let reason = format!(
+            "every delivery failed since {} (the last: {why})",
+            round.disable_before
+        );
+        let disable = Statement::new(DISABLE_ENDPOINT)
+            .bind(id)
+            .bind(round.now)
+            .bind(reason)
+            .bind(round.disable_before);
+        if D::fetch_optional(conn, disable).await?.is_some() {
+            disabled.push(id.to_owned());
+        }
+    }
+    Ok(disabled)
+}
+
+/// Old rows pruned: those done before `before`, at most `limit`.
+struct Prune {
+    pub before: Timestamp,
+    pub limit: i64,
+}
+
+impl WriteStep for Prune {
+    type Output = ();
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<(), StoreError> {
+        let prune = Statement::new(PRUNE_OUTBOX)
+            .bind(self.before)
+            .bind(self.limit);
+        D::execute(conn, prune).await
+    }
+}
+
+/// Every claim let go (see [`RELEASE_CLAIMS`]).
+struct ReleaseClaims;
+
+impl WriteStep for ReleaseClaims {
+    type Output = ();
+
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<(), StoreError> {
+        D::execute(conn, Statement::new(RELEASE_CLAIMS)).await
+    }
+}
+
+/// The outbox's part of the store.
+impl Store {
+    /// Tells the writer which endpoints take events from now on.
+    pub fn set_subscriptions(&self, subscriptions: Subscriptions) {
+        *self.outbox.subscriptions.write().expect("never poisoned") = subscriptions;
+    }
+
+    /// Waits until this server's writer next puts rows in the outbox.
+    pub async fn outbox_written(&self) {
+        self.outbox.written.notified().await
+    }
+
+    /// Changes an endpoint (or queues a ping or a redelivery to it): whether what the change
+    /// names was there.
+    pub async fn change_endpoint(&self, change: EndpointWrite) -> Result<bool, StoreError> {
+        self.outbox_write(change).await
+    }
+
+    /// Keeps a round's outcomes and takes the due rows it asks for.
+    pub async fn dispatch(&self, round: Dispatch) -> Result<Dispatched, StoreError> {
+        self.outbox_write(round).await
+    }
+
+    /// Removes rows done before `before`, at most `limit` of them.
+    pub async fn prune_outbox(&self, before: Timestamp, limit: i64) -> Result<(), StoreError> {
+        self.outbox_write(Prune { before, limit }).await
+    }
+
+    /// Lets go of every row a server holds (see [`RELEASE_CLAIMS`]).
+    pub async fn release_outbox_claims(&self) -> Result<(), StoreError> {
+        self.outbox_write(ReleaseClaims).await
+    }
+
+    async fn outbox_write<S: WriteStep>(&self, step: S) -> Result<S::Output, StoreError> {
+        let (job, reply) = Job::new(step);
+        let (_, output) = self.writer.write(job.into(), reply).await?;
+        Ok(output)
+    }
+
+    pub async fn webhook_endpoint(&self, id: &str) -> Result<Option<Endpoint>, StoreError> {
+        read!(self, |pool| read_endpoint(pool, id))
+    }
+
+    /// Every endpoint, oldest first.
+    pub async fn webhook_endpoints(&self) -> Result<Vec<Endpoint>, StoreError> {
+        read!(self, |pool| read_endpoints(pool))
+    }
+
+    /// Endpoint `endpoint`'s deliveries before `before` (by `seq`), newest first, at most
+    /// `limit`, each with its attempts.
+    pub async fn deliveries(
+        &self,
+        endpoint: &str,
+        before: i64,
+        limit: i64,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        read!(self, |pool| read_deliveries(pool, endpoint, before, limit))
+    }
+
+    /// One delivery of an endpoint, with its attempts.
+    pub async fn delivery(&self, endpoint: &str, id: &str) -> Result<Option<Delivery>, StoreError> {
+        read!(self, |pool| read_delivery(pool, endpoint, id))
+    }
+}
+
+async fn read_endpoint<D: Dialect>(
+    pool: &sqlx::Pool<D>,
+    id: &str,
+) -> Result<Option<Endpoint>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let row = D::fetch_optional(&mut conn, Statement::new(ENDPOINT).bind(id)).await?;
+    row.as_ref().map(endpoint::<D>).transpose()
+}
+
+async fn read_endpoints<D: Dialect>(pool: &sqlx::Pool<D>) -> Result<Vec<Endpoint>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let rows = D::fetch_all(&mut conn, Statement::new(ENDPOINTS)).await?;
+    rows.iter().map(endpoint::<D>).collect()
+}
+
+async fn read_deliveries<D: Dialect>(
+    pool: &sqlx::Pool<D>,
+    endpoint: &str,
+    before: i64,
+    limit: i64,
+) -> Result<Vec<Delivery>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let page = Statement::new(DELIVERIES)
+        .bind(endpoint)
+        .bind(before)
+        .bind(limit);
+    let rows = D::fetch_all(&mut conn, page).await?;
+    let mut deliveries: Vec<Delivery> = rows.iter().map(delivery::<D>).collect::<Result<_, _>>()?;
+    with_attempts::<D>(&mut conn, endpoint, &mut deliveries).await?;
+    Ok(deliveries)
+}
+
+async fn read_delivery<D: Dialect>(
+    pool: &sqlx::Pool<D>,
+    endpoint: &str,
+    id: &str,
+) -> Result<Option<Delivery>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let one = Statement::new(DELIVERY).bind(endpoint).bind(id);
+    let Some(row) = D::fetch_optional(&mut conn, one).await? else {
+        return Ok(None);
+    };
+    let mut deliveries = vec![delivery::<D>(&row)?];
+    with_attempts::<D>(&mut conn, endpoint, &mut deliveries).await?;
+    Ok(deliveries.pop())
+}
+
+/// Fills in each delivery's attempts.
+async fn with_attempts<D: Dialect>(
+    conn: &mut D::Connection,
+    endpoint: &str,
+    deliveries: &mut [Delivery],
+) -> Result<(), StoreError> {
+    let (Some(low), Some(high)) = (
+        deliveries.iter().map(|d| d.seq).min(),
+        deliveries.iter().map(|d| d.seq).max(),
+    ) else {
+        return Ok(());
+    };
+    let attempts = Statement::new(ATTEMPTS).bind(endpoint).bind(low).bind(high);
+    for row in D::fetch_all(conn, attempts).await? {
+        let (seq, attempt) = attempt::<D>(&row)?;
+        if let Some(delivery) = deliveries.iter_mut().find(|d| d.seq == seq) {
+            delivery.attempt_log.push(attempt);
+        }
+    }
+    Ok(())
+}
