@@ -194,6 +194,10 @@ async fn webhooks(config: &Config, action: &WebhooksCommand) -> ExitCode {
                 println!("secret: {}", e.secret);
                 println!("url:    {}", e.url);
                 println!("events: {}", e.types.text());
+                let active = e.created_at.after(turnhouse::store::WEBHOOK_ACTIVATION);
+                println!(
+                    "active from: {active} (every event committed from then on, on every server)"
+                );
             }),
         WebhooksCommand::List => hooks.list(&Scope::Server).await.map(|all| {
             for e in all {

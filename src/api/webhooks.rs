@@ -14,6 +14,7 @@ use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::game_id::GameId;
 use crate::domain::time::Timestamp;
 use crate::domain::webhooks::{Delivery, Endpoint, EventTypes};
+use crate::store::WEBHOOK_ACTIVATION;
 use crate::webhooks::Scope;
 
 pub fn routes() -> Vec<RouteDef> {
@@ -110,6 +111,9 @@ struct EndpointView {
     /// Until when the secret before the last rotation signs too.
     previous_secret_until: Option<Timestamp>,
     created_at: Timestamp,
+    /// From when every event is sure to reach it, on every server: a moment after it is
+    /// made, once every server knows of it (events before may reach it too).
+    active_from: Timestamp,
     #[serde(skip_serializing_if = "Option::is_none")]
     secret: Option<String>,
 }
@@ -134,6 +138,7 @@ impl EndpointView {
             failing_since: endpoint.failing_since,
             previous_secret_until: endpoint.previous_secret_until.filter(|until| *until > now),
             created_at: endpoint.created_at,
+            active_from: endpoint.created_at.after(WEBHOOK_ACTIVATION),
             secret: with_secret.then_some(endpoint.secret),
         }
     }

@@ -246,10 +246,12 @@ pub struct Delivery {
     /// Tried until then, after which it is marked failed (`None` as kept: the server's retry
     /// period after `created_at`).
     pub retry_until: Option<Timestamp>,
+    /// How many attempts were made.
+    #[serde(rename = "attemptCount")]
     pub attempts: i64,
     pub last_status: Option<i64>,
-    /// Every attempt, oldest first (left out of lists that do not ask for them).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Every attempt, oldest first (left out before the first).
+    #[serde(rename = "attempts", skip_serializing_if = "Vec::is_empty")]
     pub attempt_log: Vec<DeliveryAttempt>,
 }
 

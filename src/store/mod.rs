@@ -69,7 +69,9 @@ use crate::domain::records::{
 };
 use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, Clock, PlayerRef};
-pub use outbox::{Claimed, Dispatch, Dispatched, EndpointWrite, Next, Settled};
+pub use outbox::{
+    Claimed, Dispatch, Dispatched, EndpointWrite, Next, Settled, ACTIVATION as WEBHOOK_ACTIVATION,
+};
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};
 use queue::Job;

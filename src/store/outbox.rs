@@ -12,6 +12,7 @@
 //!   delivered, due again later, or failed once its retry period is over.
 
 use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
@@ -25,21 +26,56 @@ use crate::domain::outgoing::{CommitStory, Outgoing};
 use crate::domain::time::Timestamp;
 use crate::domain::webhooks::{
     new_message_id, Delivery, DeliveryAttempt, DeliveryState, Endpoint, EventTypes, OutboxRow,
-    Subscriptions,
+    Subscription, Subscriptions,
 };
 
-/// What the writer knows of the endpoints, kept up to date by the outbox's dispatcher, and how
-/// it tells the dispatcher that rows were written.
+/// What the writer knows of the endpoints, kept up to date by the outbox's dispatcher (at
+/// least once a second), and how it tells the dispatcher that rows were written.
 #[derive(Default)]
 pub(super) struct OutboxBoard {
-    subscriptions: RwLock<Subscriptions>,
+    subscriptions: RwLock<(Subscriptions, Option<Instant>)>,
     pub(super) written: Notify,
 }
 
+/// How old the writer's list of endpoints may be. A new endpoint takes events from
+/// [`ACTIVATION`] after it is made: by then every server's list holds it, or the list is
+/// older than this and the writer reads the endpoints in its transaction instead. So no
+/// event committed after that moment misses an endpoint, on any server.
+const FRESH: Duration = Duration::from_millis(1_500);
+pub const ACTIVATION: Duration = Duration::from_secs(2);
+
 impl OutboxBoard {
-    fn subscriptions(&self) -> Subscriptions {
-        self.subscriptions.read().expect("never poisoned").clone()
+    /// The endpoints, if the list is fresh.
+    fn fresh_subscriptions(&self) -> Option<Subscriptions> {
+        let kept = self.subscriptions.read().expect("never poisoned");
+        let fresh = kept.1.is_some_and(|at| at.elapsed() < FRESH);
+        fresh.then(|| kept.0.clone())
     }
+}
+
+/// The endpoints that take events (none disabled), in the columns [`subscriptions_in`] reads.
+pub(super) const SUBSCRIPTIONS: &str = "SELECT id, coalesce(game_id, '') AS game_id, events \
+     FROM webhook_endpoints WHERE disabled_at IS NULL";
+
+/// The endpoints, read on the writer's own connection.
+async fn subscriptions_in<E: Exec>(conn: &mut E) -> Result<Subscriptions, StoreError> {
+    let mut endpoints = Vec::new();
+    for row in conn.fetch_all(Statement::new(SUBSCRIPTIONS)).await? {
+        let game = E::text(&row, "game_id")?;
+        let events = E::text(&row, "events")?;
+        endpoints.push(Subscription {
+            endpoint_id: E::text(&row, "id")?,
+            game: (!game.is_empty()).then(|| game.into()),
+            types: EventTypes::parse_list(&events).map_err(|name| {
+                StoreError::Corrupt(format!(
+                    "an endpoint takes `{name}`, which is no event type"
+                ))
+            })?,
+        });
+    }
+    Ok(Subscriptions {
+        endpoints: Arc::new(endpoints),
+    })
 }
 
 /// A new row: `$1` id … (see [`OutboxRow`]), for an endpoint that is still there and not
@@ -155,7 +191,10 @@ pub(super) async fn insert_room_events<D: Dialect>(
     accepted: &[&RoomCommit],
     written: &std::collections::HashMap<String, RoomWritten>,
 ) -> Result<(), StoreError> {
-    let subscriptions = board.subscriptions();
+    let subscriptions = match board.fresh_subscriptions() {
+        Some(subscriptions) => subscriptions,
+        None => subscriptions_in(conn).await?,
+    };
     if subscriptions.endpoints.is_empty() {
         return Ok(());
     }
@@ -598,7 +637,8 @@ impl WriteStep for ReleaseClaims {
 impl Store {
     /// Tells the writer which endpoints take events from now on.
     pub fn set_subscriptions(&self, subscriptions: Subscriptions) {
-        *self.outbox.subscriptions.write().expect("never poisoned") = subscriptions;
+        *self.outbox.subscriptions.write().expect("never poisoned") =
+            (subscriptions, Some(Instant::now()));
     }
 
     /// Waits until this server's writer next puts rows in the outbox.

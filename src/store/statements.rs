@@ -81,6 +81,7 @@ fn outbox_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ("ROTATE_SECRET", outbox::ROTATE_SECRET.into()),
         ("DELETE_ENDPOINT", outbox::DELETE_ENDPOINT.into()),
         ("SUBSCRIBERS", outbox::SUBSCRIBERS.into()),
+        ("SUBSCRIPTIONS", outbox::SUBSCRIPTIONS.into()),
         ("ENDPOINT_FAILING", outbox::ENDPOINT_FAILING.into()),
         ("ENDPOINT_ANSWERING", outbox::ENDPOINT_ANSWERING.into()),
         ("DISABLE_ENDPOINT", outbox::DISABLE_ENDPOINT.into()),

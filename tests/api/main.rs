@@ -60,3 +60,5 @@ mod urturn_browser;
 mod view_costs;
 mod views;
 mod webdriver;
+mod webhook_receiver;
+mod webhooks;
