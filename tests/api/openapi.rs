@@ -109,6 +109,7 @@ fn the_spec_lists_every_problem_code() {
         "/src/catalog/error.rs",
         "/src/moderation/error.rs",
         "/src/standing/mod.rs",
+        "/src/webhooks/error.rs",
         "/src/problem.rs",
     ] {
         let path = format!("{}{file}", env!("CARGO_MANIFEST_DIR"));
