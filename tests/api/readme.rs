@@ -8,10 +8,11 @@ use crate::helpers::TestApp;
 
 /// The README and the docs pages, in the order their shell blocks run: each page's examples
 /// continue the README's walk-through.
-const PAGES: [(&str, &str); 5] = [
+const PAGES: [(&str, &str); 6] = [
     ("README.md", include_str!("../../README.md")),
     ("docs/api.md", include_str!("../../docs/api.md")),
     ("docs/hosting.md", include_str!("../../docs/hosting.md")),
+    ("docs/webhooks.md", include_str!("../../docs/webhooks.md")),
     (
         "docs/operations.md",
         include_str!("../../docs/operations.md"),
@@ -45,7 +46,11 @@ pub fn blocks(language: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_walkthrough_plays_a_whole_game() {
-    let app = TestApp::spawn().await;
+    // Its webhooks go to a receiver on this machine, as docs/webhooks.md says.
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.webhooks.allow_private_destinations = true;
+    })
+    .await;
     let script = blocks("sh").join("\n");
     assert!(
         script.contains("API=http://127.0.0.1:8080"),
@@ -125,6 +130,18 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         r#"{"status":403,"code":"player_suspended","reason":"spam in room names"}"#,
         "\"spam in room names\"\n",
         r#"[{"action":"close_room","actorName":"alice","reason":"opened by mistake"},{"action":"suspend","actorName":"alice","reason":"spam in room names"},{"action":"grant","actorName":"turnhouse admin","reason":""}]"#,
+        // Webhooks: an owner's endpoint, its events signed and verified, its log and actions.
+        r#"{"events":["room.created","room.started","player.joined"],"status":"active","secret":true}"#,
+        r#"{"status":403,"code":"not_your_game"}"#,
+        "{\"type\":\"player.joined\",\"room\":true,\"player\":\"alice\"}\n{\"type\":\"player.joined\",\"room\":true,\"player\":\"bob\"}\n{\"type\":\"room.created\",\"room\":true,\"player\":null}\n{\"type\":\"room.started\",\"room\":true,\"player\":null}\n",
+        "signature verified",
+        r#"{"type":"ping","state":"delivered","attemptCount":1,"status":200}"#,
+        "the ping, delivered again",
+        r#"{"status":"paused"}"#,
+        r#"{"rotated":true,"oldSecretSigns":true}"#,
+        "events: room.finished,game.published",
+        "active\thttps://hooks.example.org/turnhouse\troom.finished,game.published",
+        "removed\n",
         // The server's figures.
         "turnhouse_store_commits_total ",
         "turnhouse_rooms_cached ",
@@ -216,7 +233,11 @@ fn the_settings_table_matches_turnhouse_help() {
             (between("[env: ").unwrap(), between("[default: ")),
         );
     }
-    let operations = PAGES[3].1;
+    let operations = PAGES
+        .iter()
+        .find(|(name, _)| *name == "docs/operations.md")
+        .unwrap()
+        .1;
     let mut from_docs = std::collections::BTreeMap::new();
     for row in operations.lines().filter(|l| l.starts_with("| `--")) {
         let cells: Vec<&str> = row.split(" | ").collect();
