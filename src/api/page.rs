@@ -73,7 +73,7 @@ macro_rules! module {
 
 /// The page's modules, by their path under `/page/` (`app.js` imports them; `index.html`
 /// preloads them all, so the browser fetches them at once rather than import by import).
-static MODULES: [(&str, Asset); 16] = [
+static MODULES: [(&str, Asset); 17] = [
     module!("account.js"),
     module!("dom.js"),
     module!("frames.js"),
@@ -84,6 +84,7 @@ static MODULES: [(&str, Asset); 16] = [
     module!("router.js"),
     module!("session.js"),
     module!("standing.js"),
+    module!("webhooks.js"),
     module!("upload.js"),
     module!("boards/battleship.js"),
     module!("boards/cube.js"),

@@ -322,4 +322,53 @@ export declare class Turnhouse {
   gameLogs(id: string, options?: { after?: number; limit?: number }): Promise<GameLogPage>;
   /** Each line of your game's log as it is stored, after `after` (from now on without it). */
   watchGameLogs(id: string, onLine: (line: GameLogLine) => void, options?: { after?: number }): Stop;
+
+  /** Your game's webhook endpoints. */
+  webhooks(game: string): Promise<{ endpoints: WebhookEndpoint[] }>;
+  /** A new endpoint taking `events` of your game at `url`; its `secret` is shown this once. */
+  addWebhook(game: string, url: string, events: WebhookEventType[]): Promise<WebhookEndpoint>;
+  /** Pauses, resumes, rotates the secret of, or pings one of your game's endpoints. */
+  webhookAction(game: string, hook: string, action: 'pause' | 'resume' | 'rotate' | 'ping'): Promise<WebhookEndpoint | WebhookDelivery>;
+  /** Removes one of your game's endpoints and its delivery log. */
+  removeWebhook(game: string, hook: string): Promise<null>;
+  /** An endpoint's delivery log, newest first. */
+  webhookDeliveries(game: string, hook: string, options?: { limit?: number; cursor?: string }): Promise<{ deliveries: WebhookDelivery[]; nextCursor: string | null }>;
+  /** Delivers one event again, with the same webhook-id. */
+  redeliver(game: string, hook: string, delivery: string): Promise<WebhookDelivery>;
+}
+
+/** The events a webhook endpoint may take. */
+export type WebhookEventType = 'room.created' | 'room.started' | 'room.finished' | 'room.closed'
+  | 'player.joined' | 'player.left' | 'version.created' | 'game.published';
+
+/** A webhook endpoint, as its owner sees it. */
+export interface WebhookEndpoint {
+  id: string;
+  game: string | null;
+  url: string;
+  events: WebhookEventType[];
+  status: 'active' | 'paused' | 'disabled';
+  pausedAt: string | null;
+  disabledAt: string | null;
+  disabledReason: string | null;
+  failingSince: string | null;
+  previousSecretUntil: string | null;
+  createdAt: string;
+  activeFrom: string;
+  /** Only when it is new (made or rotated). */
+  secret?: string;
+}
+
+/** One event on its way to an endpoint, with its attempts. */
+export interface WebhookDelivery {
+  id: string;
+  type: string;
+  roomId: string | null;
+  state: 'pending' | 'delivered' | 'failed';
+  createdAt: string;
+  nextAttemptAt: string | null;
+  retryUntil: string;
+  attemptCount: number;
+  lastStatus: number | null;
+  attempts?: { attempt: number; at: string; status: number | null; latencyMs: number; response: string; error: string | null }[];
 }

@@ -152,6 +152,39 @@ export class Turnhouse {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Webhooks, for a game's owner.
+
+  /** Your game's webhook endpoints: {endpoints: [...]}. */
+  async webhooks(game) {
+    return this.#call('GET', `/games/${encodeURIComponent(game)}/webhooks`);
+  }
+
+  /** A new endpoint taking `events` of your game at `url`; its `secret` is shown this once. */
+  async addWebhook(game, url, events) {
+    return this.#call('POST', `/games/${encodeURIComponent(game)}/webhooks`, { body: { url, events } });
+  }
+
+  /** `action` (`pause`, `resume`, `rotate` or `ping`) on one of your game's endpoints. */
+  async webhookAction(game, hook, action) {
+    return this.#call('POST', `/games/${encodeURIComponent(game)}/webhooks/${encodeURIComponent(hook)}/${action}`);
+  }
+
+  /** Removes one of your game's endpoints and its delivery log. */
+  async removeWebhook(game, hook) {
+    return this.#call('DELETE', `/games/${encodeURIComponent(game)}/webhooks/${encodeURIComponent(hook)}`);
+  }
+
+  /** An endpoint's delivery log, newest first: {deliveries, nextCursor}. */
+  async webhookDeliveries(game, hook, { limit, cursor } = {}) {
+    return this.#call('GET', `/games/${encodeURIComponent(game)}/webhooks/${encodeURIComponent(hook)}/deliveries${query({ limit, cursor })}`);
+  }
+
+  /** Delivers one event again, with the same webhook-id. */
+  async redeliver(game, hook, delivery) {
+    return this.#call('POST', `/games/${encodeURIComponent(game)}/webhooks/${encodeURIComponent(hook)}/deliveries/${encodeURIComponent(delivery)}/redeliver`);
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Standing.
 
   /** A page of a game's leaderboard: {game, entries: [{rank, player, rating, deviation, games}], nextCursor}. */

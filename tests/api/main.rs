@@ -62,3 +62,4 @@ mod views;
 mod webdriver;
 mod webhook_receiver;
 mod webhooks;
+mod webhooks_browser;

@@ -1,5 +1,5 @@
 // The lobby: games, open rooms, games in progress, your rooms and finished games, each game's
-// card (quick play, rooms, bots, clocks, its log for its owner), live from the lobby's stream.
+// card (quick play, rooms, bots, clocks, its log and webhooks for its owner), live from the lobby's stream.
 
 import { signUpCard } from './account.js';
 import { debounce, el, main, setMessage, when } from './dom.js';
@@ -9,6 +9,7 @@ import { route } from './router.js';
 import { api, attempt, pageState, problemText, store } from './session.js';
 import { fillRatings, forgetFinishedRatings, gameLabel, leaderboardOf, playerName, ratingCache } from './standing.js';
 import { uploadCard } from './upload.js';
+import { webhooksPanel } from './webhooks.js';
 
 /** Stops the other streams the screen opened (a game's log). */
 export const stoppers = new Set();
@@ -230,7 +231,8 @@ export function gameEntry(game, message) {
   return el('div', { class: 'game', dataset: { game: game.id } },
     el('div', {}, el('strong', { text: game.name }), ' ', el('span', { class: 'badge', text: about, title: about })),
     el('div', { class: 'muted', text: game.description }),
-    actions, clockRow, bots, leaderboardOf(game), mine ? logsPanel(game) : null);
+    actions, clockRow, bots, leaderboardOf(game), mine ? logsPanel(game) : null,
+    mine ? webhooksPanel(game) : null);
 }
 
 /**
