@@ -10,6 +10,8 @@
 //!   rows holds them only until then.
 //! - **Its outcome kept.** Each attempt is a row of `outbox_attempts`; the delivery is
 //!   delivered, due again later, or failed once its retry period is over.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -176,7 +178,7 @@ pub(super) const REDELIVER: &str = "UPDATE outbox SET state = 'pending', due_at 
 
 /// Rows done (delivered or failed) before `$1`, at most `$2` of them.
 pub(super) const PRUNE_OUTBOX: &str = "DELETE FROM outbox WHERE seq IN \
-     (SELECT seq FROM outbox WHERE done_at < $1 ORDER BY done_at LIMIT $2)";
+     (SELECT seq FROM outbox WHERE done_at < $1 ORDER BY done_at LIMIT $2) RETURNING seq";
 
 /// Every row taken by a server, let go: on a SQLite file this server alone has open, no other
 /// server can be delivering them.
@@ -611,14 +613,15 @@ struct Prune {
     pub limit: i64,
 }
 
+/// How many rows went.
 impl WriteStep for Prune {
-    type Output = ();
+    type Output = usize;
 
-    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<(), StoreError> {
+    async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<usize, StoreError> {
         let prune = Statement::new(PRUNE_OUTBOX)
             .bind(self.before)
             .bind(self.limit);
-        D::execute(conn, prune).await
+        Ok(D::fetch_all(conn, prune).await?.len())
     }
 }
 
@@ -657,8 +660,8 @@ impl Store {
         self.outbox_write(round).await
     }
 
-    /// Removes rows done before `before`, at most `limit` of them.
-    pub async fn prune_outbox(&self, before: Timestamp, limit: i64) -> Result<(), StoreError> {
+    /// Removes rows done before `before`, at most `limit` of them: how many went.
+    pub async fn prune_outbox(&self, before: Timestamp, limit: i64) -> Result<usize, StoreError> {
         self.outbox_write(Prune { before, limit }).await
     }
 

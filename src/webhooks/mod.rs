@@ -16,7 +16,7 @@ use serde_json::json;
 pub use error::WebhookError;
 pub use sender::WebhookSender;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, CatalogError};
 use crate::domain::game_id::GameId;
 use crate::domain::ids::PlayerId;
 use crate::domain::outgoing::Outgoing;
@@ -100,7 +100,13 @@ impl Webhooks {
         let Some(catalog) = &self.catalog else {
             return Err(WebhookError::NotYourGame(game.to_string()));
         };
-        let owner = catalog.owner_of(game).await?;
+        // A built-in game has no owner: only operators' endpoints take its events.
+        let owner = match catalog.owner_of(game).await {
+            Err(CatalogError::GameIsBuiltin(_)) => {
+                return Err(WebhookError::NotYourGame(game.to_string()))
+            }
+            owner => owner?,
+        };
         match &owner == caller {
             true => Ok(Scope::Game(game.clone())),
             false => Err(WebhookError::NotYourGame(game.to_string())),

@@ -568,3 +568,31 @@ async fn several_servers_on_one_database_deliver_each_event_once() {
         "created, two joins, finished per room"
     );
 }
+
+#[tokio::test]
+async fn delivered_events_leave_the_log_after_the_keeping_period() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.webhooks.allow_private_destinations = true;
+        config.webhooks.webhook_keep_secs = 1;
+    })
+    .await;
+    let admin = crate::moderation::new_admin(&app).await;
+    let receiver = Receiver::start(&[]).await;
+    let endpoint = add_endpoint(
+        &app,
+        &admin,
+        "/admin/webhooks",
+        &receiver.url(),
+        &["room.finished"],
+    )
+    .await;
+    receiver.set(json!({"secrets": [endpoint["secret"]]})).await;
+    let hook = format!("/admin/webhooks/{}", endpoint["id"].as_str().unwrap());
+    app.post_value(&format!("{hook}/ping"), Some(&admin.token), json!({}))
+        .await;
+    wait_for_log(&app, &admin, &hook, |log| {
+        log["deliveries"][0]["state"] == "delivered"
+    })
+    .await;
+    wait_for_log(&app, &admin, &hook, |log| log["deliveries"] == json!([])).await;
+}
