@@ -24,7 +24,10 @@ CREATE TABLE webhook_endpoints (
 CREATE INDEX webhook_endpoints_by_game ON webhook_endpoints (game_id);
 
 -- The outbox: one row per event per endpoint, written in the same commit as the change that
--- caused it. `id` is the delivery's `webhook-id`, the same on every attempt. A row is due
+-- caused it. `id` is the delivery's `webhook-id`, the same on every attempt. A room's event
+-- names its room, game and version, and holds only what the room's history does not (`data`:
+-- a finished game's winners and rating changes): its body is made from that version of the
+-- history, which never changes, when it is delivered. Any other event holds its `body`. A row is due
 -- while `due_at` is set; a server that takes it sets `claimed_until`, and another may take it
 -- again only once that has passed (a server that died holding it). `state` is `pending`,
 -- `delivered` or `failed`; `done_at` says when it stopped being pending, for pruning.
@@ -34,7 +37,10 @@ CREATE TABLE outbox (
     endpoint_id    TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
     type           TEXT NOT NULL,
     room_id        TEXT,
-    body           TEXT NOT NULL,
+    game           TEXT,
+    version        BIGINT,
+    data           TEXT,
+    body           TEXT,
     created_at     TEXT NOT NULL,
     state          TEXT NOT NULL,
     due_at         TEXT,

@@ -2,10 +2,13 @@
 //! Standard Webhooks has them. What each type carries is listed in `docs/webhooks.md` and in
 //! `openapi.yaml`'s `webhooks`.
 //!
+//! A commit only notes which events it makes ([`Notice`]: a type and a version, and for a
+//! finished game its winners and rating changes). The body is made when the event is
+//! delivered, from that version of the room's history, which never changes: the same body on
+//! every attempt, and nothing on the move's path but a small row per endpoint.
+//!
 //! An endpoint gets its game's truth, as the game's hooks do: the whole state, every player,
 //! the move. Nothing carries a token or a password hash: players are `{id, username}`.
-
-use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -14,26 +17,15 @@ use super::records::{EventKind, RatingChange, Room, RoomEvent};
 use super::time::Timestamp;
 use super::webhooks::{EventType, EventTypes};
 
-/// One event, its body made once for every endpoint that takes it.
+/// An event of a room, as its commit notes it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outgoing {
+pub struct Notice {
     pub kind: EventType,
-    pub room_id: Option<String>,
+    /// The version of the room's history the event's body is made from.
+    pub version: i64,
     pub created_at: Timestamp,
-    pub body: Arc<str>,
-}
-
-impl Outgoing {
-    /// An event of `kind` at `at`, carrying `data`.
-    pub fn new(kind: EventType, room_id: Option<String>, at: Timestamp, data: Value) -> Self {
-        let body = json!({"type": kind.as_str(), "timestamp": at, "data": data});
-        Self {
-            kind,
-            room_id,
-            created_at: at,
-            body: Arc::from(body.to_string()),
-        }
-    }
+    /// What the history does not hold: a finished game's winners and rating changes.
+    pub extra: Option<Value>,
 }
 
 /// What a room's commit did, as far as its events go.
@@ -54,57 +46,43 @@ pub struct CommitStory<'a> {
 
 impl CommitStory<'_> {
     /// The events of types in `wanted` the commit makes, in the order they happened.
-    pub fn events(&self, wanted: EventTypes) -> Vec<Outgoing> {
+    pub fn notices(&self, wanted: EventTypes) -> Vec<Notice> {
         let mut out = Vec::new();
         let (mut joinable, mut finished) = (self.joinable_before, self.finished_before);
-        let mut push = |kind: EventType, at: Timestamp, data: Value| {
-            if wanted.contains(kind) {
-                let room_id = Some(self.room.id.to_string());
-                out.push(Outgoing::new(kind, room_id, at, data));
-            }
-        };
         for (at, version) in self.versions.iter().enumerate() {
-            let room = || self.room_at(version);
-            let when = version.created_at;
+            let mut push = |kind: EventType, extra: Option<Value>| {
+                if wanted.contains(kind) {
+                    out.push(Notice {
+                        kind,
+                        version: version.version,
+                        created_at: version.created_at,
+                        extra,
+                    });
+                }
+            };
             if at == 0 && self.created {
-                push(EventType::RoomCreated, when, json!({"room": room()}));
+                push(EventType::RoomCreated, None);
             }
             match (version.kind, &version.player) {
-                (EventKind::Join, Some(player)) => push(
-                    EventType::PlayerJoined,
-                    when,
-                    json!({"room": room(), "player": player}),
-                ),
-                (EventKind::Quit | EventKind::Abandoned, Some(player)) => push(
-                    EventType::PlayerLeft,
-                    when,
-                    json!({"room": room(), "player": player, "reason": version.kind.as_str()}),
-                ),
+                (EventKind::Join, Some(_)) => push(EventType::PlayerJoined, None),
+                (EventKind::Quit | EventKind::Abandoned, Some(_)) => {
+                    push(EventType::PlayerLeft, None)
+                }
                 _ => {}
             }
-            if wanted.contains(EventType::VersionCreated) {
-                let data = json!({
-                    "room": room(),
-                    "kind": version.kind.as_str(),
-                    "player": version.player,
-                    "move": version.mv.as_deref(),
-                });
-                push(EventType::VersionCreated, when, data);
-            }
+            push(EventType::VersionCreated, None);
             if joinable && !version.joinable && !version.finished {
-                push(EventType::RoomStarted, when, json!({"room": room()}));
+                push(EventType::RoomStarted, None);
             }
             if !finished && version.finished {
                 match version.kind {
-                    EventKind::Closed => push(EventType::RoomClosed, when, json!({"room": room()})),
+                    EventKind::Closed => push(EventType::RoomClosed, None),
                     _ => push(
                         EventType::RoomFinished,
-                        when,
-                        json!({
-                            "room": room(),
+                        Some(json!({
                             "winners": self.winners,
                             "ratingChanges": self.rating_changes,
-                        }),
+                        })),
                     ),
                 }
             }
@@ -113,23 +91,79 @@ impl CommitStory<'_> {
         }
         out
     }
+}
 
-    /// The room as it was at `version`.
-    fn room_at(&self, version: &RoomEvent) -> Value {
-        json!({
-            "id": self.room.id,
-            "game": self.room.game,
-            "version": version.version,
-            "joinable": version.joinable,
-            "finished": version.finished,
-            "players": version.players,
-            "state": version.state,
-        })
+/// An event that is not a room's (a publication, a ping), its body made at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    pub kind: EventType,
+    pub created_at: Timestamp,
+    pub body: String,
+}
+
+impl Outgoing {
+    pub fn new(kind: EventType, at: Timestamp, data: Value) -> Self {
+        Self {
+            kind,
+            created_at: at,
+            body: body(kind, at, data),
+        }
     }
+}
+
+fn body(kind: EventType, at: Timestamp, data: Value) -> String {
+    json!({"type": kind.as_str(), "timestamp": at, "data": data}).to_string()
+}
+
+/// The body of a room's event of `kind`, made from `version` of room `room_id` (of `game`) as
+/// its history holds it, with what its notice added.
+pub fn room_body(
+    kind: EventType,
+    game: &str,
+    room_id: &str,
+    version: &RoomEvent,
+    extra: Option<&Value>,
+) -> String {
+    let room = json!({
+        "id": room_id,
+        "game": game,
+        "version": version.version,
+        "joinable": version.joinable,
+        "finished": version.finished,
+        "players": version.players,
+        "state": version.state,
+    });
+    let mut data = json!({ "room": room });
+    let add = |data: &mut Value, key: &str, value: Value| {
+        data.as_object_mut()
+            .expect("an object")
+            .insert(key.to_owned(), value);
+    };
+    match kind {
+        EventType::PlayerJoined => add(&mut data, "player", json!(version.player)),
+        EventType::PlayerLeft => {
+            add(&mut data, "player", json!(version.player));
+            add(&mut data, "reason", json!(version.kind.as_str()));
+        }
+        EventType::VersionCreated => {
+            add(&mut data, "kind", json!(version.kind.as_str()));
+            add(&mut data, "player", json!(version.player));
+            add(&mut data, "move", json!(version.mv.as_deref()));
+        }
+        _ => {}
+    }
+    if let Some(Value::Object(extra)) = extra {
+        for (key, value) in extra {
+            add(&mut data, key, value.clone());
+        }
+    }
+    body(kind, version.created_at, data)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::game::PlayerRef;
 
@@ -152,8 +186,11 @@ mod tests {
         }
     }
 
-    fn kinds(events: &[Outgoing]) -> Vec<&'static str> {
-        events.iter().map(|e| e.kind.as_str()).collect()
+    fn kinds(notices: &[Notice]) -> Vec<(&'static str, i64)> {
+        notices
+            .iter()
+            .map(|n| (n.kind.as_str(), n.version))
+            .collect()
     }
 
     #[test]
@@ -174,26 +211,34 @@ mod tests {
             winners: Some(&winners),
             rating_changes: &[],
         };
-        let all = EventTypes::of(EventType::SUBSCRIBABLE);
-        let events = story.events(all);
+        let notices = story.notices(EventTypes::of(EventType::SUBSCRIBABLE));
         assert_eq!(
-            kinds(&events),
+            kinds(&notices),
             [
-                "room.created",
-                "version.created",
-                "player.joined",
-                "version.created",
-                "room.started",
-                "version.created",
-                "room.finished"
+                ("room.created", 1),
+                ("version.created", 1),
+                ("player.joined", 2),
+                ("version.created", 2),
+                ("room.started", 2),
+                ("version.created", 3),
+                ("room.finished", 3)
             ]
         );
-        let finished: Value = serde_json::from_str(&events[6].body).unwrap();
-        assert_eq!(finished["data"]["winners"], json!(["p1"]));
-        assert_eq!(finished["data"]["room"]["version"], 3);
-        assert_eq!(finished["type"], "room.finished");
-        let only = story.events(EventTypes::of([EventType::RoomFinished]));
-        assert_eq!(kinds(&only), ["room.finished"]);
+        let finished = &notices[6];
+        let body = room_body(
+            finished.kind,
+            "tictactoe",
+            "r1",
+            &versions[2],
+            finished.extra.as_ref(),
+        );
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["type"], "room.finished");
+        assert_eq!(body["data"]["winners"], json!(["p1"]));
+        assert_eq!(body["data"]["room"]["version"], 3);
+        assert_eq!(body["data"]["room"]["id"], "r1");
+        let only = story.notices(EventTypes::of([EventType::RoomFinished]));
+        assert_eq!(kinds(&only), [("room.finished", 3)]);
     }
 
     #[test]
@@ -209,7 +254,19 @@ mod tests {
             winners: None,
             rating_changes: &[],
         };
-        let events = story.events(EventTypes::of(EventType::SUBSCRIBABLE));
-        assert_eq!(kinds(&events), ["version.created", "room.closed"]);
+        let notices = story.notices(EventTypes::of(EventType::SUBSCRIBABLE));
+        assert_eq!(
+            kinds(&notices),
+            [("version.created", 4), ("room.closed", 4)]
+        );
+    }
+
+    #[test]
+    fn a_player_who_left_is_named_with_why() {
+        let left = version(5, EventKind::Quit, false, false);
+        let body = room_body(EventType::PlayerLeft, "g", "r", &left, None);
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["data"]["player"]["username"], "ada");
+        assert_eq!(body["data"]["reason"], "quit");
     }
 }

@@ -275,11 +275,25 @@ pub struct OutboxRow {
     pub id: String,
     pub endpoint_id: String,
     pub kind: EventType,
-    pub room_id: Option<String>,
-    pub body: Arc<str>,
+    pub payload: Payload,
     pub created_at: Timestamp,
     /// `None`: the server's retry period after `created_at`.
     pub retry_until: Option<Timestamp>,
+}
+
+/// What an event's body is made from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// A room's event: its body is made, when delivered, from `version` of the room's history,
+    /// with `extra` (JSON) added.
+    Room {
+        room_id: String,
+        game: String,
+        version: i64,
+        extra: Option<String>,
+    },
+    /// Any other event: its body, whole.
+    Body(String),
 }
 
 /// A new delivery's id: `msg_` and 22 random base-62 characters, the `webhook-id` a receiver

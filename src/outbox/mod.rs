@@ -27,8 +27,9 @@ use futures_util::future::BoxFuture;
 use tokio::sync::{mpsc, Notify, Semaphore};
 use tokio::time::Instant;
 
+use crate::domain::outgoing::room_body;
 use crate::domain::time::Timestamp;
-use crate::domain::webhooks::{Endpoint, Subscription, Subscriptions};
+use crate::domain::webhooks::{Endpoint, EventType, Payload, Subscription, Subscriptions};
 use crate::store::{Claimed, Dispatch, Next, Settled, Store};
 
 pub use backoff::retry_delay;
@@ -94,8 +95,8 @@ pub struct Attempted {
 
 /// Where a row goes: a webhook endpoint (later, mail and push).
 pub trait Channel: Send + Sync + 'static {
-    /// Makes one attempt at `row`.
-    fn deliver<'a>(&'a self, row: &'a Claimed) -> BoxFuture<'a, Attempted>;
+    /// Makes one attempt at `row`, whose body is `body`.
+    fn deliver<'a>(&'a self, row: &'a Claimed, body: &'a str) -> BoxFuture<'a, Attempted>;
 }
 
 /// The outbox, running: its dispatcher, and a way to tell it endpoints changed.
@@ -236,8 +237,18 @@ impl Outbox {
                             let permit = total.clone().try_acquire_owned().ok();
                             let (channel, done, rules) =
                                 (channel.clone(), done.clone(), self.rules);
+                            let store = self.store.clone();
                             tokio::spawn(async move {
-                                let attempted = channel.deliver(&row).await;
+                                let attempted = match body_of(&store, &row).await {
+                                    Ok(body) => channel.deliver(&row, &body).await,
+                                    Err(why) => Attempted {
+                                        status: None,
+                                        delivered: false,
+                                        latency: Duration::ZERO,
+                                        response: String::new(),
+                                        error: Some(why),
+                                    },
+                                };
                                 let _ = done.send(outcome(&row, attempted, &rules));
                                 drop(permit);
                             });
@@ -277,6 +288,35 @@ impl Outbox {
             tokio::time::sleep_until(looked + MIN_GAP).await;
         }
     }
+}
+
+/// The body of `row`: kept whole, or made from the version of the room's history it names.
+async fn body_of(store: &Store, row: &Claimed) -> Result<String, String> {
+    let (room_id, game, version, extra) = match &row.payload {
+        Payload::Body(body) => return Ok(body.clone()),
+        Payload::Room {
+            room_id,
+            game,
+            version,
+            extra,
+        } => (room_id, game, *version, extra),
+    };
+    let kind = EventType::parse(&row.kind)
+        .ok_or_else(|| format!("`{}` is not a room's event type", row.kind))?;
+    let extra = extra
+        .as_deref()
+        .map(serde_json::from_str::<serde_json::Value>)
+        .transpose()
+        .map_err(|err| format!("the event's data cannot be read: {err}"))?;
+    let history = store
+        .events(room_id, version - 1, 1)
+        .await
+        .map_err(|err| format!("the room's history cannot be read now: {err}"))?;
+    let at = history
+        .iter()
+        .find(|event| event.version == version)
+        .ok_or_else(|| format!("version {version} of room {room_id} is not in its history"))?;
+    Ok(room_body(kind, game, room_id, at, extra.as_ref()))
 }
 
 /// What an attempt makes of its row: delivered, due again after a wait, or failed for good

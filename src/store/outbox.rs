@@ -28,7 +28,7 @@ use crate::domain::outgoing::{CommitStory, Outgoing};
 use crate::domain::time::Timestamp;
 use crate::domain::webhooks::{
     new_message_id, Delivery, DeliveryAttempt, DeliveryState, Endpoint, EventTypes, OutboxRow,
-    Subscription, Subscriptions,
+    Payload, Subscription, Subscriptions,
 };
 
 /// What the writer knows of the endpoints, kept up to date by the outbox's dispatcher (at
@@ -83,10 +83,11 @@ async fn subscriptions_in<E: Exec>(conn: &mut E) -> Result<Subscriptions, StoreE
 /// A new row: `$1` id … (see [`OutboxRow`]), for an endpoint that is still there and not
 /// disabled (one another server removed a moment ago takes nothing).
 pub(super) const INSERT_OUTBOX: SetSql = SetSql {
-    columns: "id, endpoint_id, type, room_id, body, created_at, retry_until",
-    statement: "INSERT INTO outbox (id, endpoint_id, type, room_id, body, created_at, state, \
-         due_at, retry_until) \
-         SELECT v.id, v.endpoint_id, v.type, v.room_id, v.body, v.created_at, 'pending', \
+    columns: "id, endpoint_id, type, room_id, game, version, data, body, created_at, retry_until",
+    statement: "INSERT INTO outbox (id, endpoint_id, type, room_id, game, version, data, body, \
+         created_at, state, due_at, retry_until) \
+         SELECT v.id, v.endpoint_id, v.type, v.room_id, v.game, v.version, v.data, v.body, \
+         v.created_at, 'pending', \
          v.created_at, v.retry_until FROM v JOIN webhook_endpoints e ON e.id = v.endpoint_id \
          WHERE e.disabled_at IS NULL",
 };
@@ -218,9 +219,22 @@ pub(super) async fn insert_room_events<D: Dialect>(
                 .get(room.id.as_str())
                 .map_or(&[], |w| w.rating_changes.as_slice()),
         };
-        for event in story.events(wanted) {
-            for subscriber in subscribers.iter().filter(|s| s.types.contains(event.kind)) {
-                rows.push(row_for(&event, &subscriber.endpoint_id));
+        for notice in story.notices(wanted) {
+            let extra = notice.extra.as_ref().map(|extra| extra.to_string());
+            for subscriber in subscribers.iter().filter(|s| s.types.contains(notice.kind)) {
+                rows.push(OutboxRow {
+                    id: new_message_id(),
+                    endpoint_id: subscriber.endpoint_id.clone(),
+                    kind: notice.kind,
+                    payload: Payload::Room {
+                        room_id: room.id.to_string(),
+                        game: room.game.to_string(),
+                        version: notice.version,
+                        extra: extra.clone(),
+                    },
+                    created_at: notice.created_at,
+                    retry_until: None,
+                });
             }
         }
     }
@@ -232,13 +246,13 @@ pub(super) async fn insert_room_events<D: Dialect>(
     Ok(())
 }
 
+/// A row for `event` (not a room's) to `endpoint_id`.
 fn row_for(event: &Outgoing, endpoint_id: &str) -> OutboxRow {
     OutboxRow {
         id: new_message_id(),
         endpoint_id: endpoint_id.to_owned(),
         kind: event.kind,
-        room_id: event.room_id.clone(),
-        body: event.body.clone(),
+        payload: Payload::Body(event.body.clone()),
         created_at: event.created_at,
         retry_until: None,
     }
@@ -252,8 +266,26 @@ async fn insert_rows<D: Dialect>(
         row.put("id", r.id.as_str());
         row.put("endpoint_id", r.endpoint_id.as_str());
         row.put("type", r.kind.as_str());
-        row.put("room_id", r.room_id.clone());
-        row.put("body", &*r.body);
+        let (room, game, version, extra, body) = match &r.payload {
+            Payload::Room {
+                room_id,
+                game,
+                version,
+                extra,
+            } => (
+                Some(room_id),
+                Some(game),
+                Some(*version),
+                extra.as_ref(),
+                None,
+            ),
+            Payload::Body(body) => (None, None, None, None, Some(body)),
+        };
+        row.put("room_id", room.cloned());
+        row.put("game", game.cloned());
+        row.put("version", version);
+        row.put("data", extra.cloned());
+        row.put("body", body.cloned());
         row.put("created_at", r.created_at);
         row.put("retry_until", r.retry_until);
     })
@@ -277,6 +309,19 @@ pub(super) async fn insert_event<D: Dialect>(
         .collect::<Result<_, _>>()?;
     insert_rows::<D>(conn, &rows).await?;
     Ok(rows.len())
+}
+
+fn payload<D: Sql>(row: &D::Row) -> Result<Payload, StoreError> {
+    if let Some(body) = D::maybe_text(row, "body")? {
+        return Ok(Payload::Body(body));
+    }
+    let missing = || StoreError::Corrupt("an outbox row has neither a body nor a room".into());
+    Ok(Payload::Room {
+        room_id: D::maybe_text(row, "room_id")?.ok_or_else(missing)?,
+        game: D::maybe_text(row, "game")?.ok_or_else(missing)?,
+        version: D::maybe_int(row, "version")?.ok_or_else(missing)?,
+        extra: D::maybe_text(row, "data")?,
+    })
 }
 
 fn endpoint<D: Sql>(row: &D::Row) -> Result<Endpoint, StoreError> {
@@ -449,7 +494,8 @@ pub struct Claimed {
     pub id: String,
     pub endpoint: Arc<Endpoint>,
     pub kind: String,
-    pub body: String,
+    /// What its body is made from.
+    pub payload: Payload,
     pub created_at: Timestamp,
     pub retry_until: Option<Timestamp>,
     /// Attempts made before this one.
@@ -523,7 +569,7 @@ impl WriteStep for Dispatch {
                     id: D::text(&row, "id")?,
                     endpoint: endpoint.clone(),
                     kind: D::text(&row, "type")?,
-                    body: D::text(&row, "body")?,
+                    payload: payload::<D>(&row)?,
                     created_at: D::time(&row, "created_at")?,
                     retry_until: D::maybe_time(&row, "retry_until")?,
                     attempts: D::int(&row, "attempts")?,

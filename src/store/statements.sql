@@ -303,10 +303,10 @@ SELECT id, game, game_version, at, room, version, hook, level, text FROM game_lo
 SELECT id, game, game_version, at, room, version, hook, level, text FROM game_logs WHERE game = $1 ORDER BY id DESC LIMIT $2;
 
 -- SQLite: INSERT_OUTBOX
-WITH v (id, endpoint_id, type, room_id, body, created_at, retry_until) AS (VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)) INSERT INTO outbox (id, endpoint_id, type, room_id, body, created_at, state, due_at, retry_until) SELECT v.id, v.endpoint_id, v.type, v.room_id, v.body, v.created_at, 'pending', v.created_at, v.retry_until FROM v JOIN webhook_endpoints e ON e.id = v.endpoint_id WHERE e.disabled_at IS NULL;
+WITH v (id, endpoint_id, type, room_id, game, version, data, body, created_at, retry_until) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)) INSERT INTO outbox (id, endpoint_id, type, room_id, game, version, data, body, created_at, state, due_at, retry_until) SELECT v.id, v.endpoint_id, v.type, v.room_id, v.game, v.version, v.data, v.body, v.created_at, 'pending', v.created_at, v.retry_until FROM v JOIN webhook_endpoints e ON e.id = v.endpoint_id WHERE e.disabled_at IS NULL;
 
 -- PostgreSQL: INSERT_OUTBOX
-WITH v (id, endpoint_id, type, room_id, body, created_at, retry_until) AS (VALUES ($1, $2, $3, $4, $5, $6, $7), ($8, $9, $10, $11, $12, $13, $14)) INSERT INTO outbox (id, endpoint_id, type, room_id, body, created_at, state, due_at, retry_until) SELECT v.id, v.endpoint_id, v.type, v.room_id, v.body, v.created_at, 'pending', v.created_at, v.retry_until FROM v JOIN webhook_endpoints e ON e.id = v.endpoint_id WHERE e.disabled_at IS NULL;
+WITH v (id, endpoint_id, type, room_id, game, version, data, body, created_at, retry_until) AS (VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10), ($11, $12, $13, $14, $15, $16, $17, $18, $19, $20)) INSERT INTO outbox (id, endpoint_id, type, room_id, game, version, data, body, created_at, state, due_at, retry_until) SELECT v.id, v.endpoint_id, v.type, v.room_id, v.game, v.version, v.data, v.body, v.created_at, 'pending', v.created_at, v.retry_until FROM v JOIN webhook_endpoints e ON e.id = v.endpoint_id WHERE e.disabled_at IS NULL;
 
 -- SQLite: SETTLE_OUTBOX
 WITH v (seq, state, due_at, status, done_at) AS (VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)) UPDATE outbox SET state = v.state, due_at = v.due_at, claimed_until = NULL, attempts = attempts + 1, last_status = v.status, done_at = v.done_at FROM v WHERE outbox.seq = v.seq;
@@ -321,10 +321,10 @@ WITH v (outbox_seq, attempt, at, status, latency_ms, response, error) AS (VALUES
 WITH v (outbox_seq, attempt, at, status, latency_ms, response, error) AS (VALUES ($1, $2, $3, $4, $5, $6, $7), ($8, $9, $10, $11, $12, $13, $14)) INSERT INTO outbox_attempts (outbox_seq, attempt, at, status, latency_ms, response, error) SELECT v.outbox_seq, v.attempt, v.at, v.status, v.latency_ms, v.response, v.error FROM v WHERE true ON CONFLICT DO NOTHING;
 
 -- SQLite: CLAIM_OUTBOX
-UPDATE outbox SET claimed_until = $3 WHERE seq IN (SELECT seq FROM outbox WHERE endpoint_id = $1 AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4) RETURNING seq, id, type, body, created_at, retry_until, attempts;
+UPDATE outbox SET claimed_until = $3 WHERE seq IN (SELECT seq FROM outbox WHERE endpoint_id = $1 AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4) RETURNING seq, id, type, room_id, game, version, data, body, created_at, retry_until, attempts;
 
 -- PostgreSQL: CLAIM_OUTBOX
-UPDATE outbox SET claimed_until = $3 WHERE seq IN (SELECT seq FROM outbox WHERE endpoint_id = $1 AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING seq, id, type, body, created_at, retry_until, attempts;
+UPDATE outbox SET claimed_until = $3 WHERE seq IN (SELECT seq FROM outbox WHERE endpoint_id = $1 AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING seq, id, type, room_id, game, version, data, body, created_at, retry_until, attempts;
 
 -- SQLite and PostgreSQL: ENDPOINT
 SELECT id, game_id, created_by, url, events, secret, previous_secret, previous_secret_until, paused_at, disabled_at, disabled_reason, failing_since, created_at FROM webhook_endpoints WHERE id = $1;
@@ -353,6 +353,9 @@ DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id;
 -- SQLite and PostgreSQL: SUBSCRIBERS
 SELECT id FROM webhook_endpoints WHERE disabled_at IS NULL AND (game_id IS NULL OR game_id = $1) AND ',' || events || ',' LIKE '%,' || $2 || ',%';
 
+-- SQLite and PostgreSQL: SUBSCRIPTIONS
+SELECT id, coalesce(game_id, '') AS game_id, events FROM webhook_endpoints WHERE disabled_at IS NULL;
+
 -- SQLite and PostgreSQL: ENDPOINT_FAILING
 UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $2) WHERE id = $1;
 
@@ -375,7 +378,7 @@ SELECT a.outbox_seq, a.attempt, a.at, a.status, a.latency_ms, a.response, a.erro
 UPDATE outbox SET state = 'pending', due_at = $3, retry_until = $4, claimed_until = NULL, done_at = NULL WHERE endpoint_id = $1 AND id = $2 RETURNING seq;
 
 -- SQLite and PostgreSQL: PRUNE_OUTBOX
-DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE done_at < $1 ORDER BY done_at LIMIT $2);
+DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE done_at < $1 ORDER BY done_at LIMIT $2) RETURNING seq;
 
 -- SQLite and PostgreSQL: RELEASE_CLAIMS
 UPDATE outbox SET claimed_until = NULL WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL;

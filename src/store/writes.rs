@@ -272,7 +272,7 @@ pub(super) async fn publish<D: Dialect>(
         "maxPlayers": upload.max_players,
         "owner": {"id": upload.owner_id},
     }});
-    let event = Outgoing::new(EventType::GamePublished, None, upload.created_at, published);
+    let event = Outgoing::new(EventType::GamePublished, upload.created_at, published);
     super::outbox::insert_event::<D>(conn, &event, &upload.game_id).await?;
     Ok(version)
 }

@@ -227,7 +227,7 @@ impl Webhooks {
     pub async fn ping(&self, scope: &Scope, id: &str) -> Result<Delivery, WebhookError> {
         let endpoint = self.get(scope, id).await?;
         let data = json!({"endpoint": {"id": endpoint.id, "url": endpoint.url}});
-        let event = Outgoing::new(EventType::Ping, None, Timestamp::now(), data);
+        let event = Outgoing::new(EventType::Ping, Timestamp::now(), data);
         let ping = EndpointWrite::Ping {
             id: id.to_owned(),
             event,

@@ -24,7 +24,7 @@ impl WebhookSender {
         }
     }
 
-    async fn send(&self, row: &Claimed) -> Attempted {
+    async fn send(&self, row: &Claimed, body: &str) -> Attempted {
         let now = Timestamp::now();
         let timestamp = now.as_chrono().timestamp();
         let secrets: Vec<Secret> = row
@@ -34,7 +34,7 @@ impl WebhookSender {
             .filter_map(Secret::parse)
             .collect();
         let secrets: Vec<&Secret> = secrets.iter().collect();
-        let body = row.body.as_bytes();
+        let body = body.as_bytes();
         let headers = [
             ("content-type", "application/json".to_owned()),
             ("webhook-id", row.id.clone()),
@@ -69,7 +69,7 @@ impl WebhookSender {
 }
 
 impl Channel for WebhookSender {
-    fn deliver<'a>(&'a self, row: &'a Claimed) -> BoxFuture<'a, Attempted> {
-        Box::pin(self.send(row))
+    fn deliver<'a>(&'a self, row: &'a Claimed, body: &'a str) -> BoxFuture<'a, Attempted> {
+        Box::pin(self.send(row, body))
     }
 }

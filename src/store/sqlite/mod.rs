@@ -120,7 +120,8 @@ impl Dialect for Sqlite {
     const CLAIM_OUTBOX: &'static str = "UPDATE outbox SET claimed_until = $3 WHERE seq IN \
          (SELECT seq FROM outbox WHERE endpoint_id = $1 AND due_at <= $2 \
          AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4) \
-         RETURNING seq, id, type, body, created_at, retry_until, attempts";
+         RETURNING seq, id, type, room_id, game, version, data, body, created_at, retry_until, \
+         attempts";
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
          INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
