@@ -37,8 +37,10 @@ async fn main() -> std::io::Result<()> {
                     HttpResponse::Ok().body(count.load(Ordering::Relaxed).to_string())
                 }),
             )
+            // The body is read, as a receiver that verifies it does (a connection whose request
+            // body is left unread is closed, not kept alive for the next delivery).
             .default_service(web::to(
-                move |count: web::Data<Arc<AtomicU64>>| async move {
+                move |count: web::Data<Arc<AtomicU64>>, _body: web::Bytes| async move {
                     if !delay.is_zero() {
                         tokio::time::sleep(delay).await;
                     }

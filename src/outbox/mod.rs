@@ -28,6 +28,7 @@ use tokio::sync::{mpsc, Notify, Semaphore};
 use tokio::time::Instant;
 
 use crate::domain::outgoing::room_body;
+use crate::domain::records::RoomEvent;
 use crate::domain::time::Timestamp;
 use crate::domain::webhooks::{Endpoint, EventType, Payload, Subscription, Subscriptions};
 use crate::store::{Claimed, Dispatch, Next, Settled, Store};
@@ -232,14 +233,14 @@ impl Outbox {
                             tracing::warn!(endpoint = %id, "a webhook endpoint failed every delivery for the disabling period; disabled");
                             next_full_look = Instant::now();
                         }
-                        for row in dispatched.claimed {
+                        let bodies = bodies_of(&self.store, &dispatched.claimed).await;
+                        for (row, body) in dispatched.claimed.into_iter().zip(bodies) {
                             *in_flight.entry(row.endpoint.id.clone()).or_default() += 1;
                             let permit = total.clone().try_acquire_owned().ok();
                             let (channel, done, rules) =
                                 (channel.clone(), done.clone(), self.rules);
-                            let store = self.store.clone();
                             tokio::spawn(async move {
-                                let attempted = match body_of(&store, &row).await {
+                                let attempted = match body {
                                     Ok(body) => channel.deliver(&row, &body).await,
                                     Err(why) => Attempted {
                                         status: None,
@@ -290,33 +291,58 @@ impl Outbox {
     }
 }
 
-/// The body of `row`: kept whole, or made from the version of the room's history it names.
-async fn body_of(store: &Store, row: &Claimed) -> Result<String, String> {
-    let (room_id, game, version, extra) = match &row.payload {
-        Payload::Body(body) => return Ok(body.clone()),
-        Payload::Room {
-            room_id,
-            game,
-            version,
-            extra,
-        } => (room_id, game, *version, extra),
-    };
-    let kind = EventType::parse(&row.kind)
-        .ok_or_else(|| format!("`{}` is not a room's event type", row.kind))?;
-    let extra = extra
-        .as_deref()
-        .map(serde_json::from_str::<serde_json::Value>)
-        .transpose()
-        .map_err(|err| format!("the event's data cannot be read: {err}"))?;
-    let history = store
-        .events(room_id, version - 1, 1)
-        .await
-        .map_err(|err| format!("the room's history cannot be read now: {err}"))?;
-    let at = history
+/// The body of each row: kept whole, or made from the version of the room's history it names
+/// (read for all of them at once); why not, for one whose body cannot be made now.
+async fn bodies_of(store: &Store, rows: &[Claimed]) -> Vec<Result<String, String>> {
+    let mut wanted: Vec<(String, i64)> = rows
         .iter()
-        .find(|event| event.version == version)
-        .ok_or_else(|| format!("version {version} of room {room_id} is not in its history"))?;
-    Ok(room_body(kind, game, room_id, at, extra.as_ref()))
+        .filter_map(|row| match &row.payload {
+            Payload::Room {
+                room_id, version, ..
+            } => Some((room_id.clone(), *version)),
+            Payload::Body(_) => None,
+        })
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let history: Result<HashMap<(String, i64), RoomEvent>, String> = match wanted.is_empty() {
+        true => Ok(HashMap::new()),
+        false => store
+            .versions_of(&wanted)
+            .await
+            .map(|found| {
+                found
+                    .into_iter()
+                    .map(|(room, event)| ((room, event.version), event))
+                    .collect()
+            })
+            .map_err(|err| format!("the room's history cannot be read now: {err}")),
+    };
+    rows.iter()
+        .map(|row| {
+            let (room_id, game, version, extra) = match &row.payload {
+                Payload::Body(body) => return Ok(body.clone()),
+                Payload::Room {
+                    room_id,
+                    game,
+                    version,
+                    extra,
+                } => (room_id, game, *version, extra),
+            };
+            let history = history.as_ref().map_err(Clone::clone)?;
+            let kind = EventType::parse(&row.kind)
+                .ok_or_else(|| format!("`{}` is not a room's event type", row.kind))?;
+            let extra = extra
+                .as_deref()
+                .map(serde_json::from_str::<serde_json::Value>)
+                .transpose()
+                .map_err(|err| format!("the event's data cannot be read: {err}"))?;
+            let at = history.get(&(room_id.clone(), version)).ok_or_else(|| {
+                format!("version {version} of room {room_id} is not in its history")
+            })?;
+            Ok(room_body(kind, game, room_id, at, extra.as_ref()))
+        })
+        .collect()
 }
 
 /// What an attempt makes of its row: delivered, due again after a wait, or failed for good

@@ -20,11 +20,13 @@ use tokio::sync::Notify;
 
 use super::dialect::{Dialect, SetSql};
 use super::queue::WriteStep;
-use super::sets::execute_set;
+use super::rows;
+use super::sets::{execute_set, set_statements};
 use super::sql::{Exec, Sql, Statement};
 use super::types::{RoomCommit, RoomWritten, StoreError};
 use super::{Job, Store};
 use crate::domain::outgoing::{CommitStory, Outgoing};
+use crate::domain::records::RoomEvent;
 use crate::domain::time::Timestamp;
 use crate::domain::webhooks::{
     new_message_id, Delivery, DeliveryAttempt, DeliveryState, Endpoint, EventTypes, OutboxRow,
@@ -176,6 +178,17 @@ pub(super) const ATTEMPTS: &str = "SELECT a.outbox_seq, a.attempt, a.at, a.statu
 pub(super) const REDELIVER: &str = "UPDATE outbox SET state = 'pending', due_at = $3, \
      retry_until = $4, claimed_until = NULL, done_at = NULL \
      WHERE endpoint_id = $1 AND id = $2 RETURNING seq";
+
+/// Versions of rooms' histories, each by room and version, in the columns [`rows::event`]
+/// reads.
+pub(super) const VERSIONS_OF: SetSql = SetSql {
+    columns: "room_id, version",
+    statement: "SELECT e.room_id, e.version, e.kind, e.player_id, p.username, \
+         CAST(e.move AS TEXT) AS move, CAST(e.state AS TEXT) AS state, e.joinable, e.finished, \
+         CAST(e.players AS TEXT) AS players, e.trigger_timeout_at, e.created_at \
+         FROM v JOIN room_events e ON e.room_id = v.room_id AND e.version = v.version \
+         LEFT JOIN players p ON p.id = e.player_id",
+};
 
 /// Rows done (delivered or failed) before `$1`, at most `$2` of them.
 pub(super) const PRUNE_OUTBOX: &str = "DELETE FROM outbox WHERE seq IN \
@@ -742,6 +755,15 @@ impl Store {
         read!(self, |pool| read_deliveries(pool, endpoint, before, limit))
     }
 
+    /// The versions `wanted` (room, version) of rooms' histories, each with its room's id;
+    /// those not there are left out. One read, for a round of deliveries' bodies.
+    pub async fn versions_of(
+        &self,
+        wanted: &[(String, i64)],
+    ) -> Result<Vec<(String, RoomEvent)>, StoreError> {
+        read!(self, |pool| read_versions(pool, wanted))
+    }
+
     /// One delivery of an endpoint, with its attempts.
     pub async fn delivery(&self, endpoint: &str, id: &str) -> Result<Option<Delivery>, StoreError> {
         read!(self, |pool| read_delivery(pool, endpoint, id))
@@ -761,6 +783,23 @@ async fn read_endpoints<D: Dialect>(pool: &sqlx::Pool<D>) -> Result<Vec<Endpoint
     let mut conn = pool.acquire().await?;
     let rows = D::fetch_all(&mut conn, Statement::new(ENDPOINTS)).await?;
     rows.iter().map(endpoint::<D>).collect()
+}
+
+async fn read_versions<D: Dialect>(
+    pool: &sqlx::Pool<D>,
+    wanted: &[(String, i64)],
+) -> Result<Vec<(String, RoomEvent)>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let mut found = Vec::with_capacity(wanted.len());
+    for statement in set_statements::<D, _>(VERSIONS_OF, wanted, |row, (room, version)| {
+        row.put("room_id", room.as_str());
+        row.put("version", *version);
+    }) {
+        for row in D::fetch_all(&mut conn, statement).await? {
+            found.push((D::text(&row, "room_id")?, rows::event::<D>(&row)?));
+        }
+    }
+    Ok(found)
 }
 
 async fn read_deliveries<D: Dialect>(

@@ -90,6 +90,7 @@ fn outbox_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ("ATTEMPTS", outbox::ATTEMPTS.into()),
         ("REDELIVER", outbox::REDELIVER.into()),
         ("PRUNE_OUTBOX", outbox::PRUNE_OUTBOX.into()),
+        ("VERSIONS_OF", set_text::<D>(outbox::VERSIONS_OF)),
         ("RELEASE_CLAIMS", outbox::RELEASE_CLAIMS.into()),
     ]
 }

@@ -380,6 +380,12 @@ UPDATE outbox SET state = 'pending', due_at = $3, retry_until = $4, claimed_unti
 -- SQLite and PostgreSQL: PRUNE_OUTBOX
 DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE done_at < $1 ORDER BY done_at LIMIT $2) RETURNING seq;
 
+-- SQLite: VERSIONS_OF
+WITH v (room_id, version) AS (VALUES (?, ?), (?, ?)) SELECT e.room_id, e.version, e.kind, e.player_id, p.username, CAST(e.move AS TEXT) AS move, CAST(e.state AS TEXT) AS state, e.joinable, e.finished, CAST(e.players AS TEXT) AS players, e.trigger_timeout_at, e.created_at FROM v JOIN room_events e ON e.room_id = v.room_id AND e.version = v.version LEFT JOIN players p ON p.id = e.player_id;
+
+-- PostgreSQL: VERSIONS_OF
+WITH v (room_id, version) AS (VALUES ($1, $2), ($3, $4)) SELECT e.room_id, e.version, e.kind, e.player_id, p.username, CAST(e.move AS TEXT) AS move, CAST(e.state AS TEXT) AS state, e.joinable, e.finished, CAST(e.players AS TEXT) AS players, e.trigger_timeout_at, e.created_at FROM v JOIN room_events e ON e.room_id = v.room_id AND e.version = v.version LEFT JOIN players p ON p.id = e.player_id;
+
 -- SQLite and PostgreSQL: RELEASE_CLAIMS
 UPDATE outbox SET claimed_until = NULL WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL;
 
