@@ -596,3 +596,38 @@ async fn delivered_events_leave_the_log_after_the_keeping_period() {
     .await;
     wait_for_log(&app, &admin, &hook, |log| log["deliveries"] == json!([])).await;
 }
+
+#[tokio::test]
+async fn a_delivery_in_flight_when_the_server_is_killed_arrives_again_with_the_same_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = fresh_database(dir.path(), "in-flight.db").await;
+    // A short timeout, so that another server may take a row this one held soon after.
+    let flags = [
+        "--allow-private-destinations",
+        "--webhook-timeout-secs",
+        "2",
+    ];
+    let server = Server::start_with(&database, &flags);
+    let receiver = Receiver::start(&[]).await;
+    let (_, secret, active_from) = operator_adds(&database, &receiver.url(), "room.finished");
+    until_active(&active_from).await;
+    // The receiver keeps the delivery and only then answers, too late: it is in flight when
+    // the server dies.
+    receiver
+        .set(json!({"secrets": [secret], "delay": 30}))
+        .await;
+    let rooms = won_games(&server.api, 1).await;
+    let first = receiver.wait_for(WAIT, |r| r.len() == 1).await;
+    server.kill();
+
+    receiver.set(json!({"delay": 0})).await;
+    let server = Server::start_with(&database, &flags);
+    let got = receiver
+        .wait_for(Duration::from_secs(60), |r| r.len() >= 2)
+        .await;
+    assert_eq!(got[1]["id"], first[0]["id"], "the same webhook-id");
+    assert_eq!(got[1]["body"], first[0]["body"], "the same event");
+    assert_eq!(got[1]["verified"], json!([0]));
+    assert_eq!(got[1]["body"]["data"]["room"]["id"], rooms[0].as_str());
+    drop(server);
+}
