@@ -413,23 +413,9 @@ pub(super) mod tests {
             username: "someone".to_owned(),
         };
         let room = crate::domain::records::Room {
-            trigger_timeout_at: None,
-            clock: None,
-            rematch: None,
-            score: crate::domain::records::Score::default(),
-            id: id.into(),
-            game: "tictactoe".into(),
-            game_version: None,
-            private: false,
-            rated: false,
-            version: 1,
-            joinable: true,
-            finished: false,
             state: serde_json::json!({}).into(),
             players: vec![seated.clone()].into(),
-            inactive_players: Vec::new(),
-            created_at: crate::domain::time::Timestamp::now(),
-            updated_at: crate::domain::time::Timestamp::now(),
+            ..crate::domain::records::Room::for_tests(id, "tictactoe")
         };
         let event = crate::domain::records::RoomEvent {
             trigger_timeout_at: None,

@@ -451,6 +451,19 @@ async fn until_active(active_from: &str) {
     }
 }
 
+/// The server binary with `flags` on a fresh database, and a receiver the operator's endpoint
+/// (made on the command line, taking `room.finished`) delivers to, once that endpoint is active.
+async fn operator_on_binary(flags: &[&str]) -> (tempfile::TempDir, String, Server, Receiver) {
+    let dir = tempfile::tempdir().unwrap();
+    let database = fresh_database(dir.path(), "webhooks.db").await;
+    let server = Server::start_with(&database, flags);
+    let receiver = Receiver::start(&[]).await;
+    let (_, secret, active_from) = operator_adds(&database, &receiver.url(), "room.finished");
+    receiver.set(json!({"secrets": [secret]})).await;
+    until_active(&active_from).await;
+    (dir, database, server, receiver)
+}
+
 /// Plays `count` games on `api`, a few at a time, between the same two players: their rooms.
 async fn won_games(api: &Api, count: usize) -> Vec<String> {
     let (x, o) = (api.new_player().await, api.new_player().await);
@@ -464,21 +477,14 @@ async fn won_games(api: &Api, count: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn every_finished_game_arrives_exactly_once_through_a_kill_and_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = fresh_database(dir.path(), "webhooks.db").await;
     let flags = [
         "--allow-private-destinations",
         "--webhook-first-retry-ms",
         "200",
     ];
-    let server = Server::start_with(&database, &flags);
-    let receiver = Receiver::start(&[]).await;
-    let (_, secret, active_from) = operator_adds(&database, &receiver.url(), "room.finished");
-    until_active(&active_from).await;
+    let (_dir, database, server, receiver) = operator_on_binary(&flags).await;
     // Answering 500 at first: every delivery is still pending when the server is killed.
-    receiver
-        .set(json!({"secrets": [secret], "status": 500}))
-        .await;
+    receiver.set(json!({"status": 500})).await;
     let mut rooms = won_games(&server.api, 70).await;
     server.kill();
 
@@ -599,23 +605,16 @@ async fn delivered_events_leave_the_log_after_the_keeping_period() {
 
 #[tokio::test]
 async fn a_delivery_in_flight_when_the_server_is_killed_arrives_again_with_the_same_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = fresh_database(dir.path(), "in-flight.db").await;
     // A short timeout, so that another server may take a row this one held soon after.
     let flags = [
         "--allow-private-destinations",
         "--webhook-timeout-secs",
         "2",
     ];
-    let server = Server::start_with(&database, &flags);
-    let receiver = Receiver::start(&[]).await;
-    let (_, secret, active_from) = operator_adds(&database, &receiver.url(), "room.finished");
-    until_active(&active_from).await;
+    let (_dir, database, server, receiver) = operator_on_binary(&flags).await;
     // The receiver keeps the delivery and only then answers, too late: it is in flight when
     // the server dies.
-    receiver
-        .set(json!({"secrets": [secret], "delay": 30}))
-        .await;
+    receiver.set(json!({"delay": 30})).await;
     let rooms = won_games(&server.api, 1).await;
     let first = receiver.wait_for(WAIT, |r| r.len() == 1).await;
     server.kill();
