@@ -8,7 +8,7 @@ use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 
 use super::admin::Admin;
-use super::extract::{parse_cursor, parse_query, Caller, Json};
+use super::extract::{parse_cursor, parse_query, Actor, Caller, Json};
 use super::pages::{page_of, page_size, rows_for};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::game_id::GameId;
@@ -268,10 +268,12 @@ async fn rotate(
     Ok(HttpResponse::Ok().json(EndpointView::of(endpoint, true)))
 }
 
-/// `POST …/webhooks/{hook}/ping`: `202` with the delivery of a `ping` event.
+/// `POST …/webhooks/{hook}/ping`: `202` with the delivery of a `ping` event. Counted against
+/// the caller's action limit, as a redelivery is: each sends a request to a URL a user gave.
 async fn ping(
     req: HttpRequest,
     context: web::Data<AppContext>,
+    _counted: Actor,
     HookScope(scope): HookScope,
 ) -> Result<HttpResponse, ApiError> {
     let delivery = context.webhooks.ping(&scope, hook(&req)).await?;
@@ -330,6 +332,7 @@ async fn delivery(
 async fn redeliver(
     req: HttpRequest,
     context: web::Data<AppContext>,
+    _counted: Actor,
     HookScope(scope): HookScope,
 ) -> Result<HttpResponse, ApiError> {
     let again = context

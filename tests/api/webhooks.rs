@@ -630,3 +630,26 @@ async fn a_delivery_in_flight_when_the_server_is_killed_arrives_again_with_the_s
     assert_eq!(got[1]["body"]["data"]["room"]["id"], rooms[0].as_str());
     drop(server);
 }
+
+#[tokio::test]
+async fn pings_and_redeliveries_count_against_the_callers_action_limit() {
+    // Each sends a request to a URL a user gave: an owner cannot turn the server into a
+    // hose pointed at someone else's address.
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.webhooks.allow_private_destinations = true;
+        config.abuse_limits.action_rate = "2/h".parse().unwrap();
+    })
+    .await;
+    let game = game_id("limited");
+    let owner = app.publish(&game, &example("tictactoe.js")).await;
+    let receiver = Receiver::start(&[]).await;
+    let hooks = format!("/games/{game}/webhooks");
+    let endpoint = add_endpoint(&app, &owner, &hooks, &receiver.url(), &["room.finished"]).await;
+    let ping = format!("{hooks}/{}/ping", endpoint["id"].as_str().unwrap());
+    for _ in 0..2 {
+        let (status, _) = app.post_value(&ping, Some(&owner.token), json!({})).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+    }
+    let response = app.post(&ping, Some(&owner.token), None).await;
+    assert_problem(response, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+}
