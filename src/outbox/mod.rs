@@ -11,9 +11,9 @@
 //!   flight ([`OutboxRules::per_endpoint`]), the server a total, and rows are taken for an
 //!   endpoint only when it has room: a slow one's rows wait in the database, not in memory,
 //!   and nothing of a move or a stream waits on any of it.
-//! - **Deadlines' way.** Like the rooms' deadlines, nothing polls per row: a server looks when
-//!   its own writer has put rows in, when an attempt ends, and once a second (other servers'
-//!   rows, retries coming due).
+//! - **Deadlines' way.** Like the rooms' deadlines, nothing polls per row: a server looks for
+//!   an endpoint's rows when its own writer has put some in, when an attempt to it ends, and
+//!   once a second for every endpoint (other servers' rows, retries coming due).
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
@@ -187,7 +187,7 @@ impl Outbox {
                         tracing::warn!(error = %err, "could not read the webhook endpoints")
                     }
                 }
-                maybe_due.extend(live.iter().cloned());
+                maybe_due = live.iter().cloned().collect();
             }
             while let Ok(outcome) = outcomes.try_recv() {
                 if let Some(n) = in_flight.get_mut(&outcome.endpoint_id) {
@@ -276,7 +276,7 @@ impl Outbox {
             let until = next_full_look.min(next_prune);
             tokio::select! {
                 _ = tokio::time::sleep_until(until) => {}
-                _ = self.store.outbox_written() => { maybe_due.extend(live.iter().cloned()); }
+                written_for = self.store.outbox_written() => { maybe_due.extend(written_for); }
                 _ = self.changed.notified() => { next_full_look = Instant::now(); }
                 Some(outcome) = outcomes.recv() => {
                     if let Some(n) = in_flight.get_mut(&outcome.endpoint_id) {

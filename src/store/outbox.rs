@@ -13,7 +13,8 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -38,7 +39,9 @@ use crate::domain::webhooks::{
 #[derive(Default)]
 pub(super) struct OutboxBoard {
     subscriptions: RwLock<(Subscriptions, Option<Instant>)>,
-    pub(super) written: Notify,
+    /// The endpoints this server's writer put rows in for since the dispatcher last asked.
+    written_for: Mutex<HashSet<String>>,
+    written: Notify,
 }
 
 /// How old the writer's list of endpoints may be. A new endpoint takes events from
@@ -255,6 +258,11 @@ pub(super) async fn insert_room_events<D: Dialect>(
         return Ok(());
     }
     insert_rows::<D>(conn, &rows).await?;
+    // Told before the commit: the dispatcher's next write comes after it in the writer's queue,
+    // so the rows are there when it looks.
+    let mut written_for = board.written_for.lock().expect("never poisoned");
+    written_for.extend(rows.into_iter().map(|row| row.endpoint_id));
+    drop(written_for);
     board.written.notify_one();
     Ok(())
 }
@@ -703,9 +711,11 @@ impl Store {
             (subscriptions, Some(Instant::now()));
     }
 
-    /// Waits until this server's writer next puts rows in the outbox.
-    pub async fn outbox_written(&self) {
-        self.outbox.written.notified().await
+    /// Waits until this server's writer next puts rows in the outbox; the endpoints it put
+    /// rows in for since the last call.
+    pub async fn outbox_written(&self) -> HashSet<String> {
+        self.outbox.written.notified().await;
+        std::mem::take(&mut *self.outbox.written_for.lock().expect("never poisoned"))
     }
 
     /// Changes an endpoint (or queues a ping or a redelivery to it): whether what the change
