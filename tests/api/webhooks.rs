@@ -653,3 +653,52 @@ async fn pings_and_redeliveries_count_against_the_callers_action_limit() {
     let response = app.post(&ping, Some(&owner.token), None).await;
     assert_problem(response, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
 }
+
+#[tokio::test]
+async fn a_delivery_is_marked_failed_once_its_retry_period_is_over() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.webhooks.allow_private_destinations = true;
+        config.webhooks.webhook_first_retry_ms = 100;
+        config.webhooks.webhook_retry_for_secs = 1;
+    })
+    .await;
+    let admin = crate::moderation::new_admin(&app).await;
+    let receiver = Receiver::start(&[]).await;
+    let endpoint = add_endpoint(
+        &app,
+        &admin,
+        "/admin/webhooks",
+        &receiver.url(),
+        &["room.finished"],
+    )
+    .await;
+    receiver
+        .set(json!({"secrets": [endpoint["secret"]], "status": 503}))
+        .await;
+    let hook = format!("/admin/webhooks/{}", endpoint["id"].as_str().unwrap());
+    app.post_value(&format!("{hook}/ping"), Some(&admin.token), json!({}))
+        .await;
+    let log = wait_for_log(&app, &admin, &hook, |log| {
+        log["deliveries"][0]["state"] == "failed"
+    })
+    .await;
+    let delivery = &log["deliveries"][0];
+    assert!(
+        delivery["attemptCount"].as_i64().unwrap() >= 2,
+        "{delivery}"
+    );
+    assert_eq!(delivery["lastStatus"], 503);
+    assert_eq!(delivery["nextAttemptAt"], Value::Null);
+    // Tried again on demand, for a retry period of its own.
+    receiver.set(json!({"status": 200})).await;
+    let again = format!(
+        "{hook}/deliveries/{}/redeliver",
+        delivery["id"].as_str().unwrap()
+    );
+    let (status, _) = app.post_value(&again, Some(&admin.token), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    wait_for_log(&app, &admin, &hook, |log| {
+        log["deliveries"][0]["state"] == "delivered"
+    })
+    .await;
+}
