@@ -115,9 +115,9 @@ fn checked_clock(clock: Option<ClockBody>) -> Result<Option<Clock>, ApiError> {
         Some(seconds) => Err(ApiError::InvalidBody(format!(
             "clock.moveSeconds must be between 1 and {max}; got {seconds}"
         ))),
-        None => Err(ApiError::InvalidBody(
-            "a clock is {\"moveSeconds\": N}, N from 1 to 86400".into(),
-        )),
+        None => Err(ApiError::InvalidBody(format!(
+            "a clock is {{\"moveSeconds\": N}}, N from 1 to {max}"
+        ))),
     }
 }
 

@@ -47,8 +47,9 @@ pub struct Clock {
 }
 
 impl Clock {
-    /// The longest a move may be given: one day.
-    pub const MAX_MOVE_SECONDS: u32 = 86_400;
+    /// The longest a move may be given: fourteen days, for correspondence games (a move made
+    /// sooner costs nothing: there is no bank of time to draw on).
+    pub const MAX_MOVE_SECONDS: u32 = 14 * 86_400;
 }
 
 /// The persisted record a hook sees: a copy, so a hook cannot change the stored room.

@@ -186,7 +186,10 @@ async fn a_game_without_on_timeout_cannot_set_a_deadline_or_have_a_clock() {
         "clock_unsupported",
     )
     .await;
-    for bad in [json!({"moveSeconds": 0}), json!({"moveSeconds": 86_401})] {
+    for bad in [
+        json!({"moveSeconds": 0}),
+        json!({"moveSeconds": 14 * 86_400 + 1}),
+    ] {
         let body = json!({"game": "tictactoe", "clock": bad});
         let response = app.post("/rooms", Some(&player.token), Some(&body)).await;
         assert_problem(response, StatusCode::BAD_REQUEST, "invalid_body").await;
@@ -378,4 +381,30 @@ async fn quick_play_matches_only_rooms_with_the_same_clock() {
     assert!(timed != untimed && timed != other && untimed != other);
     assert_eq!((s4, joined), (StatusCode::OK, timed));
     assert_eq!((s5, joined_untimed), (StatusCode::OK, untimed));
+}
+
+/// Correspondence games: a week per move is a clock like another, its deadline a week out.
+#[tokio::test]
+async fn a_correspondence_clock_gives_each_move_days() {
+    let app = TestApp::spawn().await;
+    let (x, o) = (app.new_player().await, app.new_player().await);
+    let week = 7 * 86_400;
+    let room = app
+        .create_room(
+            &x,
+            json!({"game": "tictactoe", "clock": {"moveSeconds": week}}),
+        )
+        .await;
+    let id = room["id"].as_str().unwrap();
+    assert_eq!(room["clock"], json!({"moveSeconds": week}));
+    assert_eq!(app.join(&o, id).await.status(), StatusCode::OK);
+    let room = app.room(id).await;
+    let deadline =
+        chrono::DateTime::parse_from_rfc3339(room["triggerTimeoutAt"].as_str().unwrap()).unwrap();
+    let left = deadline.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    assert!(
+        left > chrono::Duration::days(7) - chrono::Duration::minutes(1)
+            && left <= chrono::Duration::days(7),
+        "{left}"
+    );
 }

@@ -216,7 +216,7 @@ async fn on_a_phone_nothing_scrolls_sideways_in_the_lobby_or_any_game() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn any_time_from_five_seconds_to_a_day_and_the_board_does_not_jump() {
+async fn any_time_from_five_seconds_to_fourteen_days_and_the_board_does_not_jump() {
     let app = TestApp::spawn_for_browsers().await;
     let driver = Driver::start().await;
     let browser = driver.browser("clocks").await;
@@ -237,7 +237,7 @@ async fn any_time_from_five_seconds_to_a_day_and_the_board_does_not_jump() {
         .await;
     browser.click(&format!("{card} .new-room")).await;
     browser
-        .wait_for_text("#lobby-message", "from 5 seconds to 1 day")
+        .wait_for_text("#lobby-message", "from 5 seconds to 14 days")
         .await;
     browser
         .select(&format!("{card} .clock-unit"), "minutes")

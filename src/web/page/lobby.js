@@ -152,7 +152,9 @@ export async function joinRoom(id) {
 }
 
 /** The per-move times offered first, in seconds. */
-export const CLOCK_CHOICES = [5, 15, 30, 60, 300, 900, 3600, 86400];
+export const CLOCK_CHOICES = [5, 15, 30, 60, 300, 900, 3600, 86400, 3 * 86400, 7 * 86400];
+/** The longest time per move: fourteen days, for correspondence games. */
+const LONGEST_MOVE = 14 * 86400;
 export const CLOCK_UNITS = { seconds: 1, minutes: 60, hours: 3600, days: 86400 };
 
 /** A time per move as people say it: "5 s", "1 min 30 s", "2 h", "1 day". */
@@ -192,8 +194,8 @@ export function gameEntry(game, message) {
   const timed = (body) => {
     if (!clock || !clock.value) return body;
     const seconds = clock.value === 'custom' ? Number(amount.value) * CLOCK_UNITS[unit.value] : Number(clock.value);
-    if (!Number.isInteger(seconds) || seconds < 5 || seconds > 86400) {
-      setMessage(message, 'A move may be given from 5 seconds to 1 day.', 'error');
+    if (!Number.isInteger(seconds) || seconds < 5 || seconds > LONGEST_MOVE) {
+      setMessage(message, 'A move may be given from 5 seconds to 14 days.', 'error');
       return null;
     }
     return { ...body, clock: { moveSeconds: seconds } };
