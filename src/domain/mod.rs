@@ -11,6 +11,8 @@ pub mod passwords;
 pub mod ratings;
 pub mod records;
 pub mod roles;
+#[cfg(test)]
+mod test_records;
 pub mod time;
 pub mod username;
 pub mod webhooks;

@@ -44,33 +44,6 @@ pub struct Room {
     pub updated_at: Timestamp,
 }
 
-#[cfg(test)]
-impl Room {
-    /// A new room of `game`, open, at version 1, for tests.
-    pub(crate) fn for_tests(id: &str, game: &str) -> Self {
-        let now = Timestamp::now();
-        Room {
-            trigger_timeout_at: None,
-            clock: None,
-            rematch: None,
-            score: Score::default(),
-            id: id.into(),
-            game: game.into(),
-            game_version: None,
-            private: false,
-            rated: false,
-            version: 1,
-            joinable: true,
-            finished: false,
-            state: Value::Null.into(),
-            players: Vec::new().into(),
-            inactive_players: Vec::new(),
-            created_at: now,
-            updated_at: now,
-        }
-    }
-}
-
 /// "Play again" in a finished room: the seats of the game that ended are held for its other
 /// players until `until` (RFC 3339, UTC), and only they may join until then.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]

@@ -162,131 +162,190 @@ impl Outbox {
 
     async fn run(self, channel: Arc<dyn Channel>) {
         let (done, mut outcomes) = mpsc::unbounded_channel::<Settled>();
-        let total = Arc::new(Semaphore::new(self.rules.total));
-        let mut in_flight: HashMap<String, usize> = HashMap::new();
-        let mut live: Vec<String> = Vec::new();
-        // Endpoints that may have rows due: all of them on each full look, and those the last
-        // look found as many rows for as it asked.
-        let mut maybe_due: HashSet<String> = HashSet::new();
-        let mut settled: Vec<Settled> = Vec::new();
-        let mut next_full_look = Instant::now();
-        let mut next_prune = Instant::now();
+        let mut dispatcher = Dispatcher {
+            total: Arc::new(Semaphore::new(self.rules.total)),
+            outbox: self,
+            channel,
+            done,
+            in_flight: HashMap::new(),
+            live: Vec::new(),
+            maybe_due: HashSet::new(),
+            settled: Vec::new(),
+            next_full_look: Instant::now(),
+            next_prune: Instant::now(),
+        };
         loop {
             let looked = Instant::now();
-            if looked >= next_full_look {
-                next_full_look = looked + RESCAN;
-                match self.reload().await {
-                    Ok(endpoints) => {
-                        live = endpoints
-                            .into_iter()
-                            .filter(Endpoint::is_live)
-                            .map(|e| e.id)
-                            .collect();
-                    }
-                    Err(err) => {
-                        tracing::warn!(error = %err, "could not read the webhook endpoints")
-                    }
-                }
-                maybe_due = live.iter().cloned().collect();
+            if looked >= dispatcher.next_full_look {
+                dispatcher.look_at_every_endpoint(looked).await;
             }
             while let Ok(outcome) = outcomes.try_recv() {
-                if let Some(n) = in_flight.get_mut(&outcome.endpoint_id) {
-                    *n = n.saturating_sub(1);
-                }
-                settled.push(outcome);
+                dispatcher.ended(outcome);
             }
-            let mut free = total.available_permits();
-            let mut claims = Vec::new();
-            for id in live.iter().filter(|id| maybe_due.contains(*id)) {
-                let room = self
-                    .rules
-                    .per_endpoint
-                    .saturating_sub(in_flight.get(id).copied().unwrap_or(0))
-                    .min(free);
-                if room > 0 {
-                    free -= room;
-                    claims.push((id.clone(), room as i64));
-                }
+            dispatcher.round().await;
+            if looked >= dispatcher.next_prune {
+                dispatcher.prune(looked).await;
             }
-            if !claims.is_empty() || !settled.is_empty() {
-                let now = Timestamp::now();
-                let round = Dispatch {
-                    settled: std::mem::take(&mut settled),
-                    claims: claims.clone(),
-                    now,
-                    lease_until: now.after(self.rules.lease),
-                    disable_before: now.before(self.rules.disable_after),
-                };
-                match self.store.dispatch(round).await {
-                    Ok(dispatched) => {
-                        for (id, asked) in &claims {
-                            let got = dispatched
-                                .claimed
-                                .iter()
-                                .filter(|c| &c.endpoint.id == id)
-                                .count();
-                            if (got as i64) < *asked {
-                                maybe_due.remove(id);
-                            }
-                        }
-                        for id in &dispatched.disabled {
-                            tracing::warn!(endpoint = %id, "a webhook endpoint failed every delivery for the disabling period; disabled");
-                            next_full_look = Instant::now();
-                        }
-                        let bodies = bodies_of(&self.store, &dispatched.claimed).await;
-                        for (row, body) in dispatched.claimed.into_iter().zip(bodies) {
-                            *in_flight.entry(row.endpoint.id.clone()).or_default() += 1;
-                            let permit = total.clone().try_acquire_owned().ok();
-                            let (channel, done, rules) =
-                                (channel.clone(), done.clone(), self.rules);
-                            tokio::spawn(async move {
-                                let attempted = match body {
-                                    Ok(body) => channel.deliver(&row, &body).await,
-                                    Err(why) => Attempted {
-                                        status: None,
-                                        delivered: false,
-                                        latency: Duration::ZERO,
-                                        response: String::new(),
-                                        error: Some(why),
-                                    },
-                                };
-                                let _ = done.send(outcome(&row, attempted, &rules));
-                                drop(permit);
-                            });
-                        }
-                    }
-                    Err(err) => {
-                        tracing::warn!(error = %err, "could not take or settle the outbox's rows; trying again shortly");
-                        // Nothing of the round happened: its outcomes are kept for the next.
-                        next_full_look = Instant::now() + RESCAN;
-                    }
-                }
-            }
-            if looked >= next_prune {
-                // A keeping period shorter than the pruning's own (a test's) is kept to as well.
-                next_prune = looked + PRUNE_EVERY.min(self.rules.keep_for.max(RESCAN));
-                let before = Timestamp::now().before(self.rules.keep_for);
-                match self.store.prune_outbox(before, PRUNE_LIMIT).await {
-                    // More are due: the next look prunes again.
-                    Ok(pruned) if pruned as i64 == PRUNE_LIMIT => next_prune = looked,
-                    Ok(_) => {}
-                    Err(err) => tracing::warn!(error = %err, "could not prune the outbox"),
-                }
-            }
-            let until = next_full_look.min(next_prune);
+            let until = dispatcher.next_full_look.min(dispatcher.next_prune);
+            let store = dispatcher.outbox.store.clone();
+            let changed = dispatcher.outbox.changed.clone();
             tokio::select! {
                 _ = tokio::time::sleep_until(until) => {}
-                written_for = self.store.outbox_written() => { maybe_due.extend(written_for); }
-                _ = self.changed.notified() => { next_full_look = Instant::now(); }
-                Some(outcome) = outcomes.recv() => {
-                    if let Some(n) = in_flight.get_mut(&outcome.endpoint_id) {
-                        *n = n.saturating_sub(1);
-                    }
-                    maybe_due.insert(outcome.endpoint_id.clone());
-                    settled.push(outcome);
-                }
+                written_for = store.outbox_written() => dispatcher.maybe_due.extend(written_for),
+                _ = changed.notified() => dispatcher.next_full_look = Instant::now(),
+                Some(outcome) = outcomes.recv() => dispatcher.ended(outcome),
             }
             tokio::time::sleep_until(looked + MIN_GAP).await;
+        }
+    }
+}
+
+/// What one server's dispatcher keeps between its looks.
+struct Dispatcher {
+    outbox: Outbox,
+    channel: Arc<dyn Channel>,
+    /// Where each attempt's outcome goes when it ends.
+    done: mpsc::UnboundedSender<Settled>,
+    /// Deliveries in flight from this server, in all and per endpoint.
+    total: Arc<Semaphore>,
+    in_flight: HashMap<String, usize>,
+    /// The endpoints taking deliveries (neither paused nor disabled) at the last full look.
+    live: Vec<String>,
+    /// Endpoints that may have rows due: all of them on each full look, those this server's
+    /// writer put rows in for or an attempt to ended since, and those the last look found as
+    /// many rows for as it asked.
+    maybe_due: HashSet<String>,
+    /// Outcomes not kept yet.
+    settled: Vec<Settled>,
+    next_full_look: Instant,
+    next_prune: Instant,
+}
+
+impl Dispatcher {
+    /// Reads the endpoints again (and tells the writer), and looks at every live one.
+    async fn look_at_every_endpoint(&mut self, now: Instant) {
+        self.next_full_look = now + RESCAN;
+        match self.outbox.reload().await {
+            Ok(endpoints) => {
+                self.live = endpoints
+                    .into_iter()
+                    .filter(Endpoint::is_live)
+                    .map(|e| e.id)
+                    .collect();
+            }
+            Err(err) => tracing::warn!(error = %err, "could not read the webhook endpoints"),
+        }
+        self.maybe_due = self.live.iter().cloned().collect();
+    }
+
+    /// An attempt ended: its outcome waits to be kept, and its endpoint has room again.
+    fn ended(&mut self, outcome: Settled) {
+        if let Some(n) = self.in_flight.get_mut(&outcome.endpoint_id) {
+            *n = n.saturating_sub(1);
+        }
+        self.maybe_due.insert(outcome.endpoint_id.clone());
+        self.settled.push(outcome);
+    }
+
+    /// How many rows to take for each endpoint that may have some due: as many as it has room
+    /// for, within what the server has room for.
+    fn claims(&self) -> Vec<(String, i64)> {
+        let mut free = self.total.available_permits();
+        let mut claims = Vec::new();
+        for id in self.live.iter().filter(|id| self.maybe_due.contains(*id)) {
+            let busy = self.in_flight.get(id).copied().unwrap_or(0);
+            let room = self
+                .outbox
+                .rules
+                .per_endpoint
+                .saturating_sub(busy)
+                .min(free);
+            if room > 0 {
+                free -= room;
+                claims.push((id.clone(), room as i64));
+            }
+        }
+        claims
+    }
+
+    /// Keeps the outcomes waiting and takes the rows due, in one write, and starts delivering
+    /// what it took.
+    async fn round(&mut self) {
+        let claims = self.claims();
+        if claims.is_empty() && self.settled.is_empty() {
+            return;
+        }
+        let now = Timestamp::now();
+        let rules = self.outbox.rules;
+        let round = Dispatch {
+            settled: std::mem::take(&mut self.settled),
+            claims: claims.clone(),
+            now,
+            lease_until: now.after(rules.lease),
+            disable_before: now.before(rules.disable_after),
+        };
+        let dispatched = match self.outbox.store.dispatch(round).await {
+            Ok(dispatched) => dispatched,
+            Err(err) => {
+                tracing::warn!(error = %err, "could not take or settle the outbox's rows; trying again shortly");
+                // Nothing of the round happened; its rows are taken again, and the attempts
+                // whose outcomes it held are made again, once their lease is over.
+                self.next_full_look = Instant::now() + RESCAN;
+                return;
+            }
+        };
+        for (id, asked) in &claims {
+            let got = dispatched
+                .claimed
+                .iter()
+                .filter(|c| &c.endpoint.id == id)
+                .count();
+            if (got as i64) < *asked {
+                self.maybe_due.remove(id);
+            }
+        }
+        for id in &dispatched.disabled {
+            tracing::warn!(endpoint = %id, "a webhook endpoint failed every delivery for the disabling period; disabled");
+            self.next_full_look = Instant::now();
+        }
+        let bodies = bodies_of(&self.outbox.store, &dispatched.claimed).await;
+        for (row, body) in dispatched.claimed.into_iter().zip(bodies) {
+            self.start(row, body);
+        }
+    }
+
+    /// Delivers `row` off the dispatcher's loop; its outcome comes back through `done`.
+    fn start(&mut self, row: Claimed, body: Result<String, String>) {
+        *self.in_flight.entry(row.endpoint.id.clone()).or_default() += 1;
+        let permit = self.total.clone().try_acquire_owned().ok();
+        let (channel, done, rules) = (self.channel.clone(), self.done.clone(), self.outbox.rules);
+        tokio::spawn(async move {
+            let attempted = match body {
+                Ok(body) => channel.deliver(&row, &body).await,
+                Err(why) => Attempted {
+                    status: None,
+                    delivered: false,
+                    latency: Duration::ZERO,
+                    response: String::new(),
+                    error: Some(why),
+                },
+            };
+            let _ = done.send(outcome(&row, attempted, &rules));
+            drop(permit);
+        });
+    }
+
+    /// Removes rows done for longer than they are kept, some at a time.
+    async fn prune(&mut self, now: Instant) {
+        let rules = self.outbox.rules;
+        // A keeping period shorter than the pruning's own (a test's) is kept to as well.
+        self.next_prune = now + PRUNE_EVERY.min(rules.keep_for.max(RESCAN));
+        let before = Timestamp::now().before(rules.keep_for);
+        match self.outbox.store.prune_outbox(before, PRUNE_LIMIT).await {
+            // More are due: the next look prunes again.
+            Ok(pruned) if pruned as i64 == PRUNE_LIMIT => self.next_prune = now,
+            Ok(_) => {}
+            Err(err) => tracing::warn!(error = %err, "could not prune the outbox"),
         }
     }
 }

@@ -55,6 +55,7 @@ mod sqlite;
 #[cfg(test)]
 mod statements;
 mod types;
+mod webhook_endpoints;
 mod writer;
 mod writer_stats;
 mod writes;
@@ -69,9 +70,7 @@ use crate::domain::records::{
 };
 use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, Clock, PlayerRef};
-pub use outbox::{
-    Claimed, Dispatch, Dispatched, EndpointWrite, Next, Settled, ACTIVATION as WEBHOOK_ACTIVATION,
-};
+pub use outbox::{Claimed, Dispatch, Dispatched, Next, Settled, ACTIVATION as WEBHOOK_ACTIVATION};
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};
 use queue::Job;
@@ -79,6 +78,7 @@ use queue::Write;
 pub use ratings::{Rebuilt, Standing};
 pub use sessions::{Ending, MAX_LIVE_CODES};
 use sqlite::SqliteStore;
+pub use webhook_endpoints::EndpointWrite;
 use writer::Writer;
 use writes::{NewBot, RoomCopies, Seen};
 
