@@ -10,7 +10,9 @@ use super::types::StoreError;
 use super::Store;
 use crate::domain::outgoing::Outgoing;
 use crate::domain::time::Timestamp;
-use crate::domain::webhooks::{Delivery, DeliveryAttempt, DeliveryState, Endpoint, EventTypes};
+use crate::domain::webhooks::{
+    Delivery, DeliveryAttempt, DeliveryState, Endpoint, EventTypes, OutboxRow,
+};
 
 /// An endpoint, in the columns [`endpoint`] reads.
 pub(super) const ENDPOINT: &str = "SELECT id, game_id, created_by, url, events, secret, \
@@ -142,10 +144,11 @@ pub enum EndpointWrite {
     Delete {
         id: String,
     },
-    /// A ping, for the endpoint alone.
+    /// A ping, for the endpoint alone, as delivery `delivery`.
     Ping {
         id: String,
         event: Outgoing,
+        delivery: String,
     },
     /// A delivery due again now, tried until `until`.
     Redeliver {
@@ -205,8 +208,16 @@ impl WriteStep for EndpointWrite {
                 let delete = Statement::new(DELETE_ENDPOINT).bind(id.as_str());
                 found(D::fetch_optional(conn, delete).await?)
             }
-            EndpointWrite::Ping { id, event } => {
-                insert_rows::<D>(conn, &[row_for(event, id)]).await?;
+            EndpointWrite::Ping {
+                id,
+                event,
+                delivery,
+            } => {
+                let row = OutboxRow {
+                    id: delivery.clone(),
+                    ..row_for(event, id)
+                };
+                insert_rows::<D>(conn, &[row]).await?;
                 Ok(true)
             }
             EndpointWrite::Redeliver {

@@ -11,6 +11,8 @@ pub enum WebhookError {
     NotFound,
     #[error("there is no such delivery for this endpoint")]
     DeliveryNotFound,
+    #[error("the endpoint is disabled (it failed every delivery for the disabling period); resume it first")]
+    Disabled,
     #[error("only the owner of the game `{0}` may see or change its webhooks")]
     NotYourGame(String),
     #[error("the webhook URL cannot be used: {0}")]
@@ -43,6 +45,7 @@ impl Problem for WebhookError {
         match self {
             WebhookError::NotFound => (K::NotFound, "webhook_not_found"),
             WebhookError::DeliveryNotFound => (K::NotFound, "delivery_not_found"),
+            WebhookError::Disabled => (K::Conflict, "webhook_disabled"),
             WebhookError::NotYourGame(_) => (K::Forbidden, "not_your_game"),
             WebhookError::BadUrl(OutboundError::NotPublic(_)) => {
                 (K::Unprocessable, "destination_not_allowed")

@@ -21,7 +21,9 @@ use crate::domain::game_id::GameId;
 use crate::domain::ids::PlayerId;
 use crate::domain::outgoing::Outgoing;
 use crate::domain::time::Timestamp;
-use crate::domain::webhooks::{new_endpoint_id, Delivery, Endpoint, EventType, EventTypes};
+use crate::domain::webhooks::{
+    new_endpoint_id, new_message_id, Delivery, Endpoint, EventType, EventTypes,
+};
 use crate::outbound::Destinations;
 use crate::outbox::Outbox;
 use crate::store::{EndpointWrite, Store};
@@ -226,17 +228,20 @@ impl Webhooks {
     /// Queues a `ping` for the endpoint alone; its delivery.
     pub async fn ping(&self, scope: &Scope, id: &str) -> Result<Delivery, WebhookError> {
         let endpoint = self.get(scope, id).await?;
+        // A disabled endpoint takes nothing until it is resumed, a ping neither.
+        if endpoint.disabled_at.is_some() {
+            return Err(WebhookError::Disabled);
+        }
         let data = json!({"endpoint": {"id": endpoint.id, "url": endpoint.url}});
         let event = Outgoing::new(EventType::Ping, Timestamp::now(), data);
+        let delivery = new_message_id();
         let ping = EndpointWrite::Ping {
             id: id.to_owned(),
             event,
+            delivery: delivery.clone(),
         };
         self.change(ping).await?;
-        let newest = self.store.deliveries(id, i64::MAX, 1).await?;
-        self.with_retry_until(newest)
-            .pop()
-            .ok_or(WebhookError::NotFound)
+        self.delivery(scope, id, &delivery).await
     }
 
     /// The endpoint's deliveries before `before` (a delivery's place, from an earlier page),

@@ -294,6 +294,11 @@ async fn an_endpoint_that_fails_every_delivery_is_disabled_and_its_owner_sees_wh
     assert!(reason.contains("HTTP 500"), "{reason}");
     assert!(receiver.received().await.len() >= 2, "it was tried again");
 
+    // A disabled endpoint takes no ping either, until it is resumed.
+    let response = app
+        .post(&format!("{hook}/ping"), Some(&owner.token), None)
+        .await;
+    assert_problem(response, StatusCode::CONFLICT, "webhook_disabled").await;
     // Resumed with the receiver mended, the event that waited arrives.
     receiver.set(json!({"status": 200})).await;
     let (status, resumed) = app
