@@ -177,6 +177,7 @@ fn event(version: i64, kind: EventKind, player: &PlayerRef, room: &Room) -> Room
         players: room.players.clone(),
         created_at: room.updated_at,
         rating_changes: Vec::new(),
+        to_move: room.to_move.clone(),
     }
 }
 
@@ -197,6 +198,8 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> Box<Room
         joinable_before: true,
         finished_before: false,
         winners: None,
+        // As a game's move does: the turn passes, and the memberships say whose it is.
+        turns_changed: true,
     })
 }
 
@@ -204,6 +207,7 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> Box<Room
 async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str) -> Room {
     let room = Room {
         trigger_timeout_at: None,
+        to_move: Some(vec![players[0].id.clone()]),
         clock: None,
         rematch: None,
         score: Default::default(),
@@ -290,6 +294,9 @@ async fn run_moves(
                 let expected = room.version;
                 room.version += 1;
                 room.state = json!({"turn": room.version}).into();
+                // Seat 0's turn every other move (the second seat is empty here).
+                let turn = (room.version % 2 == 0).then(|| players[0].id.clone());
+                room.to_move = Some(turn.into_iter().collect());
                 let events = vec![event(room.version, EventKind::Move, &players[0], &room)];
                 let sent = Instant::now();
                 room = store

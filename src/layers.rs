@@ -10,10 +10,11 @@
 /// What composes the slices and serves them: no slice or anything below imports these.
 const ABOVE: [&str; 6] = ["api", "services", "config", "startup", "seed", "dev"];
 /// The slices, highest first: each may import only those after it.
-const SLICES: [&str; 7] = [
+const SLICES: [&str; 8] = [
     "moderation",
     "standing",
     "webhooks",
+    "notifications",
     "engine",
     "accounts",
     "catalog",
@@ -21,18 +22,42 @@ const SLICES: [&str; 7] = [
 ];
 /// Which slices a slice may not import: those above it, and its peers that it has no call to.
 const SLICES_APART: &[(&str, &[&str])] = &[
-    ("moderation", &["webhooks", "outbox"]),
+    ("moderation", &["webhooks", "notifications", "outbox"]),
     (
         "standing",
-        &["moderation", "webhooks", "engine", "accounts", "outbox"],
+        &[
+            "moderation",
+            "webhooks",
+            "notifications",
+            "engine",
+            "accounts",
+            "outbox",
+        ],
     ),
     (
         "webhooks",
-        &["moderation", "standing", "engine", "accounts"],
+        &[
+            "moderation",
+            "standing",
+            "notifications",
+            "engine",
+            "accounts",
+        ],
+    ),
+    (
+        "notifications",
+        &["moderation", "standing", "webhooks", "engine"],
     ),
     (
         "engine",
-        &["moderation", "standing", "webhooks", "accounts", "outbox"],
+        &[
+            "moderation",
+            "standing",
+            "webhooks",
+            "notifications",
+            "accounts",
+            "outbox",
+        ],
     ),
     (
         "accounts",
@@ -40,6 +65,7 @@ const SLICES_APART: &[(&str, &[&str])] = &[
             "moderation",
             "standing",
             "webhooks",
+            "notifications",
             "engine",
             "catalog",
             "outbox",
@@ -51,6 +77,7 @@ const SLICES_APART: &[(&str, &[&str])] = &[
             "moderation",
             "standing",
             "webhooks",
+            "notifications",
             "engine",
             "accounts",
             "outbox",
@@ -62,6 +89,7 @@ const SLICES_APART: &[(&str, &[&str])] = &[
             "moderation",
             "standing",
             "webhooks",
+            "notifications",
             "engine",
             "accounts",
             "catalog",

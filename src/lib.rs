@@ -19,6 +19,7 @@ mod layers;
 pub mod live;
 pub mod metrics;
 pub mod moderation;
+pub mod notifications;
 pub mod outbound;
 pub mod outbox;
 pub mod problem;

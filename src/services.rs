@@ -1,5 +1,6 @@
 //! The product's slices, each a small service holding only the handles it needs, composed once
-//! at start: rooms (the engine), accounts, the catalog of games, moderation and standing.
+//! at start: rooms (the engine), accounts, the catalog of games, moderation, standing, webhooks
+//! and notifications.
 //! Handlers call the one they need.
 //!
 //! One stop in the life of a move: `docs/internals.md`.
@@ -11,6 +12,7 @@ use crate::engine::{Engine, EngineError, IdleRules};
 use crate::game::GameRegistry;
 use crate::metrics::Exposition;
 use crate::moderation::Moderation;
+use crate::notifications::Notifications;
 use crate::outbox::Outbox;
 use crate::sandbox::SandboxPool;
 use crate::standing::Standings;
@@ -25,6 +27,7 @@ pub struct Services {
     pub moderation: Moderation,
     pub standing: Standings,
     pub webhooks: Webhooks,
+    pub notifications: Notifications,
 }
 
 impl Services {
@@ -54,6 +57,7 @@ impl Services {
                 accounts.clone(),
                 catalog.clone(),
             ),
+            notifications: Notifications::new(store.clone()),
             standing: Standings::new(store, catalog.clone()),
             webhooks,
             rooms,

@@ -93,6 +93,7 @@ impl Application {
             moderation: services.moderation,
             standing: services.standing,
             webhooks: services.webhooks,
+            notifications: services.notifications,
             stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
             streams_shutdown,
             open_streams: Gauge::default(),

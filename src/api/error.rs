@@ -13,6 +13,7 @@ use crate::accounts::AccountError;
 use crate::catalog::CatalogError;
 use crate::engine::EngineError;
 use crate::moderation::ModerationError;
+use crate::notifications::NotificationError;
 use crate::problem::{innermost, ErrorKind, Problem};
 use crate::standing::StandingError;
 use crate::webhooks::WebhookError;
@@ -73,6 +74,8 @@ pub enum ApiError {
     Standing(#[from] StandingError),
     #[error(transparent)]
     Webhooks(#[from] WebhookError),
+    #[error(transparent)]
+    Notifications(#[from] NotificationError),
 }
 
 impl ApiError {
@@ -85,6 +88,7 @@ impl ApiError {
             ApiError::Moderation(err) => err,
             ApiError::Standing(err) => err,
             ApiError::Webhooks(err) => err,
+            ApiError::Notifications(err) => err,
             _ => return None,
         };
         Some(innermost(problem))
@@ -122,6 +126,7 @@ impl ApiError {
             ApiError::Moderation(err) => slice_problem(err),
             ApiError::Standing(err) => slice_problem(err),
             ApiError::Webhooks(err) => slice_problem(err),
+            ApiError::Notifications(err) => slice_problem(err),
         }
     }
 

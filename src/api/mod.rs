@@ -16,6 +16,7 @@ mod health;
 mod json_body;
 pub mod limits;
 mod metrics;
+mod notifications;
 mod page;
 mod pages;
 mod players;
@@ -52,6 +53,7 @@ pub struct AppContext {
     pub moderation: Moderation,
     pub standing: Standings,
     pub webhooks: crate::webhooks::Webhooks,
+    pub notifications: crate::notifications::Notifications,
     /// How long a stream may stay silent before a keep-alive comment.
     pub stream_keepalive: std::time::Duration,
     /// Turns true when the server begins to stop; every open stream then ends.
@@ -112,6 +114,7 @@ pub fn routes(dev: bool) -> Vec<RouteDef> {
     if dev {
         all.extend(dev::routes());
     }
+    all.extend(notifications::routes());
     all.extend(players::routes());
     all.extend(sessions::routes());
     all.extend(games::routes());

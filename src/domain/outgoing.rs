@@ -183,6 +183,7 @@ mod tests {
             trigger_timeout_at: None,
             created_at: Timestamp::now(),
             rating_changes: Vec::new(),
+            to_move: None,
         }
     }
 

@@ -34,6 +34,9 @@ pub struct Room {
     pub state: Arc<Value>,
     /// When the game's `onTimeout` runs, if a hook set a deadline (RFC 3339, UTC).
     pub trigger_timeout_at: Option<Timestamp>,
+    /// The players its latest version waits on to move, as the game says (none in a finished
+    /// room); `None` when the game could not say.
+    pub to_move: Option<Vec<PlayerId>>,
     /// The clock the room was created with, if any; the same for its whole life.
     pub clock: Option<Clock>,
     /// "Play again" holding the last game's seats for its other players, if it does.
@@ -112,6 +115,7 @@ impl Room {
             rated: false,
             state: Arc::new(Value::Null),
             trigger_timeout_at: None,
+            to_move: None,
             clock: None,
             rematch: None,
             score: Score::default(),
@@ -249,6 +253,8 @@ pub struct RoomEvent {
     /// Who was seated at this version, in seat order.
     pub players: Arc<Vec<PlayerRef>>,
     pub trigger_timeout_at: Option<Timestamp>,
+    /// The players this version waits on to move (see [`Room::to_move`]).
+    pub to_move: Option<Vec<PlayerId>>,
     pub created_at: Timestamp,
     /// For the version that finished a rated game: how it changed each player's rating.
     pub rating_changes: Vec<RatingChange>,

@@ -11,6 +11,7 @@ impl Room {
         let now = Timestamp::now();
         Room {
             trigger_timeout_at: None,
+            to_move: None,
             clock: None,
             rematch: None,
             score: Score::default(),

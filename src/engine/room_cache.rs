@@ -159,6 +159,7 @@ mod tests {
     fn room(version: i64) -> Room {
         Room {
             trigger_timeout_at: None,
+            to_move: None,
             clock: None,
             rematch: None,
             score: Default::default(),

@@ -42,6 +42,8 @@ pub struct Transition {
     /// Who won, as the game said when its hook finished the room (for the version recorded
     /// next).
     verdict: Verdict,
+    /// Whose move it was at the version read (see [`Room::to_move`]).
+    to_move_before: Option<Vec<PlayerId>>,
 }
 
 /// Who won the game a hook just finished, as far as the game could say.
@@ -84,6 +86,7 @@ impl Transition {
             game,
             lobby_before: expected_version.map(|_| LobbyView::of(&room)),
             finished_before: room.finished,
+            to_move_before: room.to_move.clone(),
             room,
             expected_version,
             events: Vec::new(),
@@ -285,12 +288,35 @@ impl Transition {
         match guarded(|| game.winners(&finished)) {
             Ok(winners) => Verdict::Named(winners),
             Err(fault) => {
-                let fault = match fault {
-                    HookError::Refused(thrown) => HookError::Crashed(thrown.message),
-                    other => other,
-                };
-                self.hook_failed(Hook::Winners, &finished, fault);
+                self.hook_failed(Hook::Winners, &finished, thrown_is_a_fault(fault));
                 Verdict::Unknown
+            }
+        }
+    }
+
+    /// Whose move it is at the version just made, as the game says (its `toMove` export, or
+    /// its state): only seated players, each once; nobody's in a finished room. A game failing
+    /// to say is a fault of the game, kept in its logs, and the turn is unknown (`None`).
+    fn ask_to_move(&self) -> Option<Vec<PlayerId>> {
+        if self.room.finished {
+            return Some(Vec::new());
+        }
+        let board = self.room.board_game(self.now);
+        let game = self.game.as_ref();
+        match guarded(|| game.to_move(&board)) {
+            Ok(named) => {
+                let mut to_move: Vec<PlayerId> = Vec::new();
+                for id in named {
+                    let seated = self.room.players.iter().find(|p| *p.id == *id);
+                    if let Some(player) = seated.filter(|p| !to_move.contains(&p.id)) {
+                        to_move.push(player.id.clone());
+                    }
+                }
+                Some(to_move)
+            }
+            Err(fault) => {
+                self.hook_failed(Hook::ToMove, &board, thrown_is_a_fault(fault));
+                None
             }
         }
     }
@@ -348,6 +374,7 @@ impl Transition {
         }
         self.room.version += 1;
         self.room.updated_at = self.now;
+        self.room.to_move = self.ask_to_move();
         self.events.push(RoomEvent {
             version: self.room.version,
             kind,
@@ -358,6 +385,7 @@ impl Transition {
             finished: self.room.finished,
             players: self.room.players.clone(),
             trigger_timeout_at: self.room.trigger_timeout_at,
+            to_move: self.room.to_move.clone(),
             created_at: self.now,
             rating_changes: Vec::new(),
         });
@@ -391,6 +419,7 @@ impl Transition {
             joinable_before: before.0,
             finished_before: before.1,
             winners: self.winners,
+            turns_changed: self.to_move_before != self.room.to_move,
             lobby_change,
             room: self.room,
             expected_version: self.expected_version,
@@ -402,6 +431,14 @@ impl Transition {
             audit: self.audit,
             rated_result: self.rated_result,
         })
+    }
+}
+
+/// A question to the game (who won, whose move) has no refusal: what it throws is a fault.
+fn thrown_is_a_fault(fault: HookError) -> HookError {
+    match fault {
+        HookError::Refused(thrown) => HookError::Crashed(thrown.message),
+        other => other,
     }
 }
 

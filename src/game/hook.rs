@@ -25,6 +25,9 @@ pub enum Hook {
     /// Optional: who won a finished room, for its ratings and score.
     #[serde(rename = "winners")]
     Winners,
+    /// Optional: whose move it is in a room in play, for the turns inbox and its notices.
+    #[serde(rename = "toMove")]
+    ToMove,
     /// Not an export: the search that ships with the server, run over the game's own hooks
     /// to choose a bot's move.
     #[serde(rename = "bot search")]
@@ -50,7 +53,11 @@ impl Hook {
     pub fn makes_a_version(self) -> bool {
         !matches!(
             self,
-            Hook::PlayerView | Hook::EnumerateMoves | Hook::Winners | Hook::BotSearch
+            Hook::PlayerView
+                | Hook::EnumerateMoves
+                | Hook::Winners
+                | Hook::ToMove
+                | Hook::BotSearch
         )
     }
 
@@ -65,6 +72,7 @@ impl Hook {
             Hook::PlayerView => "onPlayerView",
             Hook::EnumerateMoves => "enumerateMoves",
             Hook::Winners => "winners",
+            Hook::ToMove => "toMove",
             Hook::BotSearch => "bot search",
         }
     }

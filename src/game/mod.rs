@@ -10,7 +10,7 @@ mod patch;
 mod registry;
 
 pub use hook::{Hook, LogLevel};
-pub use outcome::{player_ids, winners_of};
+pub use outcome::{player_ids, to_move_of, winners_of};
 pub use patch::{json_type, Patch, PatchError, ValidPatch, MAX_STATE_BYTES};
 pub use registry::GameRegistry;
 
@@ -104,6 +104,10 @@ pub struct Capabilities {
     /// `winners`: the game says who won a finished room (otherwise its state's `winner` or
     /// `winners` does, see [`winners_of`]).
     pub winners: bool,
+    /// `toMove`: the game says whose move it is in a room in play (otherwise its state's
+    /// `plrToMoveIndex` does, see [`to_move_of`]).
+    #[serde(default)]
+    pub to_move: bool,
 }
 
 /// How well a computer opponent plays.
@@ -238,6 +242,14 @@ pub trait Game: Send + Sync {
     /// is rated, its players' ratings. By default what the state names ([`winners_of`]).
     fn winners(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
         Ok(winners_of(&game.state))
+    }
+
+    /// Whose move it is in `game`, a room in play (the record of a version just made): the
+    /// players, or their ids, whose move the game waits on; none when it waits on nobody.
+    /// Asked once per version, for the turns inbox and the notices of a turn. By default what
+    /// the state's `plrToMoveIndex` names ([`to_move_of`]).
+    fn to_move(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
+        Ok(to_move_of(&game.state, &game.players))
     }
 
     /// A move as the game expects it, for generic clients to suggest (a move box's

@@ -1,8 +1,19 @@
 //! Who won a finished game, read from its final state the way clients and bots read it: a
 //! `winner` (a player, or a player's id) or a list of `winners`. A finished game that names
-//! neither is a draw.
+//! neither is a draw. And whose move it is in one in play, read from its state's
+//! `plrToMoveIndex`, where UrTurn's games and the built-in ones keep it.
 
 use serde_json::Value;
+
+use super::PlayerRef;
+
+/// The ids of the seated players `state` says are to move: the one at seat
+/// `state.plrToMoveIndex`, if there is one; none otherwise.
+pub fn to_move_of(state: &Value, players: &[PlayerRef]) -> Vec<String> {
+    let seat = state.get("plrToMoveIndex").and_then(Value::as_u64);
+    let player = seat.and_then(|seat| players.get(usize::try_from(seat).ok()?));
+    player.map(|p| vec![p.id.to_string()]).unwrap_or_default()
+}
 
 /// The ids of the players `state` names as winners; empty for a draw.
 pub fn winners_of(state: &Value) -> Vec<String> {
@@ -26,8 +37,22 @@ pub fn player_ids(list: &[Value]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::winners_of;
+    use super::{to_move_of, winners_of};
+    use crate::game::PlayerRef;
     use serde_json::json;
+
+    #[test]
+    fn the_seat_to_move_names_its_player() {
+        let player = |id: &str| PlayerRef {
+            id: id.into(),
+            username: id.to_uppercase(),
+        };
+        let players = [player("a"), player("b")];
+        assert_eq!(to_move_of(&json!({"plrToMoveIndex": 1}), &players), ["b"]);
+        assert!(to_move_of(&json!({"plrToMoveIndex": 2}), &players).is_empty());
+        assert!(to_move_of(&json!({"plrToMoveIndex": null}), &players).is_empty());
+        assert!(to_move_of(&json!({"turn": 0}), &players).is_empty());
+    }
 
     #[test]
     fn a_winner_is_a_player_an_id_or_one_of_a_list() {

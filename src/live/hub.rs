@@ -264,6 +264,7 @@ mod tests {
             players: Vec::new().into(),
             created_at: room.created_at,
             rating_changes: Vec::new(),
+            to_move: None,
         };
         hub.publish(&room, vec![event.clone()], Shown::PerViewer);
         let update = watcher.recv().await.unwrap();

@@ -14,8 +14,8 @@ use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLevel, LogLine, Outcome, SearchOptions};
 use crate::domain::records::{now, GameLogLine};
 use crate::game::{
-    json_type, player_ids, winners_of, BoardGame, BotLevel, Capabilities, Game, GameError,
-    GameInfo, Hook, HookError, HookResult, Patch, PlayerRef,
+    json_type, player_ids, to_move_of, winners_of, BoardGame, BotLevel, Capabilities, Game,
+    GameError, GameInfo, Hook, HookError, HookResult, Patch, PlayerRef,
 };
 
 /// A playout that reaches this many moves without the game finishing counts as a draw.
@@ -218,6 +218,22 @@ impl Game for HostedGame {
                 json_type(&other)
             ))),
             // Throwing is a refusal to the sandbox; the transition makes it the fault it is.
+            Err(fault) => Err(fault),
+        }
+    }
+
+    /// What its `toMove(roomState)` export answers, when it has one: a list of players or
+    /// their ids.
+    fn to_move(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
+        if !self.hooks.to_move {
+            return Ok(to_move_of(&game.state, &game.players));
+        }
+        match self.call_raw(Hook::ToMove, arguments(&(game,)), game) {
+            Ok(Value::Array(list)) => Ok(player_ids(&list)),
+            Ok(other) => Err(HookError::InvalidResult(format!(
+                "toMove must return an array of players or player ids, not {}",
+                json_type(&other)
+            ))),
             Err(fault) => Err(fault),
         }
     }

@@ -103,18 +103,18 @@ impl<'a> SetRow<'a> {
 /// (see [`Dialect::INSERT_ROOMS`]).
 pub(super) const NEW_ROOM_ROW: &str = "id, game, private, rated, \
      version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
-     rematch, seats_held_until, score, \
+     to_move, rematch, seats_held_until, score, \
      created_at, updated_at, game_version, clock_move_seconds, quick_play_for, seen_since, \
      quick_play_rating, quick_play_since";
 
 /// The row of a room change: what it writes, and the version it replaces.
 pub(super) const ROOM_CHANGE_ROW: &str = "id, \
      version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
-     rematch, seats_held_until, score, updated_at, expected_version";
+     to_move, rematch, seats_held_until, score, updated_at, expected_version";
 
 /// The row of one version in a room's history.
 pub(super) const EVENT_ROW: &str = "room_id, version, kind, player_id, move, state, \
-     joinable, finished, players, created_at, trigger_timeout_at";
+     joinable, finished, players, created_at, trigger_timeout_at, to_move";
 
 /// One database's SQL and the steps whose code differs.
 pub(super) trait Dialect: Sql<Connection: Exec> {

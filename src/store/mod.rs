@@ -54,6 +54,7 @@ mod sql;
 mod sqlite;
 #[cfg(test)]
 mod statements;
+mod turns;
 mod types;
 mod webhook_endpoints;
 mod writer;
@@ -78,6 +79,7 @@ use queue::Write;
 pub use ratings::{Rebuilt, Standing};
 pub use sessions::{Ending, MAX_LIVE_CODES};
 use sqlite::SqliteStore;
+pub use turns::Turn;
 pub use webhook_endpoints::EndpointWrite;
 use writer::Writer;
 use writes::{NewBot, RoomCopies, Seen};

@@ -137,7 +137,7 @@ pub(super) const VERSIONS_OF: SetSql = SetSql {
     columns: "room_id, version",
     statement: "SELECT e.room_id, e.version, e.kind, e.player_id, p.username, \
          CAST(e.move AS TEXT) AS move, CAST(e.state AS TEXT) AS state, e.joinable, e.finished, \
-         CAST(e.players AS TEXT) AS players, e.trigger_timeout_at, e.created_at \
+         CAST(e.players AS TEXT) AS players, e.trigger_timeout_at, e.to_move, e.created_at \
          FROM v JOIN room_events e ON e.room_id = v.room_id AND e.version = v.version \
          LEFT JOIN players p ON p.id = e.player_id",
 };

@@ -19,14 +19,14 @@ use crate::domain::time::Timestamp;
 const ROOM_COLUMNS: &str = "r.seq, r.id, r.game, r.game_version, r.private, r.rated, r.version, \
      r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, \
      CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, \
-     r.trigger_timeout_at, r.clock_move_seconds, CAST(r.rematch AS TEXT) AS rematch, \
-     CAST(r.score AS TEXT) AS score";
+     r.trigger_timeout_at, r.to_move, r.clock_move_seconds, \
+     CAST(r.rematch AS TEXT) AS rematch, CAST(r.score AS TEXT) AS score";
 
 pub(super) const ONE_ROOM: &str =
     "SELECT r.seq, r.id, r.game, r.game_version, r.private, r.rated, \
      r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, \
      CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, \
-     r.created_at, r.updated_at, r.trigger_timeout_at, r.clock_move_seconds, \
+     r.created_at, r.updated_at, r.trigger_timeout_at, r.to_move, r.clock_move_seconds, \
      CAST(r.rematch AS TEXT) AS rematch, CAST(r.score AS TEXT) AS score \
      FROM rooms r WHERE r.id = $1";
 
@@ -34,7 +34,7 @@ pub(super) const ONE_ROOM: &str =
 pub(super) const EVENTS_PAGE: &str =
     "SELECT e.version, e.kind, e.player_id, p.username, CAST(e.move AS TEXT) AS move, \
      CAST(e.state AS TEXT) AS state, e.joinable, e.finished, CAST(e.players AS TEXT) AS players, \
-     e.trigger_timeout_at, e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
+     e.trigger_timeout_at, e.to_move, e.created_at FROM room_events e LEFT JOIN players p ON p.id = e.player_id \
      WHERE e.room_id = $1 AND e.version > $2 ORDER BY e.version LIMIT $3";
 
 /// Game `$1`'s log lines after id `$2`, oldest first, at most `$3`.
@@ -57,7 +57,7 @@ pub(super) const ACCOUNT_BY_NAME: &str = "SELECT id, username, created_at FROM p
 /// is null.
 pub(super) const VERSIONS: &str = "SELECT v.game_id, v.version, v.name, v.description, \
      v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, \
-     v.on_player_view, v.enumerate_moves, v.winners, \
+     v.on_player_view, v.enumerate_moves, v.winners, v.to_move, \
      (SELECT count(*) FROM game_frontend_files f \
       WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, \
      v.frontend_background, v.frontend_height, v.created_at, g.owner_id, \

@@ -28,6 +28,7 @@ pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
             players: parse_json(&D::text(row, "players")?)?,
             inactive_players: parse_json(&D::text(row, "inactive_players")?)?,
             trigger_timeout_at: D::maybe_time(row, "trigger_timeout_at")?,
+            to_move: maybe_json::<D, _>(row, "to_move")?,
             clock: D::maybe_int(row, "clock_move_seconds")?.map(|seconds| Clock {
                 move_seconds: seconds as u32,
             }),
@@ -70,6 +71,7 @@ pub(super) fn event<D: Sql>(row: &D::Row) -> Result<RoomEvent, StoreError> {
         finished: D::flag(row, "finished")?,
         players: parse_json(&D::text(row, "players")?)?,
         trigger_timeout_at: D::maybe_time(row, "trigger_timeout_at")?,
+        to_move: maybe_json::<D, _>(row, "to_move")?,
         created_at: D::time(row, "created_at")?,
         rating_changes: Vec::new(),
     })
@@ -109,6 +111,7 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
             player_view: D::flag(row, "on_player_view")?,
             bots: D::flag(row, "enumerate_moves")?,
             winners: D::flag(row, "winners")?,
+            to_move: D::flag(row, "to_move")?,
         },
         // Checked as JSON when it was published.
         move_example: D::maybe_text(row, "move_example")?
@@ -154,4 +157,15 @@ pub(super) fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, StoreErro
 
 pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("records always serialise")
+}
+
+/// A JSON column that may be NULL.
+fn maybe_json<D: Sql, T: DeserializeOwned>(
+    row: &D::Row,
+    column: &str,
+) -> Result<Option<T>, StoreError> {
+    D::maybe_text(row, column)?
+        .as_deref()
+        .map(parse_json)
+        .transpose()
 }

@@ -6,7 +6,7 @@ use super::dialect::{Dialect, SetSql};
 use super::reads::MemberRange;
 use super::types::RoomQuery;
 use super::{
-    batch, moderation, outbox, postgres, profiles, ratings, reads, sessions, sqlite,
+    batch, moderation, outbox, postgres, profiles, ratings, reads, sessions, sqlite, turns,
     webhook_endpoints, writer, writes,
 };
 
@@ -50,6 +50,7 @@ fn rooms<D: Dialect>() -> Vec<(&'static str, String)> {
             "SET_MEMBERS_FINISHED",
             set_text::<D>(batch::SET_MEMBERS_FINISHED),
         ),
+        ("SET_MEMBERS_TURNS", set_text::<D>(batch::SET_MEMBERS_TURNS)),
         ("GAME_OWNER", D::GAME_OWNER.into()),
         ("COPY_ROOMS", D::COPY_ROOMS.into()),
         ("PING", reads::PING.into()),
@@ -162,6 +163,7 @@ fn standing<D: Dialect>() -> Vec<(&'static str, String)> {
         ("SET_CHANGE", ratings::SET_CHANGE.into()),
         ("SET_RATING", ratings::SET_RATING.into()),
         ("PLAYER_RATINGS", profiles::PLAYER_RATINGS.into()),
+        ("TURNS_OF", turns::TURNS_OF.into()),
         ("PLACES_ABOVE", profiles::PLACES_ABOVE.into()),
         ("ADD_TO_BANDS", set_text::<D>(ratings::ADD_TO_BANDS)),
         ("CLEAR_BANDS", ratings::CLEAR_BANDS.into()),

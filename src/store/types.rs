@@ -110,6 +110,9 @@ pub struct RoomCommit {
     pub finished_before: bool,
     /// The winners of the game this change finishes, when it finishes one and they are known.
     pub winners: Option<Vec<crate::domain::ids::PlayerId>>,
+    /// Whether whose move it is changed (`room.to_move`), so the memberships' turns must be
+    /// rewritten.
+    pub turns_changed: bool,
 }
 
 /// What writing a [`RoomCommit`] produced, beside the commit itself.

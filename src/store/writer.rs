@@ -429,6 +429,7 @@ pub(super) mod tests {
             players: vec![seated].into(),
             created_at: crate::domain::time::Timestamp::now(),
             rating_changes: Vec::new(),
+            to_move: None,
         };
         RoomCommit {
             room,
@@ -444,6 +445,7 @@ pub(super) mod tests {
             joinable_before: true,
             finished_before: false,
             winners: None,
+            turns_changed: false,
         }
     }
 

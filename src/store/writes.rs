@@ -116,9 +116,9 @@ pub(super) const INSERT_GAME: &str =
 pub(super) const INSERT_GAME_VERSION: &str =
     "INSERT INTO game_versions (game_id, version, name, description, min_players, \
      max_players, format, source, sha256, created_at, move_example, on_timeout, \
-     on_player_view, enumerate_moves, frontend_background, frontend_height, winners) \
+     on_player_view, enumerate_moves, frontend_background, frontend_height, winners, to_move) \
      SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-     $12, $13, $14, $15, $16 \
+     $12, $13, $14, $15, $16, $17 \
      FROM game_versions WHERE game_id = $1 RETURNING version";
 
 /// Version `$3`'s frontend files, as version `$2`'s.
@@ -149,16 +149,17 @@ pub(super) const LAST_ROOM_SEQ: &str = "SELECT coalesce(max(seq), 0) AS seq FROM
 
 /// Room `$1`'s memberships, for every room after sequence number `$2`.
 pub(super) const COPY_MEMBERS: &str =
-    "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
-     SELECT r.id, m.player_id, m.active, r.seq, r.game, r.finished \
+    "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished, \
+     turn_since) \
+     SELECT r.id, m.player_id, m.active, r.seq, r.game, r.finished, m.turn_since \
      FROM rooms r, room_players m WHERE r.seq > $2 AND m.room_id = $1";
 
 /// Room `$1`'s history, for every room after sequence number `$2`.
 pub(super) const COPY_EVENTS: &str =
     "INSERT INTO room_events (room_id, version, kind, player_id, move, state, joinable, \
-     finished, players, created_at) \
+     finished, players, created_at, to_move) \
      SELECT r.id, e.version, e.kind, e.player_id, e.move, e.state, e.joinable, \
-     e.finished, e.players, e.created_at \
+     e.finished, e.players, e.created_at, e.to_move \
      FROM rooms r, room_events e WHERE r.seq > $2 AND e.room_id = $1";
 
 /// A taken name is refused by what the insert returns, not by a failed statement.
@@ -253,7 +254,8 @@ pub(super) async fn publish<D: Dialect>(
         .bind(upload.hooks.bots)
         .bind(upload.frontend_background.clone())
         .bind(upload.frontend_height.map(i64::from))
-        .bind(upload.hooks.winners);
+        .bind(upload.hooks.winners)
+        .bind(upload.hooks.to_move);
     let version = match D::fetch_optional(conn, insert).await? {
         Some(row) => D::int(&row, "version")?,
         None => {

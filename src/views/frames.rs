@@ -110,6 +110,7 @@ mod tests {
             players: vec![alice].into(),
             created_at: crate::domain::time::Timestamp::parse("2026-01-01T00:00:00.000Z").unwrap(),
             rating_changes: Vec::new(),
+            to_move: None,
         };
         let header = RoomHeader {
             id: "r1".into(),

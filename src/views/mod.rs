@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::domain::ids::RoomId;
+use crate::domain::ids::{PlayerId, RoomId};
 use crate::domain::records::{RatingChange, Rematch, Room, RoomEvent, Score};
 use crate::domain::time::Timestamp;
 use crate::game::{Clock, PlayerRef};
@@ -40,6 +40,9 @@ pub struct RoomView<'a> {
     rated: bool,
     state: Cow<'a, Value>,
     trigger_timeout_at: Option<Timestamp>,
+    /// The players whose move it is (none when the room waits on nobody); null when the game
+    /// could not say.
+    to_move: Option<&'a [PlayerId]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     clock: Option<Clock>,
     /// Seats "Play again" holds for the last game's other players, until `until`.
@@ -81,6 +84,7 @@ impl<'a> RoomView<'a> {
             rated: room.rated,
             state,
             trigger_timeout_at: room.trigger_timeout_at,
+            to_move: room.to_move.as_deref(),
             clock: room.clock,
             rematch: room.rematch.as_ref(),
             score: (room.score.games > 0).then_some(&room.score),
@@ -132,6 +136,8 @@ pub struct EventView<'a> {
     finished: bool,
     players: &'a [PlayerRef],
     trigger_timeout_at: Option<Timestamp>,
+    /// Whose move it was at this version (see [`RoomView`]'s).
+    to_move: Option<&'a [PlayerId]>,
     created_at: &'a Timestamp,
     /// How a finished rated game changed each player's rating.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -151,6 +157,7 @@ impl<'a> EventView<'a> {
             finished: event.finished,
             players: &event.players,
             trigger_timeout_at: event.trigger_timeout_at,
+            to_move: event.to_move.as_deref(),
             created_at: &event.created_at,
             rating_changes: &event.rating_changes,
         }

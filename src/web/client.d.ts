@@ -60,6 +60,8 @@ export interface Game {
   onPlayerView: boolean;
   /** Whether the game exports `winners(roomState)`, naming who won its finished rooms. */
   winners: boolean;
+  /** Whether the game exports `toMove(roomState)`, naming whose move it is. */
+  toMove: boolean;
 }
 
 export interface GameUpload {
@@ -95,6 +97,8 @@ export interface Room {
   inactivePlayers: Player[];
   /** When the game's `onTimeout` runs (RFC 3339, UTC); null when no deadline is set. */
   triggerTimeoutAt: string | null;
+  /** The ids of the players the version waits on to move; null when the game could not say. */
+  toMove: string[] | null;
   /** The clock the room was created with; absent when it has none. */
   clock?: Clock;
   /** Seats "Play again" holds for the last game's other players, until `until`. */
@@ -109,6 +113,19 @@ export interface Room {
   updatedAt: string;
   /** The ids of its players with a stream of it open now, on any server. */
   online: string[];
+}
+
+/** A room of the turns inbox: it waits on the caller's move. */
+export interface Turn {
+  id: string;
+  game: string;
+  version: number;
+  players: Player[];
+  /** When the room's deadline passes, if it has one. */
+  deadline?: string;
+  clock?: Clock;
+  /** Since when it has been the caller's move. */
+  since: string;
 }
 
 export interface Rematch {
@@ -158,6 +175,8 @@ export interface HistoryEntry {
   finished: boolean;
   players: Player[];
   triggerTimeoutAt: string | null;
+  /** The ids of the players the version waits on to move; null when the game could not say. */
+  toMove: string[] | null;
   createdAt: string;
   /** Only on the version that finished a rated game: each player's rating before and after. */
   ratingChanges?: { player: Player; before: number; after: number }[];
@@ -274,6 +293,7 @@ export declare class Turnhouse {
   setPassword(password: string, currentPassword?: string): Promise<void>;
   signInCode(): Promise<SignInCode>;
   sessions(): Promise<Session[]>;
+  turns(): Promise<Turn[]>;
   endSession(id: string): Promise<void>;
   endOtherSessions(): Promise<number>;
   signOut(): Promise<void>;

@@ -86,6 +86,11 @@ export class Turnhouse {
     return (await this.#call('GET', '/players/me/sessions')).sessions;
   }
 
+  /** Every unfinished room waiting on this player's move, the soonest deadline first. */
+  async turns() {
+    return (await this.#call('GET', '/players/me/turns')).rooms;
+  }
+
   /** Ends one of this player's sessions. */
   async endSession(id) {
     return this.#call('DELETE', `/players/me/sessions/${encodeURIComponent(id)}`);

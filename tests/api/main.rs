@@ -55,6 +55,8 @@ mod standing_browser;
 mod streams;
 mod test_games;
 mod tictactoe;
+mod turns;
+mod turns_browser;
 mod upload_form_browser;
 mod urturn_browser;
 mod view_costs;

@@ -140,6 +140,7 @@ impl QuickJs {
                     player_view: exports(Hook::PlayerView),
                     bots: exports(Hook::EnumerateMoves),
                     winners: exports(Hook::Winners),
+                    to_move: exports(Hook::ToMove),
                 };
                 Ok((capabilities, settings_export(helpers, &hooks)?))
             } else {

@@ -86,12 +86,13 @@ impl Dialect for Postgres {
         columns: NEW_ROOM_ROW,
         statement:
             "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, \
-             players, inactive_players, trigger_timeout_at, rematch, seats_held_until, score, \
+             players, inactive_players, trigger_timeout_at, to_move, rematch, seats_held_until, \
+             score, \
              created_at, updated_at, game_version, clock_move_seconds, quick_play_rating, \
              quick_play_since) \
              SELECT v.id, v.game, v.private, v.rated, v.version, v.joinable, v.finished, \
              CAST(v.state AS json), CAST(v.players AS jsonb), \
-             CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, \
+             CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, v.to_move, \
              CAST(v.rematch AS jsonb), v.seats_held_until, CAST(v.score AS jsonb), \
              v.created_at, v.updated_at, v.game_version, v.clock_move_seconds, v.quick_play_rating, v.quick_play_since FROM v \
              WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o \
@@ -115,7 +116,8 @@ impl Dialect for Postgres {
         statement: "UPDATE rooms SET version = v.version, state = CAST(v.state AS json), \
              players = CAST(v.players AS jsonb), \
              inactive_players = CAST(v.inactive_players AS jsonb), \
-             trigger_timeout_at = v.trigger_timeout_at, rematch = CAST(v.rematch AS jsonb), \
+             trigger_timeout_at = v.trigger_timeout_at, to_move = v.to_move, \
+             rematch = CAST(v.rematch AS jsonb), \
              seats_held_until = v.seats_held_until, score = CAST(v.score AS jsonb), \
              updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
@@ -127,7 +129,8 @@ impl Dialect for Postgres {
              finished = v.finished, state = CAST(v.state AS json), \
              players = CAST(v.players AS jsonb), \
              inactive_players = CAST(v.inactive_players AS jsonb), \
-             trigger_timeout_at = v.trigger_timeout_at, rematch = CAST(v.rematch AS jsonb), \
+             trigger_timeout_at = v.trigger_timeout_at, to_move = v.to_move, \
+             rematch = CAST(v.rematch AS jsonb), \
              seats_held_until = v.seats_held_until, score = CAST(v.score AS jsonb), \
              updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
@@ -136,10 +139,10 @@ impl Dialect for Postgres {
     const INSERT_EVENTS: SetSql = SetSql {
         columns: EVENT_ROW,
         statement: "INSERT INTO room_events (room_id, version, kind, player_id, move, state, \
-             joinable, finished, players, created_at, trigger_timeout_at) \
+             joinable, finished, players, created_at, trigger_timeout_at, to_move) \
              SELECT v.room_id, v.version, v.kind, v.player_id, CAST(v.move AS json), \
              CAST(v.state AS json), v.joinable, v.finished, CAST(v.players AS jsonb), \
-             v.created_at, v.trigger_timeout_at FROM v",
+             v.created_at, v.trigger_timeout_at, v.to_move FROM v",
     };
     const GAME_OWNER: &'static str = "SELECT owner_id FROM games WHERE id = $1 FOR UPDATE";
     /// A row another server is taking is skipped, not waited for: each goes to one server.
@@ -150,11 +153,11 @@ impl Dialect for Postgres {
          attempts";
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
-         inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
+         inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, \
          clock_move_seconds, rematch, seats_held_until, score) \
          SELECT replace(gen_random_uuid()::text, '-', ''), game, private, rated, version, joinable, \
          finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
-         clock_move_seconds, rematch, seats_held_until, score \
+         to_move, clock_move_seconds, rematch, seats_held_until, score \
          FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n";
 
     type PreparedStatements = ();

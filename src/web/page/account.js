@@ -5,6 +5,7 @@ import { el, main, setMessage, when } from './dom.js';
 import { showLobby } from './lobby.js';
 import { route } from './router.js';
 import { api, attempt, pageState, problemText, store } from './session.js';
+import { refreshTurns } from './turns.js';
 
 export function renderAccount() {
   const bar = document.getElementById('account');
@@ -25,7 +26,9 @@ export function renderAccount() {
       el('a', { class: 'button secondary', id: 'devices', href: '#/account' }, 'Devices'),
       el('button', { class: 'secondary', id: 'sign-out', onclick: confirmSignOut }, 'Sign out'),
     );
+    refreshTurns();
   } else {
+    refreshTurns();
     // The notice stays until the player signs in or up again: every screen drawn meanwhile
     // says why they are signed out.
     bar.replaceChildren(el('span', { id: 'signed-out', role: pageState.accountNotice ? 'alert' : null, text: pageState.accountNotice || 'Not signed in' }));

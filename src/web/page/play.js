@@ -9,14 +9,21 @@ import { drawReplay, shownRoom } from './replay.js';
 import { apply, heldSeats, isBot } from './room.js';
 import { api, attempt, pageState, problemText, store } from './session.js';
 import { fillRatings, playerName, presenceDot } from './standing.js';
+import { showTurnOnScreen } from './turns.js';
 
 export function me() { return store.player; }
 export function seatOf(room, playerId) { return room.players.findIndex((p) => p.id === playerId); }
 
-/** Whose turn the state says it is, for any game that keeps it in a usual place. */
+/**
+ * Whose turn it is: the first of the room's `toMove` the server keeps (from the game's
+ * `toMove` export or its state), else what the state says in a usual place.
+ */
 export function playerToMove(room) {
   const state = room.state || {};
   if (room.finished) return null;
+  if (Array.isArray(room.toMove) && room.toMove.length > 0) {
+    return room.players.find((p) => room.toMove.includes(p.id)) || null;
+  }
   for (const key of ['plrToMoveIndex', 'turn', 'toMove', 'currentPlayer', 'nextPlayer', 'activePlayer']) {
     const value = state[key];
     if (value === undefined || value === null) continue;
@@ -140,8 +147,7 @@ export function drawRoom() {
   let status = statusText(room, toMove);
   const offered = heldSeats(room) && mine && heldSeats(room).seats.some((p) => p.id === mine.id);
   if (seat < 0 && !pageState.replaying && !hasLeft(room, mine) && !offered) status = `${status} (You are watching.)`;
-  yourTurn = !pageState.replaying && seat >= 0 && Boolean(toMove) && toMove.id === mine.id && !room.finished;
-  drawTitle();
+  showTurnOnScreen(!pageState.replaying && seat >= 0 && Boolean(toMove) && toMove.id === mine.id && !room.finished);
   if (pageState.replaying) status = `Replay, version ${room.version}: ${status}`;
   // A game's own page says whose turn it is and who won itself: the page adds only what the
   // frame cannot know (a replay, a watcher), so the status appears once.
@@ -175,13 +181,6 @@ export function drawRoom() {
   drawCountdown();
   drawReplay();
 }
-
-/** Whether it is this player's turn in the room on screen: a hidden tab's title says so. */
-export let yourTurn = false;
-export function drawTitle() {
-  document.title = yourTurn && document.hidden ? 'Your turn · Turnhouse' : 'Turnhouse';
-}
-document.addEventListener('visibilitychange', drawTitle);
 
 /** The time the player to move has left, while the room has a deadline; ticks on its own. */
 export let countdownTimer = null;

@@ -7,6 +7,7 @@ import { drawRoom, me } from './play.js';
 import { replayControl, replayTo } from './replay.js';
 import { api, attempt, pageState, problemText } from './session.js';
 import { gameLabel, ratingsChanged, sawPresence } from './standing.js';
+import { refreshTurnsSoon } from './turns.js';
 
 export async function showRoom(id, replayAt) {
   const result = await attempt(() => api.room(id));
@@ -138,6 +139,7 @@ export function apply(version) {
   const gone = pageState.current.players.filter((p) => !version.players.some((q) => q.id === p.id) && !left.some((q) => q.id === p.id));
   const whole = 'id' in version;
   const wasFinished = pageState.current.finished;
+  refreshTurnsSoon();
   pageState.current = { ...pageState.current, ...version, inactivePlayers: version.inactivePlayers || [...left, ...gone] };
   if (whole) {
     for (const fact of ROOM_FACTS) if (!(fact in version)) delete pageState.current[fact];

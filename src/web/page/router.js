@@ -8,6 +8,7 @@ import { leaveReplay, replayTo } from './replay.js';
 import { showRoom } from './room.js';
 import { pageState, resetScreen } from './session.js';
 import { showLeaderboard, showProfile } from './standing.js';
+import { showTurns } from './turns.js';
 
 /** Shows what the address names; `redraw` rebuilds it even when it is the room on screen. */
 export function route(redraw) {
@@ -30,6 +31,7 @@ export function route(redraw) {
   else if (player) showProfile(player[1]);
   else if (board) showLeaderboard(board[1]);
   else if (location.hash === '#/account') showAccount();
+  else if (location.hash === '#/turns') showTurns();
   else if (location.hash.startsWith('#/room/')) {
     main().replaceChildren(el('h1', {}, 'Room'),
       el('p', { id: 'no-room', class: 'message error', role: 'alert', text: 'There is no room at this address: check the link you were given.' }),

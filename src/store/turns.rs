@@ -1,0 +1,68 @@
+//! Whose move it is, read across rooms: a player's turns inbox, from the memberships that say
+//! since when it has been their move (written with each version, so every server reads the
+//! same).
+
+use super::dialect::Dialect;
+use super::rows::parse_json;
+use super::sql::Statement;
+use super::types::StoreError;
+use super::Store;
+use crate::domain::ids::RoomId;
+use crate::domain::time::Timestamp;
+use crate::game::{Clock, PlayerRef};
+
+/// Player `$1`'s unfinished rooms where it is their move, the soonest deadline first (rooms
+/// with none after), then the longest waiting; at most `$2`.
+pub(super) const TURNS_OF: &str = "SELECT r.id, r.game, r.version, \
+     CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, \
+     m.turn_since FROM room_players m JOIN rooms r ON r.id = m.room_id \
+     WHERE m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true \
+     AND r.finished = false \
+     ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT $2";
+
+/// A room waiting on one player's move.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    pub room: RoomId,
+    pub game: String,
+    pub version: i64,
+    pub players: Vec<PlayerRef>,
+    /// When the room's deadline passes, if it has one.
+    pub deadline: Option<Timestamp>,
+    pub clock: Option<Clock>,
+    /// Since when it has been the player's move.
+    pub since: Timestamp,
+}
+
+async fn turns_of<D: Dialect>(
+    pool: &sqlx::Pool<D>,
+    player: &str,
+    limit: i64,
+) -> Result<Vec<Turn>, StoreError> {
+    let statement = Statement::new(TURNS_OF).bind(player).bind(limit);
+    let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Turn {
+                room: D::text(row, "id")?.into(),
+                game: D::text(row, "game")?,
+                version: D::int(row, "version")?,
+                players: parse_json(&D::text(row, "players")?)?,
+                deadline: D::maybe_time(row, "trigger_timeout_at")?,
+                clock: D::maybe_int(row, "clock_move_seconds")?.map(|seconds| Clock {
+                    move_seconds: seconds as u32,
+                }),
+                since: D::time(row, "turn_since")?,
+            })
+        })
+        .collect()
+}
+
+/// The store's reads of whose move it is.
+impl Store {
+    /// The rooms waiting on `player`'s move, soonest deadline first, then longest waiting; at
+    /// most `limit`.
+    pub async fn turns_of(&self, player: &str, limit: i64) -> Result<Vec<Turn>, StoreError> {
+        read!(self, |pool| turns_of(pool, player, limit))
+    }
+}
