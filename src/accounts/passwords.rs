@@ -19,6 +19,7 @@ use super::sessions::SignedIn;
 use super::{AccountError, Accounts};
 use crate::domain::passwords;
 use crate::domain::records::Session;
+use crate::store::Ending;
 
 /// The longest a sign-in waits for a turn to hash.
 const QUEUE_WAIT: Duration = Duration::from_secs(2);
@@ -122,7 +123,9 @@ impl Hashing {
 }
 
 impl Accounts {
-    /// Sets the caller's password. A player who has one must give it as `current`.
+    /// Sets the caller's password. A player who has one must give it as `current`. Every other
+    /// session of the account ends with it (its streams too): whoever else held a token, a
+    /// stolen one say, is signed out, and can no longer sign in with a password of their own.
     pub async fn set_password(
         &self,
         me: &SignedIn,
@@ -142,7 +145,13 @@ impl Accounts {
         }
         let password = password.to_owned();
         let hash = self.hashing.run(move || passwords::hash(&password)).await?;
-        Ok(self.store.set_password(&me.player.id, &hash).await?)
+        let others = Ending::AllBut(me.session.clone());
+        let ended = self
+            .store
+            .set_password(&me.player.id, &hash, others)
+            .await?;
+        self.sessions_ended(ended);
+        Ok(())
     }
 
     /// Opens a session for the player named `username` if `password` is theirs: the session

@@ -138,20 +138,14 @@ async fn sign_in(
     let (session, token) = match (body.code, body.username, body.password) {
         (Some(code), None, None) => accounts.sign_in_with_code(&code, &label).await?,
         (None, Some(username), Some(password)) => {
-            // Guessing at an account is slowed for whoever guesses, by their address (so a
-            // stranger cannot lock the owner out), and for everyone only past a much higher
-            // ceiling (guessing spread over many addresses). Names ignore case.
-            let account = username.to_lowercase();
-            let from_here = format!("{account} {address}");
-            limits.password_failures.check(&from_here)?;
-            limits.account_failures.check(&account)?;
+            let guess = Guess::at(&req, &username);
+            guess.check(limits)?;
             match accounts
                 .sign_in_with_password(&username, &password, &label)
                 .await
             {
                 Err(AccountError::InvalidCredentials) => {
-                    limits.password_failures.take(&from_here).ok();
-                    limits.account_failures.take(&account).ok();
+                    guess.failed(limits);
                     return Err(AccountError::InvalidCredentials.into());
                 }
                 other => other?,
@@ -173,8 +167,11 @@ struct NewPassword {
     current_password: Option<String>,
 }
 
-/// Sets the caller's password (giving the current one, if they have one).
+/// Sets the caller's password (giving the current one, if they have one); every other session
+/// ends. Wrong guesses at the current password are slowed as sign-ins' are, by account and
+/// address and by account alone: a stolen token is no faster a way to guess it.
 async fn set_password(
+    req: HttpRequest,
     context: web::Data<AppContext>,
     Signed(me): Signed,
     Json(body): Json<NewPassword>,
@@ -182,12 +179,54 @@ async fn set_password(
     if let Some(current) = &body.current_password {
         within("currentPassword", current, 4096)?;
     }
-    context.limits.actions.admit(&me.player.id)?;
-    context
+    let limits = &context.limits;
+    limits.actions.admit(&me.player.id)?;
+    let guess = Guess::at(&req, &me.player.username);
+    guess.check(limits)?;
+    let set = context
         .accounts
         .set_password(&me, &body.password, body.current_password.as_deref())
-        .await?;
+        .await;
+    if let Err(AccountError::InvalidCredentials) = &set {
+        guess.failed(limits);
+    }
+    set?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// A guess at an account's password, slowed for whoever guesses, by their address (so a
+/// stranger cannot lock the owner out), and for everyone only past a much higher ceiling
+/// (guessing spread over many addresses). Names ignore case.
+struct Guess {
+    account: String,
+    from_here: String,
+}
+
+impl Guess {
+    fn at(req: &HttpRequest, username: &str) -> Self {
+        let address = req
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default();
+        let account = username.to_lowercase();
+        Self {
+            from_here: format!("{account} {address}"),
+            account,
+        }
+    }
+
+    /// `429` while either limit is spent.
+    fn check(&self, limits: &super::limits::Limits) -> Result<(), ApiError> {
+        limits.password_failures.check(&self.from_here)?;
+        limits.account_failures.check(&self.account)?;
+        Ok(())
+    }
+
+    /// The guess was wrong: it counts against both.
+    fn failed(&self, limits: &super::limits::Limits) {
+        limits.password_failures.take(&self.from_here).ok();
+        limits.account_failures.take(&self.account).ok();
+    }
 }
 
 /// Ends the session the request was made with.

@@ -41,6 +41,10 @@ pub(super) const END_SESSION: &str = "UPDATE sessions SET ended_at = $1 \
 pub(super) const END_OTHER_SESSIONS: &str = "UPDATE sessions SET ended_at = $1 \
      WHERE player_id = $2 AND ended_at IS NULL AND id <> $3 RETURNING id";
 
+/// Ends every session of player `$2` at `$1`.
+pub(super) const END_ALL_SESSIONS: &str = "UPDATE sessions SET ended_at = $1 \
+     WHERE player_id = $2 AND ended_at IS NULL RETURNING id";
+
 /// A new secret for player `$3`'s working session `$2`, at `$4`.
 pub(super) const SET_SESSION_TOKEN: &str =
     "UPDATE sessions SET token_hash = $1, token_changed_at = $4 \
@@ -96,6 +100,8 @@ pub enum Ending {
     One(SessionId),
     /// Every one but this.
     AllBut(SessionId),
+    /// Every one.
+    All,
 }
 
 /// What the writer does about sessions and codes.
@@ -122,9 +128,12 @@ pub(super) enum SessionWrite {
         code_hash: String,
         session: Session,
     },
+    /// Sets the player's password and ends `ending` of their sessions, in one transaction.
     SetPassword {
         player_id: String,
         hash: String,
+        ending: Ending,
+        at: Timestamp,
     },
 }
 
@@ -187,12 +196,17 @@ async fn apply<D: Dialect>(
             created_at,
             expires_at,
         } => issue_code::<D>(conn, code_hash, player_id, *created_at, *expires_at).await,
-        SessionWrite::SetPassword { player_id, hash } => {
+        SessionWrite::SetPassword {
+            player_id,
+            hash,
+            ending,
+            at,
+        } => {
             let statement = Statement::new(SET_PASSWORD)
                 .bind(hash.as_str())
                 .bind(player_id.as_str());
             D::execute(conn, statement).await?;
-            Ok(SessionOutcome::Done)
+            end::<D>(conn, player_id, ending, *at).await
         }
         SessionWrite::Redeem { code_hash, session } => redeem::<D>(conn, code_hash, session).await,
     }
@@ -205,14 +219,17 @@ async fn end<D: Dialect>(
     which: &Ending,
     at: Timestamp,
 ) -> Result<SessionOutcome, StoreError> {
-    let (sql, id) = match which {
-        Ending::One(id) => (END_SESSION, id),
-        Ending::AllBut(id) => (END_OTHER_SESSIONS, id),
+    let statement = match which {
+        Ending::One(id) => Statement::new(END_SESSION)
+            .bind(at)
+            .bind(player_id)
+            .bind(id.as_str()),
+        Ending::AllBut(id) => Statement::new(END_OTHER_SESSIONS)
+            .bind(at)
+            .bind(player_id)
+            .bind(id.as_str()),
+        Ending::All => Statement::new(END_ALL_SESSIONS).bind(at).bind(player_id),
     };
-    let statement = Statement::new(sql)
-        .bind(at)
-        .bind(player_id)
-        .bind(id.as_str());
     let rows = D::fetch_all(conn, statement).await?;
     let ended = rows
         .iter()
@@ -454,13 +471,24 @@ impl Store {
         }
     }
 
-    /// Keeps `hash` as the player's password hash.
-    pub async fn set_password(&self, player_id: &str, hash: &str) -> Result<(), StoreError> {
+    /// Keeps `hash` as the player's password hash and ends `ending` of their sessions, in one
+    /// transaction: the ids ended.
+    pub async fn set_password(
+        &self,
+        player_id: &str,
+        hash: &str,
+        ending: Ending,
+    ) -> Result<Vec<String>, StoreError> {
         let write = SessionWrite::SetPassword {
             player_id: player_id.to_owned(),
             hash: hash.to_owned(),
+            ending,
+            at: crate::domain::records::now(),
         };
-        self.session_write(write).await.map(|_| ())
+        match self.session_write(write).await? {
+            SessionOutcome::Ended(ids) => Ok(ids),
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// The player named `username` (never a bot) and their password hash, if any.

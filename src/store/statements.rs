@@ -109,6 +109,7 @@ fn accounts() -> Vec<(&'static str, String)> {
         ("SESSIONS_OF", sessions::SESSIONS_OF.into()),
         ("END_SESSION", sessions::END_SESSION.into()),
         ("END_OTHER_SESSIONS", sessions::END_OTHER_SESSIONS.into()),
+        ("END_ALL_SESSIONS", sessions::END_ALL_SESSIONS.into()),
         ("SET_SESSION_TOKEN", sessions::SET_SESSION_TOKEN.into()),
         ("MARK_SESSION_USED", sessions::MARK_SESSION_USED.into()),
         ("ENDED_SINCE", sessions::ENDED_SINCE.into()),

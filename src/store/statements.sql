@@ -140,6 +140,9 @@ UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL AND 
 -- SQLite and PostgreSQL: END_OTHER_SESSIONS
 UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL AND id <> $3 RETURNING id;
 
+-- SQLite and PostgreSQL: END_ALL_SESSIONS
+UPDATE sessions SET ended_at = $1 WHERE player_id = $2 AND ended_at IS NULL RETURNING id;
+
 -- SQLite and PostgreSQL: SET_SESSION_TOKEN
 UPDATE sessions SET token_hash = $1, token_changed_at = $4 WHERE id = $2 AND player_id = $3 AND ended_at IS NULL RETURNING id;
 

@@ -393,3 +393,76 @@ async fn a_wrong_password_and_an_unknown_name_cost_one_hash_each() {
         medians[0], medians[1]
     );
 }
+
+/// A stolen token could set a password on an account that had none, and its thief sign in
+/// with it after the owner had rotated their token and signed out everywhere else. Setting or
+/// changing a password now ends every other session (their streams too), and guesses at the
+/// current password through a token are slowed as sign-ins are.
+#[tokio::test]
+async fn setting_a_password_ends_every_other_session_and_guessing_the_current_one_is_throttled() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.abuse_limits.password_failure_rate = "3/h".parse().unwrap();
+    })
+    .await;
+    let laptop = app.register(&unique("owner")).await;
+    let phone = second_device(&app, &laptop).await;
+    let room = app.create_room(&laptop, json!({"game": "tictactoe"})).await;
+    let url = format!(
+        "{}/rooms/{}/stream?access_token={}",
+        app.address,
+        room["id"].as_str().unwrap(),
+        phone.token
+    );
+    let mut stream = EventStream::open(&app.client, &url, None).await;
+    stream.event().await;
+
+    // The phone's token sets a password: the laptop is signed out at once.
+    let set = set_password(&app, &phone, json!({"password": "correct horse"})).await;
+    assert_eq!(set.status(), StatusCode::NO_CONTENT);
+    refused(&app, &laptop).await;
+    assert_eq!(sessions(&app, &phone).await.len(), 1);
+
+    // The owner signs in with the password on the laptop and changes it: the phone's
+    // session, and its stream, end.
+    let (status, body) = sign_in_with(&app, &laptop.username, "correct horse").await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let laptop = TestPlayer {
+        token: body["token"].as_str().unwrap().to_owned(),
+        ..laptop
+    };
+    let changed = set_password(
+        &app,
+        &laptop,
+        json!({"password": "battery staple", "currentPassword": "correct horse"}),
+    )
+    .await;
+    assert_eq!(changed.status(), StatusCode::NO_CONTENT);
+    ends_within(&mut stream, Duration::from_secs(5)).await;
+    refused(&app, &phone).await;
+    assert_eq!(
+        sign_in_with(&app, &laptop.username, "correct horse")
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // Guessing the current password through a token meets the sign-ins' limit: the old
+    // password tried at signing in and two wrong guesses here spend it, and then even the
+    // right one waits.
+    for _ in 0..2 {
+        let guess = set_password(
+            &app,
+            &laptop,
+            json!({"password": "mine now", "currentPassword": "a guess"}),
+        )
+        .await;
+        assert_problem(guess, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+    }
+    let right = set_password(
+        &app,
+        &laptop,
+        json!({"password": "mine now", "currentPassword": "battery staple"}),
+    )
+    .await;
+    assert_problem(right, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+}
