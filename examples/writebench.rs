@@ -200,6 +200,7 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> Box<Room
         winners: None,
         // As a game's move does: the turn passes, and the memberships say whose it is.
         turns_changed: true,
+        turns_begun: Vec::new(),
     })
 }
 

@@ -5,14 +5,15 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
-use crate::accounts::Accounts;
+use crate::accounts::{AccountMail, Accounts};
 use crate::catalog::Catalog;
 use crate::config::WebhookSettings;
+use crate::domain::public_url::PublicUrl;
 use crate::engine::{Engine, EngineError, IdleRules};
 use crate::game::GameRegistry;
 use crate::metrics::Exposition;
 use crate::moderation::Moderation;
-use crate::notifications::Notifications;
+use crate::notifications::{MailSetup, Notifications, Presence};
 use crate::outbox::Outbox;
 use crate::sandbox::SandboxPool;
 use crate::standing::Standings;
@@ -28,13 +29,26 @@ pub struct Services {
     pub standing: Standings,
     pub webhooks: Webhooks,
     pub notifications: Notifications,
+    /// Where links in mail point: set once the server has bound, unless the operator gave it.
+    pub public_url: PublicUrl,
+}
+
+/// The rooms' presence, as notifications ask it.
+struct Watching(Engine);
+
+impl Presence for Watching {
+    fn watching(&self, player: &str, rooms: &[&str]) -> bool {
+        let of = |room: &str| self.0.online(room).iter().any(|p| p == player);
+        of(crate::live::LOBBY) || rooms.iter().any(|room| of(room))
+    }
 }
 
 impl Services {
     /// Starts every slice on `store`: `games` are the built-in games, uploaded ones run in
     /// `sandbox`; `bot_seed` salts every bot decision (see
     /// [`crate::config::Config::bot_seed`]); `idle` says how long idle rooms are kept;
-    /// `hooks` where webhooks may go and how they are delivered.
+    /// `hooks` where webhooks may go and how they are delivered (and notices retried); `mail`
+    /// how mail goes, if it does.
     pub async fn start(
         store: Store,
         games: GameRegistry,
@@ -42,14 +56,28 @@ impl Services {
         bot_seed: u64,
         idle: IdleRules,
         hooks: &WebhookSettings,
+        mail: MailSetup,
     ) -> Result<Self, EngineError> {
         let catalog = Catalog::start(store.clone(), games, sandbox);
         let sender = WebhookSender::new(hooks.destinations(), hooks.timeout());
         let outbox =
             Outbox::start(store.clone(), hooks.rules(), std::sync::Arc::new(sender)).await?;
         let webhooks = Webhooks::new(store.clone(), catalog.clone(), outbox, hooks.destinations());
-        let accounts = Accounts::start(store.clone(), idle.seen_every());
+        let public_url = mail.public_url.clone();
+        let accounts = Accounts::start(store.clone(), idle.seen_every()).with_mail(AccountMail {
+            enabled: mail.mailer.is_some(),
+            public_url: mail.public_url.clone(),
+        });
         let rooms = Engine::start(store.clone(), catalog.clone(), bot_seed, idle).await?;
+        let presence = std::sync::Arc::new(Watching(rooms.clone()));
+        let notifications = Notifications::start(
+            store.clone(),
+            catalog.clone(),
+            hooks.rules(),
+            mail,
+            presence,
+        )
+        .await?;
         Ok(Self {
             moderation: Moderation::new(
                 store.clone(),
@@ -57,7 +85,8 @@ impl Services {
                 accounts.clone(),
                 catalog.clone(),
             ),
-            notifications: Notifications::new(store.clone()),
+            notifications,
+            public_url,
             standing: Standings::new(store, catalog.clone()),
             webhooks,
             rooms,
@@ -71,5 +100,6 @@ impl Services {
         self.rooms.render_metrics(out);
         self.accounts.render_metrics(out);
         self.catalog.render_metrics(out);
+        self.notifications.render_metrics(out);
     }
 }

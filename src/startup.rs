@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::engine::EngineError;
 use crate::game::GameRegistry;
 use crate::metrics::{Gauge, HttpMetrics, RecordRequests};
+use crate::notifications::{MailSetup, MailSetupError, Mailer};
 use crate::sandbox::SandboxPool;
 use crate::services::Services;
 use crate::store::{Store, StoreError};
@@ -26,6 +27,8 @@ pub enum StartupError {
     Store(#[from] StoreError),
     #[error("could not start the services: {0}")]
     Engine(#[from] EngineError),
+    #[error("could not set up mail: {0}")]
+    Mail(#[from] MailSetupError),
     #[error("could not find this program to run sandbox processes: {0}")]
     Sandbox(std::io::Error),
     #[error("could not listen on {bind}: {source}")]
@@ -68,7 +71,17 @@ pub async fn services(config: &Config, games: GameRegistry) -> Result<Services, 
     let bot_seed = config.bot_seed.unwrap_or_else(rand::random);
     let idle = config.idle_rooms.rules();
     let hooks = &config.webhooks;
-    Ok(Services::start(store, games, sandbox, bot_seed, idle, hooks).await?)
+    let settings = &config.mail;
+    let mailer = (settings.smtp_url.as_deref())
+        .map(|url| Mailer::new(url, &settings.mail_from))
+        .transpose()?;
+    let mail = MailSetup {
+        mailer,
+        public_url: settings.public_url(),
+        after: settings.turn_mail_after.0,
+        every: settings.turn_mail_every.0,
+    };
+    Ok(Services::start(store, games, sandbox, bot_seed, idle, hooks, mail).await?)
 }
 
 impl Application {
@@ -86,6 +99,7 @@ impl Application {
         dev: Option<std::sync::Arc<api::dev::DevSession>>,
     ) -> Result<Self, StartupError> {
         let (stop_streams, streams_shutdown) = watch::channel(false);
+        let public_url = services.public_url.clone();
         let context = web::Data::new(AppContext {
             rooms: services.rooms,
             accounts: services.accounts,
@@ -109,6 +123,9 @@ impl Application {
             source,
         };
         let listener = TcpListener::bind(&config.bind).map_err(bind_error)?;
+        if let Ok(address) = listener.local_addr() {
+            public_url.bound(address);
+        }
         let port = listener.local_addr().map_err(bind_error)?.port();
         let server = HttpServer::new(move || {
             // The last wrapped runs first: metrics see every request, the request id and log

@@ -25,6 +25,14 @@ pub enum AccountError {
     UsernameTaken(String),
     #[error("the accounts are changing too fast; try again")]
     Contention,
+    #[error("this server sends no mail (it has no SMTP server set)")]
+    MailDisabled,
+    #[error("{0}")]
+    InvalidEmail(String),
+    #[error("that link does not work: links work once, and for a while (a day to confirm an address, 30 minutes to reset a password); ask for a new one")]
+    InvalidLink,
+    #[error("another account has that address")]
+    EmailTaken,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -49,6 +57,10 @@ impl Problem for AccountError {
             AccountError::PlayerSuspended(_) => (K::Forbidden, "player_suspended"),
             AccountError::UsernameTaken(_) => (K::Conflict, "username_taken"),
             AccountError::Contention => (K::Unavailable, "contention"),
+            AccountError::MailDisabled => (K::Conflict, "mail_disabled"),
+            AccountError::InvalidEmail(_) => (K::Unprocessable, "invalid_email"),
+            AccountError::InvalidLink => (K::Unprocessable, "invalid_link"),
+            AccountError::EmailTaken => (K::Conflict, "email_taken"),
             AccountError::Store(err) => err.classify(),
         }
     }

@@ -4,6 +4,7 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
+mod email;
 mod error;
 mod last_seen;
 mod passwords;
@@ -14,6 +15,7 @@ mod sessions;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use email::{parse_address, AccountMail, EmailView, RESET_LIFETIME};
 pub use error::AccountError;
 pub use sessions::{SignedIn, CODE_LIFETIME};
 
@@ -39,6 +41,8 @@ pub struct Accounts {
     seen: Arc<last_seen::SeenMarks>,
     /// How often a player's "seen" is written at most.
     seen_every: Duration,
+    /// Where mailed links point, and whether mail goes.
+    mail: Arc<AccountMail>,
 }
 
 impl Accounts {
@@ -52,9 +56,16 @@ impl Accounts {
             hashing: Arc::default(),
             seen: Arc::new(last_seen::SeenMarks::new(CACHED_SESSIONS)),
             seen_every,
+            mail: Arc::default(),
         };
         tokio::spawn(sessions::follow_ended_sessions(accounts.clone()));
         accounts
+    }
+
+    /// Mails links as `mail` says (by default, none).
+    pub fn with_mail(mut self, mail: AccountMail) -> Self {
+        self.mail = Arc::new(mail);
+        self
     }
 
     /// Figures for `GET /metrics`.

@@ -95,7 +95,7 @@ fn lowest_priority() {
 
 impl Hashing {
     /// Runs `work` (a hash or a verification) on a hashing thread when a turn is free.
-    async fn run<T: Send + 'static>(
+    pub(super) async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, AccountError> {
@@ -146,9 +146,9 @@ impl Accounts {
         let password = password.to_owned();
         let hash = self.hashing.run(move || passwords::hash(&password)).await?;
         let others = Ending::AllBut(me.session.clone());
-        let ended = self
-            .store
-            .set_password(&me.player.id, &hash, others)
+        let told = self.password_changed_letter("on a device signed in to the account");
+        let ended = (self.store)
+            .set_password(&me.player.id, &hash, others, told)
             .await?;
         self.sessions_ended(ended);
         Ok(())

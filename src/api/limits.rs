@@ -141,6 +141,8 @@ pub struct Limits {
     pub sign_in_codes: RateLimiter,
     pub actions: RateLimiter,
     pub uploads: RateLimiter,
+    /// Mailed links, per account and per address mailed (keys `player:…`, `address:…`).
+    pub mail_links: RateLimiter,
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub async fn show(context: web::Data<AppContext>, http: web::Data<HttpMetrics>) 
     context.rooms.render_metrics(&mut out);
     context.accounts.render_metrics(&mut out);
     context.catalog.render_metrics(&mut out);
+    context.notifications.render_metrics(&mut out);
     out.single(
         "turnhouse_streams_open",
         "gauge",

@@ -7,6 +7,7 @@ mod admin;
 pub mod compress;
 pub mod cors;
 pub mod dev;
+mod email;
 mod error;
 mod extract;
 mod frontends;
@@ -115,6 +116,7 @@ pub fn routes(dev: bool) -> Vec<RouteDef> {
         all.extend(dev::routes());
     }
     all.extend(notifications::routes());
+    all.extend(email::routes());
     all.extend(players::routes());
     all.extend(sessions::routes());
     all.extend(games::routes());

@@ -1,5 +1,9 @@
 //! Settings, from command-line flags or the environment.
 
+mod mail;
+
+pub use mail::{parse_span, MailSettings, Span};
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -68,6 +72,9 @@ pub struct Config {
 
     #[command(flatten)]
     pub webhooks: WebhookSettings,
+
+    #[command(flatten)]
+    pub mail: MailSettings,
 
     /// Sandbox processes that run uploaded games' hooks, at most (each runs one call at a time).
     #[arg(global = true, long, env = "SANDBOX_WORKERS", default_value_t = 4)]
@@ -294,6 +301,11 @@ pub struct AbuseLimits {
     #[arg(global = true, long, env = "UPLOAD_RATE", default_value = "60/h")]
     pub upload_rate: RateSetting,
 
+    /// Mailed links (an address to confirm, a password reset) per account, and per address
+    /// mailed: no one can make the server mail someone over and over.
+    #[arg(global = true, long, env = "MAIL_LINK_RATE", default_value = "5/h")]
+    pub mail_link_rate: RateSetting,
+
     /// `off` turns every one of these limits off.
     #[arg(global = true, long, env = "RATE_LIMITS", default_value = "on", value_parser = ["on", "off"])]
     pub rate_limits: String,
@@ -310,6 +322,7 @@ impl Default for AbuseLimits {
             sign_in_code_rate: rate("20/h"),
             action_rate: rate("1200/min"),
             upload_rate: rate("60/h"),
+            mail_link_rate: rate("5/h"),
             rate_limits: "on".into(),
         }
     }
@@ -331,6 +344,10 @@ impl AbuseLimits {
             account_failures: limiter(self.account_failure_rate, "failed sign-ins to this account"),
             sign_in_codes: limiter(self.sign_in_code_rate, "sign-in codes"),
             actions: limiter(self.action_rate, "actions"),
+            mail_links: limiter(
+                self.mail_link_rate,
+                "mailed links for this account or address",
+            ),
             uploads: limiter(self.upload_rate, "uploads"),
         }
     }
@@ -565,6 +582,7 @@ impl Config {
             stream_keepalive_secs: 15,
             idle_rooms: IdleRooms::default(),
             webhooks: WebhookSettings::default(),
+            mail: MailSettings::default(),
             uploads: UploadPolicy::Anyone,
             command: None,
         }

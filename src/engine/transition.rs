@@ -420,6 +420,7 @@ impl Transition {
             finished_before: before.1,
             winners: self.winners,
             turns_changed: self.to_move_before != self.room.to_move,
+            turns_begun: turns_begun(self.to_move_before.as_deref(), self.room.to_move.as_deref()),
             lobby_change,
             room: self.room,
             expected_version: self.expected_version,
@@ -432,6 +433,15 @@ impl Transition {
             rated_result: self.rated_result,
         })
     }
+}
+
+/// The players whose move it is in `after` and was not in `before`.
+fn turns_begun(before: Option<&[PlayerId]>, after: Option<&[PlayerId]>) -> Vec<PlayerId> {
+    let before = before.unwrap_or_default();
+    (after.unwrap_or_default().iter())
+        .filter(|p| !before.contains(p))
+        .cloned()
+        .collect()
 }
 
 /// A question to the game (who won, whose move) has no refusal: what it throws is a fault.

@@ -302,6 +302,16 @@ impl<G: Geometry> Game for LineGame<G> {
             .finished(false))
     }
 
+    /// The seat to move, while the game is in play: nobody's before both seats are taken.
+    fn to_move(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
+        let turn = TurnState::<G>::decode(&game.state)?;
+        let seated = game.players.get(turn.plr_to_move_index);
+        Ok(match (turn.status, seated) {
+            (Status::InGame, Some(player)) => vec![player.id.to_string()],
+            _ => Vec::new(),
+        })
+    }
+
     fn on_player_join(&self, _player: &PlayerRef, game: &BoardGame) -> HookResult {
         let mut turn = TurnState::<G>::decode(&game.state)?;
         if game.players.len() > SEATS || turn.status != Status::PreGame {

@@ -1,31 +1,171 @@
-//! Notifications: what reaches a player about their turns wherever they are. The turns inbox
-//! (every room waiting on their move) is read from the memberships each version writes, so
-//! every server answers the same.
+//! Notifications: what reaches a player about their turns wherever they are.
+//!
+//! - **The turns inbox** (every room waiting on their move) is read from the memberships each
+//!   version writes, so every server answers the same.
+//! - **Mail that respects people** (the rule Lichess keeps): a turn begun writes, in its own
+//!   commit, a digest due once the player has been away for a while (`--turn-mail-after`), one
+//!   pending per player. When due, if they have no stream open and have not been seen since
+//!   some turn of theirs began, it lists every room waiting on them, at most once per period
+//!   (`--turn-mail-every`); otherwise (they were looking) it is held back. A turn on a clock also writes a warning, due shortly before the deadline
+//!   and held back if the player has moved by then. Each such mail has a one-click unsubscribe.
+//! - Every notice is an outbox row delivered at least once by [`dispatch`], on any server.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
+mod compose;
+mod dispatch;
 mod error;
+mod mailer;
+mod unsubscribe;
 
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use dispatch::NoticeCounts;
 pub use error::NotificationError;
+pub use mailer::{MailSetupError, Mailer};
+pub use unsubscribe::MailKind;
 
-use crate::domain::ids::PlayerId;
-use crate::store::{Store, Turn};
+use crate::catalog::Catalog;
+use crate::domain::ids::{random_hex, PlayerId};
+use crate::domain::public_url::PublicUrl;
+use crate::metrics::Exposition;
+use crate::outbox::OutboxRules;
+use crate::store::{EmailRecord, NoticeRules, Store, Turn};
+use unsubscribe::Unsubscribe;
 
 /// The most rooms the inbox lists: more waiting on one player is no inbox anyone reads.
 pub const MAX_TURNS: i64 = 500;
 
-/// A player's turns.
+/// Who has a stream open now, on any server (the rooms' presence, which this slice is handed
+/// rather than imports).
+pub trait Presence: Send + Sync + 'static {
+    /// Whether `player` has a stream of one of `rooms`, or of the lobby, open now.
+    fn watching(&self, player: &str, rooms: &[&str]) -> bool;
+}
+
+/// How mail goes, as the operator set it.
+pub struct MailSetup {
+    /// None: no SMTP server, so no mail.
+    pub mailer: Option<Mailer>,
+    pub public_url: PublicUrl,
+    /// How long a player is away after a turn began before it is mailed.
+    pub after: Duration,
+    /// At most one digest per player per this.
+    pub every: Duration,
+}
+
+/// A player's turns and what reaches them about them.
 #[derive(Clone)]
 pub struct Notifications {
     store: Store,
+    unsubscribe: Unsubscribe,
+    counts: Arc<NoticeCounts>,
 }
 
 impl Notifications {
-    pub fn new(store: Store) -> Self {
-        Self { store }
+    /// Starts the notices' dispatcher, which sends through `mail` (and retries as `rules`
+    /// say), and tells the writer which notices turns cause.
+    pub async fn start(
+        store: Store,
+        catalog: Catalog,
+        rules: OutboxRules,
+        mail: MailSetup,
+        presence: Arc<dyn Presence>,
+    ) -> Result<Self, crate::store::StoreError> {
+        let key = store.server_key("unsubscribe", random_hex(32)).await?;
+        let unsubscribe = Unsubscribe::new(&key);
+        store.set_notice_rules(NoticeRules {
+            mail_after: mail.mailer.is_some().then_some(mail.after),
+        });
+        if store.solitude().is_some() {
+            // No other server has the file open: notices a server took are nobody's now.
+            store.release_notices().await?;
+        }
+        let counts = Arc::new(NoticeCounts::default());
+        let senders = dispatch::Senders {
+            mailer: mail.mailer,
+            public_url: mail.public_url,
+            every: mail.every,
+            unsubscribe: unsubscribe.clone(),
+            presence,
+        };
+        tokio::spawn(dispatch::run(
+            store.clone(),
+            catalog,
+            rules,
+            Arc::new(senders),
+            counts.clone(),
+        ));
+        Ok(Self {
+            store,
+            unsubscribe,
+            counts,
+        })
     }
 
     /// The unfinished rooms waiting on `player`'s move, the soonest deadline first, then the
     /// longest waiting.
     pub async fn turns(&self, player: &PlayerId) -> Result<Vec<Turn>, NotificationError> {
         Ok(self.store.turns_of(player, MAX_TURNS).await?)
+    }
+
+    /// The player's address and mail settings (none without a verified address), and the
+    /// rooms they muted.
+    pub async fn settings(
+        &self,
+        player: &PlayerId,
+    ) -> Result<(Option<EmailRecord>, Vec<String>), NotificationError> {
+        let (email, _) = self.store.email_of(player).await?;
+        Ok((email, self.store.muted_rooms(player).await?))
+    }
+
+    /// Turns the player's turn mail and clock mail on or off (each left as it is when `None`).
+    pub async fn set_mail(
+        &self,
+        player: &PlayerId,
+        turn_mail: Option<bool>,
+        clock_mail: Option<bool>,
+    ) -> Result<(), NotificationError> {
+        let (email, _) = self.store.email_of(player).await?;
+        let email = email.ok_or(NotificationError::NoAddress)?;
+        let turn_mail = turn_mail.unwrap_or(email.turn_mail);
+        let clock_mail = clock_mail.unwrap_or(email.clock_mail);
+        Ok(self
+            .store
+            .set_mail_settings(player, turn_mail, clock_mail)
+            .await?)
+    }
+
+    /// Mutes a room for the player (no mail or push about it), or hears of it again.
+    pub async fn mute(
+        &self,
+        player: &PlayerId,
+        room: &str,
+        muted: bool,
+    ) -> Result<(), NotificationError> {
+        Ok(self.store.mute_room(player, room, muted).await?)
+    }
+
+    /// Follows an unsubscribe link: that kind of mail stops for its player.
+    pub async fn unsubscribe(&self, token: &str) -> Result<MailKind, NotificationError> {
+        let (player, kind) = self
+            .unsubscribe
+            .check(token)
+            .ok_or(NotificationError::InvalidLink)?;
+        let stop = |k: MailKind| (k == kind).then_some(false);
+        self.set_mail(&player, stop(MailKind::Turns), stop(MailKind::Clock))
+            .await
+            .or_else(|err| match err {
+                // No address any more: nothing goes to it anyway.
+                NotificationError::NoAddress => Ok(()),
+                other => Err(other),
+            })?;
+        Ok(kind)
+    }
+
+    /// Figures for `GET /metrics`.
+    pub fn render_metrics(&self, out: &mut Exposition) {
+        self.counts.render(out);
     }
 }

@@ -127,6 +127,7 @@ pub(super) async fn apply_round<D: Dialect>(
         .map(|(id, rating_changes)| (id, RoomWritten { rating_changes }))
         .collect();
     insert_room_events::<D>(conn, outbox, &accepted, &rated).await?;
+    super::notices::insert_turn_notices::<D>(conn, &outbox.notices, &accepted).await?;
     if !accepted.is_empty() {
         D::announce(conn, &accepted).await?;
     }
@@ -374,6 +375,7 @@ mod tests {
             finished_before: false,
             winners: None,
             turns_changed: false,
+            turns_begun: Vec::new(),
         }
     }
 

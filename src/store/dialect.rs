@@ -155,6 +155,9 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     /// Takes at most `$4` of endpoint `$1`'s rows due at `$2` that no server holds, until
     /// `$3`, earliest due first; returns them.
     const CLAIM_OUTBOX: &'static str;
+    /// Takes notices due at `$1` until `$2`, at most `$3`, in the columns `notices::claimed`
+    /// reads.
+    const CLAIM_NOTICES: &'static str;
 
     /// What the writer keeps from one batch to the next besides its connection.
     type PreparedStatements: Default + Send;

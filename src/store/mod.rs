@@ -39,8 +39,10 @@ macro_rules! read {
 mod batch;
 mod dialect;
 mod durable;
+mod emails;
 mod health;
 mod moderation;
+mod notices;
 mod outbox;
 mod postgres;
 mod profiles;
@@ -71,6 +73,8 @@ use crate::domain::records::{
 };
 use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, Clock, PlayerRef};
+pub use emails::{EmailRecord, LinkPurpose, NewLink};
+pub use notices::NoticeRules;
 pub use outbox::{Claimed, Dispatch, Dispatched, Next, Settled, ACTIVATION as WEBHOOK_ACTIVATION};
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};

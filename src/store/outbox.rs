@@ -42,6 +42,8 @@ pub(super) struct OutboxBoard {
     /// The endpoints this server's writer put rows in for since the dispatcher last asked.
     written_for: Mutex<HashSet<String>>,
     written: Notify,
+    /// The notices to players the writer may write (mail, pushes).
+    pub(super) notices: super::notices::NoticeBoard,
 }
 
 /// How old the writer's list of endpoints may be. A new endpoint takes events from

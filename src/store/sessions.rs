@@ -10,6 +10,7 @@ use super::sql::Statement;
 use super::types::StoreError;
 use super::Store;
 use crate::domain::ids::SessionId;
+use crate::domain::notices::{Letter, NoticeKind};
 use crate::domain::records::Session;
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
@@ -134,6 +135,8 @@ pub(super) enum SessionWrite {
         hash: String,
         ending: Ending,
         at: Timestamp,
+        /// Mailed to the player's verified address, if they have one.
+        letter: Letter,
     },
 }
 
@@ -201,14 +204,29 @@ async fn apply<D: Dialect>(
             hash,
             ending,
             at,
+            letter,
         } => {
             let statement = Statement::new(SET_PASSWORD)
                 .bind(hash.as_str())
                 .bind(player_id.as_str());
             D::execute(conn, statement).await?;
+            let kind = NoticeKind::PasswordChanged;
+            super::notices::mail_to_verified::<D>(conn, player_id, kind, letter, *at).await?;
             end::<D>(conn, player_id, ending, *at).await
         }
         SessionWrite::Redeem { code_hash, session } => redeem::<D>(conn, code_hash, session).await,
+    }
+}
+
+/// Ends every session of the player at `at`: the ids ended.
+pub(super) async fn end_all_sessions<D: Dialect>(
+    conn: &mut D::Connection,
+    player_id: &str,
+    at: Timestamp,
+) -> Result<Vec<String>, StoreError> {
+    match end::<D>(conn, player_id, &Ending::All, at).await? {
+        SessionOutcome::Ended(ids) => Ok(ids),
+        _ => Ok(Vec::new()),
     }
 }
 
@@ -478,12 +496,14 @@ impl Store {
         player_id: &str,
         hash: &str,
         ending: Ending,
+        letter: Letter,
     ) -> Result<Vec<String>, StoreError> {
         let write = SessionWrite::SetPassword {
             player_id: player_id.to_owned(),
             hash: hash.to_owned(),
             ending,
             at: crate::domain::records::now(),
+            letter,
         };
         match self.session_write(write).await? {
             SessionOutcome::Ended(ids) => Ok(ids),

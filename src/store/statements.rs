@@ -6,8 +6,8 @@ use super::dialect::{Dialect, SetSql};
 use super::reads::MemberRange;
 use super::types::RoomQuery;
 use super::{
-    batch, moderation, outbox, postgres, profiles, ratings, reads, sessions, sqlite, turns,
-    webhook_endpoints, writer, writes,
+    batch, emails, moderation, notices, outbox, postgres, profiles, ratings, reads, sessions,
+    sqlite, turns, webhook_endpoints, writer, writes,
 };
 
 /// How many rows a set statement is shown with.
@@ -25,12 +25,49 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
     list.extend(standing::<D>());
     list.extend(catalog());
     list.extend(outbox_statements::<D>());
+    list.extend(notice_statements::<D>());
     list.push(("PLAYER_GAMES", reads::PLAYER_GAMES.into()));
     for (name, query, ranges) in listings() {
         let sql = reads::listing(&query, D::FALSE, &ranges).sql().to_owned();
         list.push((name, sql));
     }
     list.into_iter().map(|(n, s)| (n.to_owned(), s)).collect()
+}
+
+/// The notices to players, and players' e-mail.
+fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
+    vec![
+        ("INSERT_DIGESTS", set_text::<D>(notices::INSERT_DIGESTS)),
+        ("INSERT_CLOCK_WARNINGS", set_text::<D>(notices::INSERT_CLOCK_WARNINGS)),
+        ("INSERT_PUSHES", set_text::<D>(notices::INSERT_PUSHES)),
+        ("INSERT_NOTICE", notices::INSERT_NOTICE.into()),
+        ("INSERT_MAIL_TO_VERIFIED", notices::INSERT_MAIL_TO_VERIFIED.into()),
+        ("CLAIM_NOTICES", D::CLAIM_NOTICES.into()),
+        ("SETTLE_NOTICE", notices::SETTLE_NOTICE.into()),
+        ("DIGEST_MAILED", notices::DIGEST_MAILED.into()),
+        ("DROP_SUBSCRIPTION", notices::DROP_SUBSCRIPTION.into()),
+        ("PRUNE_NOTICES", notices::PRUNE_NOTICES.into()),
+        ("RELEASE_NOTICES", notices::RELEASE_NOTICES.into()),
+        ("EMAIL_OF", emails::EMAIL_OF.into()),
+        ("PENDING_EMAIL", emails::PENDING_EMAIL.into()),
+        ("EMAIL_TOKEN", emails::EMAIL_TOKEN.into()),
+        ("RESET_ACCOUNT", emails::RESET_ACCOUNT.into()),
+        ("DROP_TOKENS", emails::DROP_TOKENS.into()),
+        ("INSERT_TOKEN", emails::INSERT_TOKEN.into()),
+        ("USE_TOKEN", emails::USE_TOKEN.into()),
+        ("PRUNE_TOKENS", emails::PRUNE_TOKENS.into()),
+        ("ADDRESS_HOLDER", emails::ADDRESS_HOLDER.into()),
+        ("SET_ADDRESS", emails::SET_ADDRESS.into()),
+        ("DROP_ADDRESS", emails::DROP_ADDRESS.into()),
+        ("SET_MAIL_SETTINGS", emails::SET_MAIL_SETTINGS.into()),
+        ("MUTE_ROOM", emails::MUTE_ROOM.into()),
+        ("UNMUTE_ROOM", emails::UNMUTE_ROOM.into()),
+        ("MUTED_ROOMS", emails::MUTED_ROOMS.into()),
+        ("DIGEST_ROOMS", emails::DIGEST_ROOMS.into()),
+        ("DIGEST_MAILED_AT", emails::DIGEST_MAILED_AT.into()),
+        ("INSERT_SERVER_KEY", emails::INSERT_SERVER_KEY.into()),
+        ("SERVER_KEY", emails::SERVER_KEY.into()),
+    ]
 }
 
 /// Rooms: the writer's transactions, the room changes, and the reads of rooms.

@@ -401,6 +401,108 @@ WITH v (room_id, version) AS (VALUES ($1, $2), ($3, $4)) SELECT e.room_id, e.ver
 -- SQLite and PostgreSQL: RELEASE_CLAIMS
 UPDATE outbox SET claimed_until = NULL WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL;
 
+-- SQLite: INSERT_DIGESTS
+WITH v (player_id, at, due_at) AS (VALUES (?, ?, ?), (?, ?, ?)) INSERT INTO notices (channel, kind, player_id, destination, created_at, state, due_at) SELECT 'mail', 'turns', v.player_id, e.address, v.at, 'pending', v.due_at FROM v JOIN player_emails e ON e.player_id = v.player_id WHERE e.turn_mail = true ON CONFLICT DO NOTHING;
+
+-- PostgreSQL: INSERT_DIGESTS
+WITH v (player_id, at, due_at) AS (VALUES ($1, $2, $3), ($4, $5, $6)) INSERT INTO notices (channel, kind, player_id, destination, created_at, state, due_at) SELECT 'mail', 'turns', v.player_id, e.address, v.at, 'pending', v.due_at FROM v JOIN player_emails e ON e.player_id = v.player_id WHERE e.turn_mail = true ON CONFLICT DO NOTHING;
+
+-- SQLite: INSERT_CLOCK_WARNINGS
+WITH v (player_id, room_id, version, at, due_at) AS (VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)) INSERT INTO notices (channel, kind, player_id, destination, room_id, version, created_at, state, due_at) SELECT 'mail', 'clock', v.player_id, e.address, v.room_id, v.version, v.at, 'pending', v.due_at FROM v JOIN player_emails e ON e.player_id = v.player_id WHERE e.clock_mail = true AND NOT EXISTS (SELECT 1 FROM muted_rooms m WHERE m.player_id = v.player_id AND m.room_id = v.room_id);
+
+-- PostgreSQL: INSERT_CLOCK_WARNINGS
+WITH v (player_id, room_id, version, at, due_at) AS (VALUES ($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)) INSERT INTO notices (channel, kind, player_id, destination, room_id, version, created_at, state, due_at) SELECT 'mail', 'clock', v.player_id, e.address, v.room_id, v.version, v.at, 'pending', v.due_at FROM v JOIN player_emails e ON e.player_id = v.player_id WHERE e.clock_mail = true AND NOT EXISTS (SELECT 1 FROM muted_rooms m WHERE m.player_id = v.player_id AND m.room_id = v.room_id);
+
+-- SQLite: INSERT_PUSHES
+WITH v (player_id, room_id, version, at) AS (VALUES (?, ?, ?, ?), (?, ?, ?, ?)) INSERT INTO notices (channel, kind, player_id, destination, room_id, version, created_at, state, due_at) SELECT 'push', 'turn', v.player_id, s.id, v.room_id, v.version, v.at, 'pending', v.at FROM v JOIN push_subscriptions s ON s.player_id = v.player_id WHERE NOT EXISTS (SELECT 1 FROM muted_rooms m WHERE m.player_id = v.player_id AND m.room_id = v.room_id);
+
+-- PostgreSQL: INSERT_PUSHES
+WITH v (player_id, room_id, version, at) AS (VALUES ($1, $2, $3, $4), ($5, $6, $7, $8)) INSERT INTO notices (channel, kind, player_id, destination, room_id, version, created_at, state, due_at) SELECT 'push', 'turn', v.player_id, s.id, v.room_id, v.version, v.at, 'pending', v.at FROM v JOIN push_subscriptions s ON s.player_id = v.player_id WHERE NOT EXISTS (SELECT 1 FROM muted_rooms m WHERE m.player_id = v.player_id AND m.room_id = v.room_id);
+
+-- SQLite and PostgreSQL: INSERT_NOTICE
+INSERT INTO notices (channel, kind, player_id, destination, body, created_at, state, due_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $6);
+
+-- SQLite and PostgreSQL: INSERT_MAIL_TO_VERIFIED
+INSERT INTO notices (channel, kind, player_id, destination, body, created_at, state, due_at) SELECT 'mail', $2, player_id, address, $3, $4, 'pending', $4 FROM player_emails WHERE player_id = $1;
+
+-- SQLite: CLAIM_NOTICES
+UPDATE notices SET claimed_until = $2 WHERE seq IN (SELECT seq FROM notices WHERE due_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1) ORDER BY due_at LIMIT $3) RETURNING seq, channel, kind, player_id, destination, room_id, version, body, created_at, attempts;
+
+-- PostgreSQL: CLAIM_NOTICES
+UPDATE notices SET claimed_until = $2 WHERE seq IN (SELECT seq FROM notices WHERE due_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1) ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING seq, channel, kind, player_id, destination, room_id, version, body, created_at, attempts;
+
+-- SQLite and PostgreSQL: SETTLE_NOTICE
+UPDATE notices SET state = $2, due_at = $3, claimed_until = NULL, attempts = attempts + $4, last_error = $5, done_at = $6, body = CASE WHEN $6 IS NULL THEN body ELSE NULL END WHERE seq = $1;
+
+-- SQLite and PostgreSQL: DIGEST_MAILED
+UPDATE player_emails SET turns_mailed_at = $2 WHERE player_id = $1;
+
+-- SQLite and PostgreSQL: DROP_SUBSCRIPTION
+DELETE FROM push_subscriptions WHERE id = $1;
+
+-- SQLite and PostgreSQL: PRUNE_NOTICES
+DELETE FROM notices WHERE seq IN (SELECT seq FROM notices WHERE done_at < $1 ORDER BY done_at LIMIT $2) RETURNING seq;
+
+-- SQLite and PostgreSQL: RELEASE_NOTICES
+UPDATE notices SET claimed_until = NULL WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL;
+
+-- SQLite and PostgreSQL: EMAIL_OF
+SELECT address, verified_at, turn_mail, clock_mail FROM player_emails WHERE player_id = $1;
+
+-- SQLite and PostgreSQL: PENDING_EMAIL
+SELECT address FROM email_tokens WHERE player_id = $1 AND purpose = 'verify' AND expires_at > $2 ORDER BY created_at DESC LIMIT 1;
+
+-- SQLite and PostgreSQL: EMAIL_TOKEN
+SELECT player_id, address FROM email_tokens WHERE token_hash = $1 AND purpose = $2 AND expires_at > $3;
+
+-- SQLite and PostgreSQL: RESET_ACCOUNT
+SELECT p.id, p.username, e.address FROM players p JOIN player_emails e ON e.player_id = p.id WHERE (p.username_key = lower($1) OR e.address_key = lower($1)) AND p.bot IS NULL LIMIT 1;
+
+-- SQLite and PostgreSQL: DROP_TOKENS
+DELETE FROM email_tokens WHERE player_id = $1 AND purpose = $2;
+
+-- SQLite and PostgreSQL: INSERT_TOKEN
+INSERT INTO email_tokens (token_hash, player_id, purpose, address, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6);
+
+-- SQLite and PostgreSQL: USE_TOKEN
+DELETE FROM email_tokens WHERE token_hash = $1 AND purpose = $2 AND expires_at > $3 RETURNING player_id, address;
+
+-- SQLite and PostgreSQL: PRUNE_TOKENS
+DELETE FROM email_tokens WHERE expires_at <= $1;
+
+-- SQLite and PostgreSQL: ADDRESS_HOLDER
+SELECT player_id FROM player_emails WHERE address_key = lower($1) AND player_id <> $2;
+
+-- SQLite and PostgreSQL: SET_ADDRESS
+INSERT INTO player_emails (player_id, address, address_key, verified_at) VALUES ($1, $2, lower($2), $3) ON CONFLICT (player_id) DO UPDATE SET address = excluded.address, address_key = excluded.address_key, verified_at = excluded.verified_at;
+
+-- SQLite and PostgreSQL: DROP_ADDRESS
+DELETE FROM player_emails WHERE player_id = $1;
+
+-- SQLite and PostgreSQL: SET_MAIL_SETTINGS
+UPDATE player_emails SET turn_mail = $2, clock_mail = $3 WHERE player_id = $1;
+
+-- SQLite and PostgreSQL: MUTE_ROOM
+INSERT INTO muted_rooms (player_id, room_id) VALUES ($1, $2) ON CONFLICT DO NOTHING;
+
+-- SQLite and PostgreSQL: UNMUTE_ROOM
+DELETE FROM muted_rooms WHERE player_id = $1 AND room_id = $2;
+
+-- SQLite and PostgreSQL: MUTED_ROOMS
+SELECT room_id FROM muted_rooms WHERE player_id = $1 ORDER BY room_id;
+
+-- SQLite and PostgreSQL: DIGEST_ROOMS
+SELECT r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, m.turn_since, (p.last_seen_at IS NULL OR p.last_seen_at < m.turn_since) AS away FROM room_players m JOIN rooms r ON r.id = m.room_id JOIN players p ON p.id = m.player_id WHERE m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true AND r.finished = false AND NOT EXISTS (SELECT 1 FROM muted_rooms x WHERE x.player_id = m.player_id AND x.room_id = m.room_id) ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT 50;
+
+-- SQLite and PostgreSQL: DIGEST_MAILED_AT
+SELECT turns_mailed_at FROM player_emails WHERE player_id = $1;
+
+-- SQLite and PostgreSQL: INSERT_SERVER_KEY
+INSERT INTO server_keys (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING;
+
+-- SQLite and PostgreSQL: SERVER_KEY
+SELECT value FROM server_keys WHERE name = $1;
+
 -- SQLite and PostgreSQL: PLAYER_GAMES
 WITH RECURSIVE g (game) AS (SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 ORDER BY game LIMIT 1) UNION ALL SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 AND game > g.game ORDER BY game LIMIT 1) FROM g WHERE g.game IS NOT NULL) SELECT game FROM g WHERE game IS NOT NULL LIMIT $3;
 

@@ -41,21 +41,22 @@ async fn turns_of<D: Dialect>(
 ) -> Result<Vec<Turn>, StoreError> {
     let statement = Statement::new(TURNS_OF).bind(player).bind(limit);
     let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Turn {
-                room: D::text(row, "id")?.into(),
-                game: D::text(row, "game")?,
-                version: D::int(row, "version")?,
-                players: parse_json(&D::text(row, "players")?)?,
-                deadline: D::maybe_time(row, "trigger_timeout_at")?,
-                clock: D::maybe_int(row, "clock_move_seconds")?.map(|seconds| Clock {
-                    move_seconds: seconds as u32,
-                }),
-                since: D::time(row, "turn_since")?,
-            })
-        })
-        .collect()
+    rows.iter().map(turn_of::<D>).collect()
+}
+
+/// A room waiting on a player, from a row of [`TURNS_OF`]'s columns.
+pub(super) fn turn_of<D: Dialect>(row: &D::Row) -> Result<Turn, StoreError> {
+    Ok(Turn {
+        room: D::text(row, "id")?.into(),
+        game: D::text(row, "game")?,
+        version: D::int(row, "version")?,
+        players: parse_json(&D::text(row, "players")?)?,
+        deadline: D::maybe_time(row, "trigger_timeout_at")?,
+        clock: D::maybe_int(row, "clock_move_seconds")?.map(|seconds| Clock {
+            move_seconds: seconds as u32,
+        }),
+        since: D::time(row, "turn_since")?,
+    })
 }
 
 /// The store's reads of whose move it is.

@@ -22,6 +22,8 @@ pub enum StoreError {
     Conflict,
     #[error("that username is taken")]
     UsernameTaken,
+    #[error("another account has that address")]
+    AddressTaken,
     #[error("the game belongs to another player")]
     NotTheOwner,
     /// The player is suspended (for this reason), so no session of theirs can be opened.
@@ -72,6 +74,7 @@ impl StoreError {
             self,
             StoreError::Conflict
                 | StoreError::UsernameTaken
+                | StoreError::AddressTaken
                 | StoreError::NotTheOwner
                 | StoreError::Suspended(_)
         )
@@ -113,6 +116,8 @@ pub struct RoomCommit {
     /// Whether whose move it is changed (`room.to_move`), so the memberships' turns must be
     /// rewritten.
     pub turns_changed: bool,
+    /// The players whose move it became (notices may tell them).
+    pub turns_begun: Vec<crate::domain::ids::PlayerId>,
 }
 
 /// What writing a [`RoomCommit`] produced, beside the commit itself.

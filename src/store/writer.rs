@@ -446,6 +446,7 @@ pub(super) mod tests {
             finished_before: false,
             winners: None,
             turns_changed: false,
+            turns_begun: Vec::new(),
         }
     }
 

@@ -110,6 +110,7 @@ fn the_spec_lists_every_problem_code() {
         "/src/moderation/error.rs",
         "/src/standing/mod.rs",
         "/src/webhooks/error.rs",
+        "/src/notifications/error.rs",
         "/src/problem.rs",
     ] {
         let path = format!("{}{file}", env!("CARGO_MANIFEST_DIR"));

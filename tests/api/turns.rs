@@ -24,7 +24,18 @@ fn ids(rooms: &[Value]) -> Vec<&str> {
 #[tokio::test]
 async fn a_built_in_room_says_whose_move_it_is_and_the_inbox_lists_it() {
     let app = TestApp::spawn().await;
-    let (room, x, o) = app.started_tictactoe().await;
+    let (x, o) = (
+        app.register(&unique("x")).await,
+        app.register(&unique("o")).await,
+    );
+    let waiting = app.create_room(&x, json!({"game": "tictactoe"})).await;
+    assert_eq!(
+        waiting["toMove"],
+        json!([]),
+        "a room waiting for players waits on nobody"
+    );
+    let room = waiting["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.join(&o, &room).await.status(), StatusCode::OK);
     let body = app.room(&room).await;
     assert_eq!(body["toMove"], json!([x.id]), "{body}");
     assert_eq!(ids(&inbox(&app, &x).await), [room.as_str()]);

@@ -11,6 +11,18 @@ use serde_json::{json, Value};
 
 static VENV: Once = Once::new();
 
+/// The Python of the receivers (`scripts/receivers`), its libraries installed on first use.
+pub fn python() -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    VENV.call_once(|| {
+        let status = Command::new(format!("{root}/scripts/receivers"))
+            .status()
+            .expect("scripts/receivers runs");
+        assert!(status.success(), "the receivers' Python libraries install");
+    });
+    format!("{root}/target/receivers/venv/bin/python")
+}
+
 pub struct Receiver {
     child: Child,
     address: String,
@@ -21,13 +33,7 @@ impl Receiver {
     /// A receiver that verifies with `secrets` (more may be given later).
     pub async fn start(secrets: &[&str]) -> Self {
         let root = env!("CARGO_MANIFEST_DIR");
-        VENV.call_once(|| {
-            let status = Command::new(format!("{root}/scripts/receivers"))
-                .status()
-                .expect("scripts/receivers runs");
-            assert!(status.success(), "the receivers' Python libraries install");
-        });
-        let mut child = Command::new(format!("{root}/target/receivers/venv/bin/python"))
+        let mut child = Command::new(python())
             .arg(format!("{root}/tests/receivers/webhooks.py"))
             .stdout(Stdio::piped())
             .spawn()

@@ -151,6 +151,12 @@ impl Dialect for Postgres {
          AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
          RETURNING seq, id, type, room_id, game, version, data, body, created_at, retry_until, \
          attempts";
+    const CLAIM_NOTICES: &'static str = "UPDATE notices SET claimed_until = $2 WHERE seq IN \
+         (SELECT seq FROM notices WHERE due_at <= $1 \
+         AND (claimed_until IS NULL OR claimed_until <= $1) ORDER BY due_at LIMIT $3 \
+         FOR UPDATE SKIP LOCKED) \
+         RETURNING seq, channel, kind, player_id, destination, room_id, version, body, \
+         created_at, attempts";
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
          inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, \

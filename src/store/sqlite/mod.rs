@@ -123,6 +123,11 @@ impl Dialect for Sqlite {
          AND (claimed_until IS NULL OR claimed_until <= $2) ORDER BY due_at LIMIT $4) \
          RETURNING seq, id, type, room_id, game, version, data, body, created_at, retry_until, \
          attempts";
+    const CLAIM_NOTICES: &'static str = "UPDATE notices SET claimed_until = $2 WHERE seq IN \
+         (SELECT seq FROM notices WHERE due_at <= $1 \
+         AND (claimed_until IS NULL OR claimed_until <= $1) ORDER BY due_at LIMIT $3) \
+         RETURNING seq, channel, kind, player_id, destination, room_id, version, body, \
+         created_at, attempts";
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
          INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \

@@ -1,0 +1,301 @@
+//! The notices' dispatcher, on every server: takes the notices due (one server each), makes
+//! each one's words from the rooms as they are when it is sent, sends it, and keeps what came
+//! of it: sent, held back (nothing left to say), due again after a backoff, or failed for
+//! good. Nothing of a move waits on any of it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::compose;
+use super::mailer::{MailError, Mailer};
+use super::unsubscribe::{MailKind, Unsubscribe};
+use crate::catalog::Catalog;
+use crate::domain::notices::{Channel, ClaimedNotice, Letter, NoticeKind, NoticeOutcome};
+use crate::domain::time::Timestamp;
+use crate::metrics::Exposition;
+use crate::outbox::{retry_delay, OutboxRules};
+use crate::store::{Store, Turn};
+
+/// How long the dispatcher goes without looking (other servers' notices, retries coming due).
+const RESCAN: Duration = Duration::from_secs(1);
+/// Notices being sent at once from one server.
+const IN_FLIGHT: usize = 16;
+/// How often notices done for longer than they are kept are removed, and how many at a time.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
+const PRUNE_LIMIT: i64 = 5_000;
+
+/// What the dispatcher needs to send.
+pub struct Senders {
+    pub mailer: Option<Mailer>,
+    pub public_url: crate::domain::public_url::PublicUrl,
+    /// At most one digest per player per this period.
+    pub every: Duration,
+    pub unsubscribe: Unsubscribe,
+    pub presence: Arc<dyn super::Presence>,
+}
+
+/// Notices counted since start, by what came of them (for `GET /metrics`).
+#[derive(Default)]
+pub struct NoticeCounts {
+    counts: [[AtomicU64; 4]; 2],
+}
+
+const OUTCOMES: [&str; 4] = ["sent", "held", "retried", "failed"];
+
+impl NoticeCounts {
+    fn count(&self, channel: Channel, outcome: &NoticeOutcome) {
+        let at = match outcome {
+            NoticeOutcome::Sent => 0,
+            NoticeOutcome::Held => 1,
+            NoticeOutcome::RetryAt(..) => 2,
+            NoticeOutcome::Failed(_) | NoticeOutcome::Gone => 3,
+            NoticeOutcome::Postponed(_) => return,
+        };
+        self.counts[channel as usize][at].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn render(&self, out: &mut Exposition) {
+        let name = "turnhouse_notices_total";
+        out.family(
+            name,
+            "counter",
+            "Notices to players this server dealt with, by channel and by what came of each: sent, held back (the player was looking, or had moved, by the time it was due), tried again later, failed.",
+        );
+        for channel in [Channel::Mail, Channel::Push] {
+            for (at, outcome) in OUTCOMES.iter().enumerate() {
+                let count = self.counts[channel as usize][at].load(Ordering::Relaxed);
+                let labels = format!("channel=\"{}\",outcome=\"{outcome}\"", channel.as_str());
+                out.sample(name, &labels, count);
+            }
+        }
+    }
+}
+
+/// The dispatcher's loop.
+pub(super) async fn run(
+    store: Store,
+    catalog: Catalog,
+    rules: OutboxRules,
+    senders: Arc<Senders>,
+    counts: Arc<NoticeCounts>,
+) {
+    let (done, mut outcomes) = mpsc::unbounded_channel();
+    let mut in_flight = 0usize;
+    let mut settled = Vec::new();
+    let mut next_prune = Instant::now();
+    loop {
+        while let Ok(outcome) = outcomes.try_recv() {
+            in_flight -= 1;
+            settled.push(outcome);
+        }
+        if !settled.is_empty() {
+            match store.settle_notices(std::mem::take(&mut settled)).await {
+                Ok(()) => {}
+                // Their lease runs out, and they are sent again.
+                Err(err) => tracing::warn!(error = %err, "could not keep what came of notices"),
+            }
+        }
+        let free = IN_FLIGHT - in_flight;
+        let claimed = match free {
+            0 => Vec::new(),
+            free => store
+                .claim_notices(rules.lease, free as i64)
+                .await
+                .unwrap_or_else(|err| {
+                    tracing::warn!(error = %err, "could not take the notices due");
+                    Vec::new()
+                }),
+        };
+        let full = claimed.len() == free && free > 0;
+        for notice in claimed {
+            in_flight += 1;
+            let (store, catalog, senders, counts, done) = (
+                store.clone(),
+                catalog.clone(),
+                senders.clone(),
+                counts.clone(),
+                done.clone(),
+            );
+            tokio::spawn(async move {
+                let outcome = deliver(&store, &catalog, &senders, &notice, &rules).await;
+                counts.count(notice.channel, &outcome);
+                let _ = done.send((notice, outcome, Timestamp::now()));
+            });
+        }
+        if Instant::now() >= next_prune {
+            next_prune = Instant::now() + PRUNE_EVERY.min(rules.keep_for.max(RESCAN));
+            let before = Timestamp::now().before(rules.keep_for);
+            if let Err(err) = store.prune_notices(before, PRUNE_LIMIT).await {
+                tracing::warn!(error = %err, "could not prune the notices");
+            }
+            if let Err(err) = store.prune_links(Timestamp::now()).await {
+                tracing::warn!(error = %err, "could not forget expired links");
+            }
+        }
+        if full {
+            continue;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(RESCAN) => {}
+            _ = store.notices_written() => {}
+            Some(outcome) = outcomes.recv() => {
+                in_flight -= 1;
+                settled.push(outcome);
+            }
+        }
+    }
+}
+
+/// One attempt at `notice`: what came of it.
+async fn deliver(
+    store: &Store,
+    catalog: &Catalog,
+    senders: &Senders,
+    notice: &ClaimedNotice,
+    rules: &OutboxRules,
+) -> NoticeOutcome {
+    let made = match (notice.channel, notice.kind) {
+        (Channel::Mail, NoticeKind::Turns) => digest(store, catalog, senders, notice).await,
+        (Channel::Mail, NoticeKind::Clock) => clock(store, catalog, senders, notice).await,
+        (Channel::Mail, _) => kept_letter(notice),
+        (Channel::Push, _) => Err(NoticeOutcome::Failed(
+            "web push is not set up on this server".into(),
+        )),
+    };
+    let (letter, unsubscribe) = match made {
+        Ok(made) => made,
+        Err(outcome) => return outcome,
+    };
+    let Some(mailer) = &senders.mailer else {
+        return NoticeOutcome::Failed("this server has no SMTP server set".into());
+    };
+    match mailer
+        .send(&notice.destination, &letter, unsubscribe.as_deref())
+        .await
+    {
+        Ok(()) => NoticeOutcome::Sent,
+        Err(MailError::Permanent(why)) => NoticeOutcome::Failed(why),
+        Err(MailError::Transient(why)) => again(notice, rules, why),
+    }
+}
+
+/// Due again after a backoff, or failed once its retry period would be over.
+fn again(notice: &ClaimedNotice, rules: &OutboxRules, why: String) -> NoticeOutcome {
+    let now = Timestamp::now();
+    let due = now.after(retry_delay(notice.attempts + 1, rules, rand::random()));
+    match due <= notice.created_at.after(rules.retry_for) {
+        true => NoticeOutcome::RetryAt(due, why),
+        false => NoticeOutcome::Failed(why),
+    }
+}
+
+type Made = Result<(Letter, Option<String>), NoticeOutcome>;
+
+/// A mail whose words were kept with it.
+fn kept_letter(notice: &ClaimedNotice) -> Made {
+    let body = notice.body.as_deref().unwrap_or_default();
+    match serde_json::from_str::<Letter>(body) {
+        Ok(letter) => Ok((letter, None)),
+        Err(err) => Err(NoticeOutcome::Failed(format!(
+            "the mail's words cannot be read: {err}"
+        ))),
+    }
+}
+
+fn store_failed(err: impl std::fmt::Display) -> NoticeOutcome {
+    NoticeOutcome::RetryAt(
+        Timestamp::now().after(RESCAN * 5),
+        format!("the database cannot be read now: {err}"),
+    )
+}
+
+/// The digest: postponed within the player's period, held back when no room is left to list.
+async fn digest(
+    store: &Store,
+    catalog: &Catalog,
+    senders: &Senders,
+    notice: &ClaimedNotice,
+) -> Made {
+    let (turns, mailed_at) = store
+        .digest_of(&notice.player_id)
+        .await
+        .map_err(store_failed)?;
+    if let Some(next) = mailed_at.map(|at| at.after(senders.every)) {
+        if next > Timestamp::now() {
+            return Err(NoticeOutcome::Postponed(next));
+        }
+    }
+    // Sent only if the player has been away since some turn began, and is not looking now;
+    // then it lists them all.
+    let rooms: Vec<&str> = turns.iter().map(|(turn, _)| turn.room.as_str()).collect();
+    let looking = senders.presence.watching(&notice.player_id, &rooms);
+    if looking || !turns.iter().any(|(_, away)| *away) {
+        return Err(NoticeOutcome::Held);
+    }
+    let mut named: Vec<(Turn, String)> = Vec::with_capacity(turns.len());
+    for (turn, _) in turns {
+        let name = game_name(catalog, &turn.game).await;
+        named.push((turn, name));
+    }
+    let unsubscribe = unsubscribe_url(senders, notice, MailKind::Turns);
+    let letter = compose::digest(
+        &senders.public_url.get(),
+        &notice.player_id,
+        &named,
+        &unsubscribe,
+    );
+    Ok((letter, Some(unsubscribe)))
+}
+
+/// The clock's warning: held back once the player has moved, or the room has no deadline left.
+async fn clock(
+    store: &Store,
+    catalog: &Catalog,
+    senders: &Senders,
+    notice: &ClaimedNotice,
+) -> Made {
+    let room_id = notice.room_id.as_deref().unwrap_or_default();
+    let room = store.room(room_id).await.map_err(store_failed)?;
+    let Some(room) = room else {
+        return Err(NoticeOutcome::Held);
+    };
+    let waiting = room
+        .to_move
+        .as_ref()
+        .is_some_and(|to_move| to_move.contains(&notice.player_id));
+    let deadline = room.trigger_timeout_at.filter(|at| *at > Timestamp::now());
+    let (true, false, Some(deadline)) = (waiting, room.finished, deadline) else {
+        return Err(NoticeOutcome::Held);
+    };
+    let name = game_name(catalog, &room.game).await;
+    let title = compose::room_title(&name, &room.players, &notice.player_id);
+    let unsubscribe = unsubscribe_url(senders, notice, MailKind::Clock);
+    let letter = compose::clock_warning(
+        &senders.public_url.get(),
+        &title,
+        room_id,
+        deadline,
+        &unsubscribe,
+    );
+    Ok((letter, Some(unsubscribe)))
+}
+
+fn unsubscribe_url(senders: &Senders, notice: &ClaimedNotice, kind: MailKind) -> String {
+    let token = senders.unsubscribe.token(&notice.player_id, kind);
+    format!(
+        "{}/mail/unsubscribe?token={token}",
+        senders.public_url.get()
+    )
+}
+
+/// A game's name as players know it (its id, if it cannot be read).
+async fn game_name(catalog: &Catalog, game: &str) -> String {
+    match catalog.game_listing(game, None).await {
+        Ok(listing) => listing.info.name.into_owned(),
+        Err(_) => game.to_owned(),
+    }
+}

@@ -1,0 +1,384 @@
+//! The outbox's notices to players (mail and web pushes): written in the transaction that
+//! causes them (a turn begun, in the batch that commits it; a link asked for, with its token),
+//! taken by one server at a time (`FOR UPDATE SKIP LOCKED` on PostgreSQL, the single writer on
+//! SQLite), settled and pruned like the webhooks' rows.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
+
+use std::sync::RwLock;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use super::dialect::{Dialect, SetSql};
+use super::queue::{Job, WriteStep};
+use super::sets::execute_set;
+use super::sql::{Exec, Statement};
+use super::types::{RoomCommit, StoreError};
+use super::Store;
+use crate::domain::notices::{Channel, ClaimedNotice, Letter, NoticeKind, NoticeOutcome};
+use crate::domain::time::Timestamp;
+
+/// What the writer knows of the notices it may write, and how it wakes their dispatcher.
+#[derive(Default)]
+pub(super) struct NoticeBoard {
+    rules: RwLock<NoticeRules>,
+    written: Notify,
+}
+
+/// Which notices a turn begun causes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoticeRules {
+    /// Mail is on: a player away this long after a turn began is mailed the digest of their
+    /// turns, and warned of a clock of at least this long per move.
+    pub mail_after: Option<Duration>,
+}
+
+/// A digest of the player's turns for each player a turn began for, due once they have been
+/// away for the while; one pending per player (a player with one waiting already is left so).
+pub(super) const INSERT_DIGESTS: SetSql = SetSql {
+    columns: "player_id, at, due_at",
+    statement: "INSERT INTO notices (channel, kind, player_id, destination, created_at, state, \
+         due_at) SELECT 'mail', 'turns', v.player_id, e.address, v.at, 'pending', v.due_at \
+         FROM v JOIN player_emails e ON e.player_id = v.player_id WHERE e.turn_mail = true \
+         ON CONFLICT DO NOTHING",
+};
+
+/// A warning of a room's deadline, for each player a turn on a clock began for, unless they
+/// muted the room.
+pub(super) const INSERT_CLOCK_WARNINGS: SetSql = SetSql {
+    columns: "player_id, room_id, version, at, due_at",
+    statement: "INSERT INTO notices (channel, kind, player_id, destination, room_id, version, \
+         created_at, state, due_at) SELECT 'mail', 'clock', v.player_id, e.address, v.room_id, \
+         v.version, v.at, 'pending', v.due_at FROM v \
+         JOIN player_emails e ON e.player_id = v.player_id WHERE e.clock_mail = true \
+         AND NOT EXISTS (SELECT 1 FROM muted_rooms m \
+         WHERE m.player_id = v.player_id AND m.room_id = v.room_id)",
+};
+
+/// A push to each browser of each player a turn began for, unless they muted the room.
+pub(super) const INSERT_PUSHES: SetSql = SetSql {
+    columns: "player_id, room_id, version, at",
+    statement: "INSERT INTO notices (channel, kind, player_id, destination, room_id, version, \
+         created_at, state, due_at) SELECT 'push', 'turn', v.player_id, s.id, v.room_id, \
+         v.version, v.at, 'pending', v.at FROM v \
+         JOIN push_subscriptions s ON s.player_id = v.player_id WHERE NOT EXISTS \
+         (SELECT 1 FROM muted_rooms m WHERE m.player_id = v.player_id AND m.room_id = v.room_id)",
+};
+
+/// One notice: `$1` channel, `$2` kind, `$3` player, `$4` destination, `$5` body, `$6` now.
+pub(super) const INSERT_NOTICE: &str = "INSERT INTO notices (channel, kind, player_id, \
+     destination, body, created_at, state, due_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $6)";
+
+/// Mail `$2` with body `$3` to player `$1`'s verified address, if they have one, at `$4`.
+pub(super) const INSERT_MAIL_TO_VERIFIED: &str = "INSERT INTO notices (channel, kind, \
+     player_id, destination, body, created_at, state, due_at) \
+     SELECT 'mail', $2, player_id, address, $3, $4, 'pending', $4 \
+     FROM player_emails WHERE player_id = $1";
+
+/// A notice's outcome: `$2` state, `$3` due again (none: done), `$4` attempts to add, `$5`
+/// the error, `$6` when it was done (its words are then dropped).
+pub(super) const SETTLE_NOTICE: &str = "UPDATE notices SET state = $2, due_at = $3, \
+     claimed_until = NULL, attempts = attempts + $4, last_error = $5, done_at = $6, \
+     body = CASE WHEN $6 IS NULL THEN body ELSE NULL END WHERE seq = $1";
+
+/// The digest went to player `$1` at `$2`: the next waits its period.
+pub(super) const DIGEST_MAILED: &str =
+    "UPDATE player_emails SET turns_mailed_at = $2 WHERE player_id = $1";
+
+/// A push subscription the push service no longer knows.
+pub(super) const DROP_SUBSCRIPTION: &str = "DELETE FROM push_subscriptions WHERE id = $1";
+
+/// Notices done before `$1`, at most `$2` of them.
+pub(super) const PRUNE_NOTICES: &str = "DELETE FROM notices WHERE seq IN \
+     (SELECT seq FROM notices WHERE done_at < $1 ORDER BY done_at LIMIT $2) RETURNING seq";
+
+/// Every notice taken by a server, let go (see `RELEASE_CLAIMS` of the webhooks' rows).
+pub(super) const RELEASE_NOTICES: &str = "UPDATE notices SET claimed_until = NULL \
+     WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL";
+
+/// The notices the turns begun in a round's `accepted` commits cause: a push to each of the
+/// player's browsers, and with mail on, the digest and the clock's warning. Nothing at all when
+/// no turn began.
+pub(super) async fn insert_turn_notices<D: Dialect>(
+    conn: &mut impl Exec,
+    board: &NoticeBoard,
+    accepted: &[&RoomCommit],
+) -> Result<(), StoreError> {
+    let begun: Vec<(&RoomCommit, &str)> = accepted
+        .iter()
+        .flat_map(|c| c.turns_begun.iter().map(move |p| (*c, p.as_str())))
+        .collect();
+    if begun.is_empty() {
+        return Ok(());
+    }
+    execute_set::<D, _>(conn, INSERT_PUSHES, &begun, |row, (commit, player)| {
+        row.put("player_id", *player);
+        row.put("room_id", commit.room.id.as_str());
+        row.put("version", commit.room.version);
+        row.put("at", commit.room.updated_at);
+    })
+    .await?;
+    let Some(after) = board.rules().mail_after else {
+        board.written.notify_one();
+        return Ok(());
+    };
+    execute_set::<D, _>(conn, INSERT_DIGESTS, &begun, |row, (commit, player)| {
+        row.put("player_id", *player);
+        row.put("at", commit.room.updated_at);
+        row.put("due_at", commit.room.updated_at.after(after));
+    })
+    .await?;
+    let warned: Vec<(&RoomCommit, &str, Timestamp)> = begun
+        .iter()
+        .filter_map(|(commit, player)| Some((*commit, *player, warn_at(commit, after)?)))
+        .collect();
+    execute_set::<D, _>(
+        conn,
+        INSERT_CLOCK_WARNINGS,
+        &warned,
+        |row, (c, player, due)| {
+            row.put("player_id", *player);
+            row.put("room_id", c.room.id.as_str());
+            row.put("version", c.room.version);
+            row.put("at", c.room.updated_at);
+            row.put("due_at", *due);
+        },
+    )
+    .await?;
+    board.written.notify_one();
+    Ok(())
+}
+
+/// When to warn of the room's deadline: an hour before, or a tenth of its time per move
+/// before if that is less; never for a clock shorter than mail's wait (`after`), which no mail
+/// could beat, nor for a room without one.
+fn warn_at(commit: &RoomCommit, after: Duration) -> Option<Timestamp> {
+    let room = &commit.room;
+    let (clock, deadline) = (room.clock?, room.trigger_timeout_at?);
+    let per_move = Duration::from_secs(u64::from(clock.move_seconds));
+    (per_move >= after).then(|| deadline.before((per_move / 10).min(Duration::from_secs(3600))))
+}
+
+impl NoticeBoard {
+    fn rules(&self) -> NoticeRules {
+        *self.rules.read().expect("never poisoned")
+    }
+}
+
+/// What the notices' dispatcher asks of the writer.
+pub(super) enum NoticeWrite {
+    /// Takes up to `limit` notices due at `now`, until `lease_until`.
+    Claim {
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: i64,
+    },
+    /// Keeps what came of each.
+    Settle(Vec<(ClaimedNotice, NoticeOutcome, Timestamp)>),
+    /// Removes notices done before `before`, at most `limit`; how many.
+    Prune { before: Timestamp, limit: i64 },
+    /// Lets go of every notice taken.
+    Release,
+}
+
+pub(super) enum NoticeOutput {
+    Claimed(Vec<ClaimedNotice>),
+    Count(usize),
+}
+
+impl WriteStep for NoticeWrite {
+    type Output = NoticeOutput;
+
+    async fn apply<D: Dialect>(
+        &self,
+        conn: &mut D::Connection,
+    ) -> Result<NoticeOutput, StoreError> {
+        match self {
+            NoticeWrite::Claim {
+                now,
+                lease_until,
+                limit,
+            } => {
+                let statement = Statement::new(D::CLAIM_NOTICES)
+                    .bind(*now)
+                    .bind(*lease_until)
+                    .bind(*limit);
+                let rows = D::fetch_all(conn, statement).await?;
+                let claimed = rows.iter().map(claimed::<D>).collect::<Result<_, _>>()?;
+                Ok(NoticeOutput::Claimed(claimed))
+            }
+            NoticeWrite::Settle(outcomes) => {
+                for (notice, outcome, at) in outcomes {
+                    settle::<D>(conn, notice, outcome, *at).await?;
+                }
+                Ok(NoticeOutput::Count(outcomes.len()))
+            }
+            NoticeWrite::Prune { before, limit } => {
+                let statement = Statement::new(PRUNE_NOTICES).bind(*before).bind(*limit);
+                Ok(NoticeOutput::Count(
+                    D::fetch_all(conn, statement).await?.len(),
+                ))
+            }
+            NoticeWrite::Release => {
+                D::execute(conn, Statement::new(RELEASE_NOTICES)).await?;
+                Ok(NoticeOutput::Count(0))
+            }
+        }
+    }
+}
+
+async fn settle<D: Dialect>(
+    conn: &mut D::Connection,
+    notice: &ClaimedNotice,
+    outcome: &NoticeOutcome,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    let (due, attempted, error, done) = match outcome {
+        NoticeOutcome::Postponed(due) => (Some(*due), 0, None, None),
+        NoticeOutcome::RetryAt(due, error) => (Some(*due), 1, Some(error.clone()), None),
+        NoticeOutcome::Sent => (None, 1, None, Some(at)),
+        NoticeOutcome::Held => (None, 0, None, Some(at)),
+        NoticeOutcome::Failed(error) => (None, 1, Some(error.clone()), Some(at)),
+        NoticeOutcome::Gone => (None, 1, Some("the subscription is gone".into()), Some(at)),
+    };
+    let statement = Statement::new(SETTLE_NOTICE)
+        .bind(notice.seq)
+        .bind(outcome.state())
+        .bind(due)
+        .bind(attempted as i64)
+        .bind(error)
+        .bind(done);
+    D::execute(conn, statement).await?;
+    match outcome {
+        NoticeOutcome::Sent if notice.kind == NoticeKind::Turns => {
+            let statement = Statement::new(DIGEST_MAILED)
+                .bind(notice.player_id.as_str())
+                .bind(at);
+            D::execute(conn, statement).await?;
+        }
+        NoticeOutcome::Gone => {
+            let statement = Statement::new(DROP_SUBSCRIPTION).bind(notice.destination.as_str());
+            D::execute(conn, statement).await?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn claimed<D: Dialect>(row: &D::Row) -> Result<ClaimedNotice, StoreError> {
+    let corrupt = |what: &str, text: &str| StoreError::Corrupt(format!("notice {what} {text}"));
+    let channel = D::text(row, "channel")?;
+    let kind = D::text(row, "kind")?;
+    Ok(ClaimedNotice {
+        seq: D::int(row, "seq")?,
+        channel: Channel::parse(&channel).ok_or_else(|| corrupt("channel", &channel))?,
+        kind: NoticeKind::parse(&kind).ok_or_else(|| corrupt("kind", &kind))?,
+        player_id: D::text(row, "player_id")?.into(),
+        destination: D::text(row, "destination")?,
+        room_id: D::maybe_text(row, "room_id")?.map(Into::into),
+        version: D::maybe_int(row, "version")?,
+        body: D::maybe_text(row, "body")?,
+        created_at: D::time(row, "created_at")?,
+        attempts: D::int(row, "attempts")?,
+    })
+}
+
+/// A mail to the verified address of `player`, if they have one, in the write it goes with.
+pub(super) async fn mail_to_verified<D: Dialect>(
+    conn: &mut impl Exec,
+    player: &str,
+    kind: NoticeKind,
+    letter: &Letter,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    let statement = Statement::new(INSERT_MAIL_TO_VERIFIED)
+        .bind(player)
+        .bind(kind.as_str())
+        .bind(serde_json::to_string(letter).expect("letters serialise"))
+        .bind(at);
+    conn.execute(statement).await?;
+    Ok(())
+}
+
+/// A mail to `address`, in the write it goes with.
+pub(super) async fn mail_to<D: Dialect>(
+    conn: &mut impl Exec,
+    player: &str,
+    address: &str,
+    kind: NoticeKind,
+    letter: &Letter,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    let statement = Statement::new(INSERT_NOTICE)
+        .bind(Channel::Mail.as_str())
+        .bind(kind.as_str())
+        .bind(player)
+        .bind(address)
+        .bind(serde_json::to_string(letter).expect("letters serialise"))
+        .bind(at);
+    conn.execute(statement).await?;
+    Ok(())
+}
+
+/// The store's side of the notices.
+impl Store {
+    /// Which notices turns begun cause from now on.
+    pub fn set_notice_rules(&self, rules: NoticeRules) {
+        *self.outbox.notices.rules.write().expect("never poisoned") = rules;
+    }
+
+    /// Waits until this server's writer next writes notices.
+    pub async fn notices_written(&self) {
+        self.outbox.notices.written.notified().await;
+    }
+
+    /// Takes up to `limit` notices due now, for `lease`.
+    pub async fn claim_notices(
+        &self,
+        lease: Duration,
+        limit: i64,
+    ) -> Result<Vec<ClaimedNotice>, StoreError> {
+        let now = Timestamp::now();
+        let write = NoticeWrite::Claim {
+            now,
+            lease_until: now.after(lease),
+            limit,
+        };
+        match self.notice_write(write).await? {
+            NoticeOutput::Claimed(claimed) => Ok(claimed),
+            NoticeOutput::Count(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// Keeps what came of each notice.
+    pub async fn settle_notices(
+        &self,
+        outcomes: Vec<(ClaimedNotice, NoticeOutcome, Timestamp)>,
+    ) -> Result<(), StoreError> {
+        self.notice_write(NoticeWrite::Settle(outcomes)).await?;
+        Ok(())
+    }
+
+    /// Removes notices done before `before`, at most `limit`; how many.
+    pub async fn prune_notices(&self, before: Timestamp, limit: i64) -> Result<usize, StoreError> {
+        match self
+            .notice_write(NoticeWrite::Prune { before, limit })
+            .await?
+        {
+            NoticeOutput::Count(count) => Ok(count),
+            NoticeOutput::Claimed(_) => Ok(0),
+        }
+    }
+
+    /// Lets go of every notice taken (on a SQLite file no other server has open).
+    pub async fn release_notices(&self) -> Result<(), StoreError> {
+        self.notice_write(NoticeWrite::Release).await.map(|_| ())
+    }
+
+    async fn notice_write(&self, write: NoticeWrite) -> Result<NoticeOutput, StoreError> {
+        let (job, reply) = Job::new(write);
+        let (_, output) = self.writer.write(job.into(), reply).await?;
+        Ok(output)
+    }
+}
