@@ -15,7 +15,7 @@ mod sessions;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use email::{parse_address, AccountMail, EmailView, RESET_LIFETIME};
+pub use email::{parse_address, AccountMail, EmailView, MAX_ADDRESS, RESET_LIFETIME};
 pub use error::AccountError;
 pub use sessions::{SignedIn, CODE_LIFETIME};
 

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::extract::{parse_query, Caller, Json, Signed};
 use super::sessions::within;
 use super::{route, ApiError, AppContext, RouteDef};
-use crate::accounts::{parse_address, AccountError};
+use crate::accounts::{parse_address, AccountError, MAX_ADDRESS};
 use crate::domain::letters::escape;
 use crate::engine::EngineError;
 use crate::notifications::MailKind;
@@ -69,7 +69,7 @@ async fn set_email(
     Signed(me): Signed,
     Json(body): Json<NewAddress>,
 ) -> Result<HttpResponse, ApiError> {
-    within("email", &body.email, 320)?;
+    within("email", &body.email, MAX_ADDRESS)?;
     let address = parse_address(&body.email)?;
     let limits = &context.limits;
     limits

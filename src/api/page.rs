@@ -73,7 +73,7 @@ macro_rules! module {
 
 /// The page's modules, by their path under `/page/` (`app.js` imports them; `index.html`
 /// preloads them all, so the browser fetches them at once rather than import by import).
-static MODULES: [(&str, Asset); 18] = [
+static MODULES: [(&str, Asset); 19] = [
     module!("account.js"),
     module!("dom.js"),
     module!("frames.js"),
@@ -86,6 +86,7 @@ static MODULES: [(&str, Asset); 18] = [
     module!("standing.js"),
     module!("webhooks.js"),
     module!("turns.js"),
+    module!("mail.js"),
     module!("upload.js"),
     module!("boards/battleship.js"),
     module!("boards/cube.js"),

@@ -38,10 +38,16 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
 fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
     vec![
         ("INSERT_DIGESTS", set_text::<D>(notices::INSERT_DIGESTS)),
-        ("INSERT_CLOCK_WARNINGS", set_text::<D>(notices::INSERT_CLOCK_WARNINGS)),
+        (
+            "INSERT_CLOCK_WARNINGS",
+            set_text::<D>(notices::INSERT_CLOCK_WARNINGS),
+        ),
         ("INSERT_PUSHES", set_text::<D>(notices::INSERT_PUSHES)),
         ("INSERT_NOTICE", notices::INSERT_NOTICE.into()),
-        ("INSERT_MAIL_TO_VERIFIED", notices::INSERT_MAIL_TO_VERIFIED.into()),
+        (
+            "INSERT_MAIL_TO_VERIFIED",
+            notices::INSERT_MAIL_TO_VERIFIED.into(),
+        ),
         ("CLAIM_NOTICES", D::CLAIM_NOTICES.into()),
         ("SETTLE_NOTICE", notices::SETTLE_NOTICE.into()),
         ("DIGEST_MAILED", notices::DIGEST_MAILED.into()),

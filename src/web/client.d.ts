@@ -115,6 +115,20 @@ export interface Room {
   online: string[];
 }
 
+/** A player's address and what they want mailed to it. */
+export interface EmailSettings {
+  /** Whether this server sends mail at all. */
+  mail: boolean;
+  /** The confirmed address, the only one mail goes to. */
+  address: string | null;
+  verifiedAt: string | null;
+  /** The address asked for last, while its link works. */
+  pending: string | null;
+  turnMail: boolean;
+  clockMail: boolean;
+  mutedRooms: string[];
+}
+
 /** A room of the turns inbox: it waits on the caller's move. */
 export interface Turn {
   id: string;
@@ -294,6 +308,15 @@ export declare class Turnhouse {
   signInCode(): Promise<SignInCode>;
   sessions(): Promise<Session[]>;
   turns(): Promise<Turn[]>;
+  features(): Promise<{ mail: boolean }>;
+  email(): Promise<EmailSettings>;
+  setEmail(email: string): Promise<{ pending: string }>;
+  removeEmail(): Promise<void>;
+  setMail(settings: { turnMail?: boolean; clockMail?: boolean }): Promise<{ turnMail: boolean; clockMail: boolean }>;
+  muteRoom(roomId: string, muted?: boolean): Promise<void>;
+  verifyEmail(token: string): Promise<{ player: string; address: string }>;
+  requestPasswordReset(who: { username: string } | { email: string }): Promise<void>;
+  resetPassword(token: string, password: string): Promise<void>;
   endSession(id: string): Promise<void>;
   endOtherSessions(): Promise<number>;
   signOut(): Promise<void>;

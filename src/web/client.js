@@ -86,6 +86,51 @@ export class Turnhouse {
     return (await this.#call('GET', '/players/me/sessions')).sessions;
   }
 
+  /** What this server offers beyond the games: `{mail}`, whether it sends mail. */
+  async features() {
+    return this.#call('GET', '/features');
+  }
+
+  /** This player's address, the one waiting for its link, their mail settings and muted rooms. */
+  async email() {
+    return this.#call('GET', '/players/me/email');
+  }
+
+  /** Mails a link that makes `email` this player's once followed. */
+  async setEmail(email) {
+    return this.#call('PUT', '/players/me/email', { body: { email } });
+  }
+
+  /** This player no longer has an address. */
+  async removeEmail() {
+    await this.#call('DELETE', '/players/me/email');
+  }
+
+  /** Turns turn mail and clock warnings on or off (each left out stays as it is). */
+  async setMail(settings) {
+    return this.#call('PUT', '/players/me/mail', { body: settings });
+  }
+
+  /** Nothing is mailed or pushed about the room (`muted`), or it is again. */
+  async muteRoom(roomId, muted = true) {
+    await this.#call(muted ? 'PUT' : 'DELETE', `/players/me/muted-rooms/${encodeURIComponent(roomId)}`);
+  }
+
+  /** Follows a mailed link that confirms an address. */
+  async verifyEmail(token) {
+    return this.#call('POST', '/email-verifications', { body: { token } });
+  }
+
+  /** Asks for a reset link, by `{username}` or `{email}`: the answer is the same either way. */
+  async requestPasswordReset(who) {
+    await this.#call('POST', '/password-resets', { body: who });
+  }
+
+  /** Follows a reset link: a new password, and every session of the account ends. */
+  async resetPassword(token, password) {
+    await this.#call('POST', '/password-resets/confirm', { body: { token, password } });
+  }
+
   /** Every unfinished room waiting on this player's move, the soonest deadline first. */
   async turns() {
     return (await this.#call('GET', '/players/me/turns')).rooms;

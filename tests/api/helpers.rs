@@ -60,8 +60,14 @@ impl TestApp {
     /// A server for browser tests: browsers share two cores with the other tests, so hooks
     /// get a second or two to run (what the limit does is tested in sandbox.rs).
     pub async fn spawn_for_browsers() -> Self {
+        Self::spawn_for_browsers_configured(|_| {}).await
+    }
+
+    /// The same, with its settings changed by `adjust` too.
+    pub async fn spawn_for_browsers_configured(adjust: impl FnOnce(&mut Config)) -> Self {
         Self::spawn_configured(turnhouse::games::builtin(), |config| {
             config.hook_limits.time_ms = 2_000;
+            adjust(config);
         })
         .await
     }

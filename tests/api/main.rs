@@ -35,6 +35,7 @@ mod idle_rooms;
 mod lobby;
 mod lobby_faults;
 mod mail;
+mod mail_browser;
 mod metrics;
 mod moderation;
 mod newcomer_browser;

@@ -5,6 +5,7 @@ import { el, main, setMessage, when } from './dom.js';
 import { showLobby } from './lobby.js';
 import { route } from './router.js';
 import { api, attempt, pageState, problemText, store } from './session.js';
+import { emailCard, forgotLink } from './mail.js';
 import { refreshTurns } from './turns.js';
 
 export function renderAccount() {
@@ -81,6 +82,7 @@ export function passwordForm(after) {
     el('span', { class: 'field' }, el('label', { for: 'signin-name' }, 'Username'), name),
     el('span', { class: 'field' }, el('label', { for: 'signin-password' }, 'Password'), password),
     el('button', { id: 'signin-password-button', type: 'submit', class: 'secondary' }, 'Sign in')),
+  forgotLink(),
   message);
 }
 
@@ -184,6 +186,7 @@ export async function showAccount() {
         el('h2', { id: 'password-title' }, 'Password'),
         el('p', { class: 'muted' }, 'With a password you can sign in as yourself on any device, and get your account back if this browser forgets it.'),
         passwordSetter(message)),
+      emailCard(),
       el('section', { class: 'card', 'aria-labelledby': 'devices-title' },
         el('h2', { id: 'devices-title' }, 'Devices signed in'),
         list,

@@ -9,6 +9,7 @@ import { showRoom } from './room.js';
 import { pageState, resetScreen } from './session.js';
 import { showLeaderboard, showProfile } from './standing.js';
 import { showTurns } from './turns.js';
+import { showForgotPassword, showResetPassword, showVerifyEmail } from './mail.js';
 
 /** Shows what the address names; `redraw` rebuilds it even when it is the room on screen. */
 export function route(redraw) {
@@ -32,6 +33,9 @@ export function route(redraw) {
   else if (board) showLeaderboard(board[1]);
   else if (location.hash === '#/account') showAccount();
   else if (location.hash === '#/turns') showTurns();
+  else if (location.hash === '#/forgot-password') showForgotPassword();
+  else if (location.hash.startsWith('#/verify-email?')) showVerifyEmail();
+  else if (location.hash.startsWith('#/reset-password?')) showResetPassword();
   else if (location.hash.startsWith('#/room/')) {
     main().replaceChildren(el('h1', {}, 'Room'),
       el('p', { id: 'no-room', class: 'message error', role: 'alert', text: 'There is no room at this address: check the link you were given.' }),
