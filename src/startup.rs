@@ -80,8 +80,18 @@ pub async fn services(config: &Config, games: GameRegistry) -> Result<Services, 
         public_url: settings.public_url(),
         after: settings.turn_mail_after.0,
         every: settings.turn_mail_every.0,
+        from: mail_address(&settings.mail_from),
+        destinations: hooks.destinations(),
     };
     Ok(Services::start(store, games, sandbox, bot_seed, idle, hooks, mail).await?)
+}
+
+/// The address in `from` (`Name <address>` or an address).
+fn mail_address(from: &str) -> String {
+    match (from.rfind('<'), from.rfind('>')) {
+        (Some(open), Some(close)) if open < close => from[open + 1..close].trim().to_owned(),
+        _ => from.trim().to_owned(),
+    }
 }
 
 impl Application {

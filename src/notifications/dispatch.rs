@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::compose;
 use super::mailer::{MailError, Mailer};
+use super::pusher::{Push, Pushed, Pusher};
 use super::unsubscribe::{MailKind, Unsubscribe};
 use crate::catalog::Catalog;
 use crate::domain::notices::{Channel, ClaimedNotice, Letter, NoticeKind, NoticeOutcome};
@@ -36,6 +37,7 @@ pub struct Senders {
     pub every: Duration,
     pub unsubscribe: Unsubscribe,
     pub presence: Arc<dyn super::Presence>,
+    pub pusher: Pusher,
 }
 
 /// Notices counted since start, by what came of them (for `GET /metrics`).
@@ -162,9 +164,7 @@ async fn deliver(
         (Channel::Mail, NoticeKind::Turns) => digest(store, catalog, senders, notice).await,
         (Channel::Mail, NoticeKind::Clock) => clock(store, catalog, senders, notice).await,
         (Channel::Mail, _) => kept_letter(notice),
-        (Channel::Push, _) => Err(NoticeOutcome::Failed(
-            "web push is not set up on this server".into(),
-        )),
+        (Channel::Push, _) => return push(store, catalog, senders, notice, rules).await,
     };
     let (letter, unsubscribe) = match made {
         Ok(made) => made,
@@ -283,6 +283,62 @@ async fn clock(
     );
     Ok((letter, Some(unsubscribe)))
 }
+
+/// A push that it is the player's move: held back once they have moved, or while they look at
+/// the room; collapsed per room, kept by the push service until the room's deadline.
+async fn push(
+    store: &Store,
+    catalog: &Catalog,
+    senders: &Senders,
+    notice: &ClaimedNotice,
+    rules: &OutboxRules,
+) -> NoticeOutcome {
+    let room_id = notice.room_id.as_deref().unwrap_or_default();
+    let (subscription, room) = match (
+        store.push_subscription(&notice.destination).await,
+        store.room(room_id).await,
+    ) {
+        (Ok(Some(subscription)), Ok(Some(room))) => (subscription, room),
+        (Ok(_), Ok(_)) => return NoticeOutcome::Held,
+        (Err(err), _) | (_, Err(err)) => return store_failed(err),
+    };
+    let waiting =
+        (room.to_move.as_ref()).is_some_and(|to_move| to_move.contains(&notice.player_id));
+    let looking = senders.presence.watching(&notice.player_id, &[room_id]);
+    if room.finished || !waiting || looking {
+        return NoticeOutcome::Held;
+    }
+    let name = game_name(catalog, &room.game).await;
+    let title = compose::room_title(&name, &room.players, &notice.player_id);
+    let payload = serde_json::json!({
+        "title": "Your move",
+        "body": format!("Your move: {title}"),
+        "url": format!("{}/#/room/{room_id}", senders.public_url.get()),
+        "room": room_id,
+        "version": room.version,
+    })
+    .to_string();
+    let left = room.trigger_timeout_at.map(|at| at.since(Timestamp::now()));
+    let push = Push {
+        payload: payload.as_bytes(),
+        topic: room_id,
+        ttl: left.map_or(PUSH_KEPT, |left| left.as_secs().clamp(60, PUSH_KEPT)),
+        urgency: match left {
+            Some(left) if left < Duration::from_secs(3600) => "high",
+            _ => "normal",
+        },
+    };
+    match senders.pusher.push(&subscription, &push).await {
+        Pushed::Sent => NoticeOutcome::Sent,
+        Pushed::Gone => NoticeOutcome::Gone,
+        Pushed::Refused(why) => NoticeOutcome::Failed(why),
+        Pushed::Later(why) => again(notice, rules, why),
+    }
+}
+
+/// How long a push service keeps a push for a browser that is away, for a room without a
+/// deadline (its `TTL`): a day.
+const PUSH_KEPT: u64 = 24 * 60 * 60;
 
 fn unsubscribe_url(senders: &Senders, notice: &ClaimedNotice, kind: MailKind) -> String {
     let token = senders.unsubscribe.token(&notice.player_id, kind);

@@ -16,6 +16,8 @@ mod compose;
 mod dispatch;
 mod error;
 mod mailer;
+mod push_crypto;
+mod pusher;
 mod unsubscribe;
 
 use std::sync::Arc;
@@ -29,9 +31,13 @@ pub use unsubscribe::MailKind;
 use crate::catalog::Catalog;
 use crate::domain::ids::{random_hex, PlayerId};
 use crate::domain::public_url::PublicUrl;
+use crate::domain::time::Timestamp;
 use crate::metrics::Exposition;
+use crate::outbound::Destinations;
 use crate::outbox::OutboxRules;
-use crate::store::{EmailRecord, NoticeRules, Store, Turn};
+use crate::store::{EmailRecord, NoticeRules, PushSubscription, Store, Turn};
+use push_crypto::{BrowserKeys, Vapid};
+use pusher::Pusher;
 use unsubscribe::Unsubscribe;
 
 /// The most rooms the inbox lists: more waiting on one player is no inbox anyone reads.
@@ -44,6 +50,9 @@ pub trait Presence: Send + Sync + 'static {
     fn watching(&self, player: &str, rooms: &[&str]) -> bool;
 }
 
+/// The most browsers one player may turn notifications on in.
+pub const MAX_BROWSERS: i64 = 10;
+
 /// How mail goes, as the operator set it.
 pub struct MailSetup {
     /// None: no SMTP server, so no mail.
@@ -53,6 +62,10 @@ pub struct MailSetup {
     pub after: Duration,
     /// At most one digest per player per this.
     pub every: Duration,
+    /// Who mail comes from, and who push services write to about this server's pushes.
+    pub from: String,
+    /// Where pushes may go (the same guard as webhooks').
+    pub destinations: Destinations,
 }
 
 /// A player's turns and what reaches them about them.
@@ -61,6 +74,9 @@ pub struct Notifications {
     store: Store,
     unsubscribe: Unsubscribe,
     counts: Arc<NoticeCounts>,
+    /// The server's VAPID public key, base64url.
+    push_key: Arc<String>,
+    destinations: Destinations,
 }
 
 impl Notifications {
@@ -75,6 +91,11 @@ impl Notifications {
     ) -> Result<Self, crate::store::StoreError> {
         let key = store.server_key("unsubscribe", random_hex(32)).await?;
         let unsubscribe = Unsubscribe::new(&key);
+        let vapid = store.server_key("vapid", Vapid::generate()).await?;
+        let vapid = Vapid::from_kept(&vapid)
+            .ok_or_else(|| crate::store::StoreError::Corrupt("the VAPID key".into()))?;
+        let pusher = Pusher::new(mail.destinations, vapid, format!("mailto:{}", mail.from));
+        let push_key = pusher.public_key().to_owned();
         store.set_notice_rules(NoticeRules {
             mail_after: mail.mailer.is_some().then_some(mail.after),
         });
@@ -89,6 +110,7 @@ impl Notifications {
             every: mail.every,
             unsubscribe: unsubscribe.clone(),
             presence,
+            pusher,
         };
         tokio::spawn(dispatch::run(
             store.clone(),
@@ -101,6 +123,8 @@ impl Notifications {
             store,
             unsubscribe,
             counts,
+            push_key: Arc::new(push_key),
+            destinations: mail.destinations,
         })
     }
 
@@ -162,6 +186,60 @@ impl Notifications {
                 other => Err(other),
             })?;
         Ok(kind)
+    }
+
+    /// The key browsers subscribe with (`applicationServerKey`): the server's VAPID public
+    /// key, uncompressed, base64url.
+    pub fn push_key(&self) -> &str {
+        &self.push_key
+    }
+
+    /// Keeps a browser's subscription for the player (replacing the one of the same
+    /// endpoint): its id. The endpoint must be a URL this server may reach, the keys a
+    /// browser's.
+    pub async fn subscribe(
+        &self,
+        player: &PlayerId,
+        endpoint: &str,
+        p256dh: &str,
+        auth: &str,
+    ) -> Result<String, NotificationError> {
+        self.destinations.check_url(endpoint)?;
+        BrowserKeys::parse(p256dh, auth)
+            .map_err(|err| NotificationError::InvalidSubscription(err.to_string()))?;
+        let subscription = PushSubscription {
+            id: random_hex(16),
+            player_id: player.clone(),
+            endpoint: endpoint.to_owned(),
+            p256dh: p256dh.to_owned(),
+            auth: auth.to_owned(),
+            created_at: Timestamp::now(),
+        };
+        (self
+            .store
+            .add_push_subscription(subscription, MAX_BROWSERS)
+            .await?)
+            .ok_or(NotificationError::TooManyBrowsers(MAX_BROWSERS))
+    }
+
+    /// The player's browsers with notifications on.
+    pub async fn subscriptions(
+        &self,
+        player: &PlayerId,
+    ) -> Result<Vec<PushSubscription>, NotificationError> {
+        Ok(self.store.push_subscriptions_of(player).await?)
+    }
+
+    /// Turns notifications off in one of the player's browsers.
+    pub async fn unsubscribe_browser(
+        &self,
+        player: &PlayerId,
+        id: &str,
+    ) -> Result<(), NotificationError> {
+        match self.store.remove_push_subscription(player, id).await? {
+            true => Ok(()),
+            false => Err(NotificationError::SubscriptionNotFound),
+        }
     }
 
     /// Figures for `GET /metrics`.

@@ -6,7 +6,7 @@ use super::dialect::{Dialect, SetSql};
 use super::reads::MemberRange;
 use super::types::RoomQuery;
 use super::{
-    batch, emails, moderation, notices, outbox, postgres, profiles, ratings, reads, sessions,
+    batch, emails, moderation, notices, outbox, postgres, profiles, push, ratings, reads, sessions,
     sqlite, turns, webhook_endpoints, writer, writes,
 };
 
@@ -73,6 +73,11 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ("DIGEST_MAILED_AT", emails::DIGEST_MAILED_AT.into()),
         ("INSERT_SERVER_KEY", emails::INSERT_SERVER_KEY.into()),
         ("SERVER_KEY", emails::SERVER_KEY.into()),
+        ("UPSERT_SUBSCRIPTION", push::UPSERT_SUBSCRIPTION.into()),
+        ("SUBSCRIPTION_COUNT", push::SUBSCRIPTION_COUNT.into()),
+        ("SUBSCRIPTIONS_OF", push::SUBSCRIPTIONS_OF.into()),
+        ("SUBSCRIPTION", push::SUBSCRIPTION.into()),
+        ("REMOVE_SUBSCRIPTION", push::REMOVE_SUBSCRIPTION.into()),
     ]
 }
 

@@ -503,6 +503,21 @@ INSERT INTO server_keys (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING;
 -- SQLite and PostgreSQL: SERVER_KEY
 SELECT value FROM server_keys WHERE name = $1;
 
+-- SQLite and PostgreSQL: UPSERT_SUBSCRIPTION
+INSERT INTO push_subscriptions (id, player_id, endpoint, p256dh, auth, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (endpoint) DO UPDATE SET player_id = excluded.player_id, p256dh = excluded.p256dh, auth = excluded.auth RETURNING id;
+
+-- SQLite and PostgreSQL: SUBSCRIPTION_COUNT
+SELECT count(*) AS n FROM push_subscriptions WHERE player_id = $1;
+
+-- SQLite and PostgreSQL: SUBSCRIPTIONS_OF
+SELECT id, player_id, endpoint, p256dh, auth, created_at FROM push_subscriptions WHERE player_id = $1 ORDER BY created_at, id;
+
+-- SQLite and PostgreSQL: SUBSCRIPTION
+SELECT id, player_id, endpoint, p256dh, auth, created_at FROM push_subscriptions WHERE id = $1;
+
+-- SQLite and PostgreSQL: REMOVE_SUBSCRIPTION
+DELETE FROM push_subscriptions WHERE player_id = $1 AND id = $2 RETURNING id;
+
 -- SQLite and PostgreSQL: PLAYER_GAMES
 WITH RECURSIVE g (game) AS (SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 ORDER BY game LIMIT 1) UNION ALL SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 AND game > g.game ORDER BY game LIMIT 1) FROM g WHERE g.game IS NOT NULL) SELECT game FROM g WHERE game IS NOT NULL LIMIT $3;
 

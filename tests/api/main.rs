@@ -43,6 +43,8 @@ mod openapi;
 mod players;
 mod presence;
 mod profiles;
+mod push;
+mod push_receiver;
 mod rated_quick_play;
 mod ratings;
 mod readme;

@@ -1,0 +1,150 @@
+//! Web push, end to end: the real server, and a push service on loopback that holds a
+//! browser's keys, decrypts with an independent library and checks the VAPID JWT.
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_problem, unique, TestApp, TestPlayer};
+use crate::push_receiver::PushReceiver;
+use crate::sse_client::EventStream;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+async fn subscribe(app: &TestApp, player: &TestPlayer, subscription: &Value) -> reqwest::Response {
+    app.request(
+        Method::POST,
+        "/players/me/push-subscriptions",
+        Some(&player.token),
+        Some(subscription),
+    )
+    .await
+}
+
+async fn browsers(app: &TestApp, player: &TestPlayer) -> Vec<Value> {
+    let response = app
+        .request(
+            Method::GET,
+            "/players/me/push-subscriptions",
+            Some(&player.token),
+            None,
+        )
+        .await;
+    let body: Value = response.json().await.unwrap();
+    body["subscriptions"].as_array().unwrap().clone()
+}
+
+async fn held_pushes(app: &TestApp) -> f64 {
+    app.metric("turnhouse_notices_total{channel=\"push\",outcome=\"held\"}")
+        .await
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_turn_is_pushed_encrypted_and_signed_and_a_gone_browser_is_forgotten() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.webhooks.allow_private_destinations = true;
+    })
+    .await;
+    let push = PushReceiver::start();
+    let key = app.get_json("/push/key").await;
+    let key = key["key"].as_str().unwrap().to_owned();
+    assert_eq!(key.len(), 87, "65 bytes, base64url: {key}");
+
+    let (ada, bob) = (
+        app.register(&unique("ada")).await,
+        app.register(&unique("bob")).await,
+    );
+    let subscription = push.subscription("/send/ada").await;
+    let made = subscribe(&app, &ada, &subscription).await;
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let mut bad = subscription.clone();
+    bad["keys"]["p256dh"] = json!("AAAA");
+    let refused = subscribe(&app, &ada, &bad).await;
+    assert_problem(
+        refused,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid_push_subscription",
+    )
+    .await;
+    let mut bad = subscription.clone();
+    bad["endpoint"] = json!("ftp://push.example/x");
+    let refused = subscribe(&app, &ada, &bad).await;
+    assert_problem(
+        refused,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid_push_subscription",
+    )
+    .await;
+
+    // Bob opens a room and Ada joins: Bob moves first, then each move makes it Ada's turn.
+    let room = app.create_room(&bob, json!({"game": "tictactoe"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.join(&ada, &room).await.status(), StatusCode::OK);
+    app.play_ok(&bob, &room, json!({"x": 0, "y": 0})).await;
+    let first = push.wait_for(WAIT, |p| p.len() == 1).await.remove(0);
+    assert!(first.get("error").is_none(), "{first}");
+    assert_eq!(first["path"], "/send/ada");
+    let payload = &first["payload"];
+    assert_eq!(payload["title"], "Your move");
+    assert_eq!(
+        payload["body"],
+        format!("Your move: Tic-tac-toe against {}", bob.username)
+    );
+    assert!(payload["url"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("/#/room/{room}")));
+    assert_eq!(first["headers"]["Topic"], room.as_str());
+    assert_eq!(first["headers"]["Urgency"], "normal");
+    assert_eq!(first["headers"]["TTL"], "86400");
+    assert_eq!(first["headers"]["Content-Encoding"], "aes128gcm");
+    let vapid = &first["vapid"];
+    assert!(vapid.get("error").is_none(), "{vapid}");
+    assert_eq!(vapid["key"], key.as_str());
+    assert_eq!(vapid["claims"]["aud"], push.address.as_str());
+    assert_eq!(vapid["claims"]["sub"], "mailto:turnhouse@localhost");
+
+    // One push per turn.
+    app.play_ok(&ada, &room, json!({"x": 1, "y": 1})).await;
+    app.play_ok(&bob, &room, json!({"x": 0, "y": 1})).await;
+    push.wait_for(WAIT, |p| p.len() == 2).await;
+
+    // While Ada looks at the room, nothing is pushed to her.
+    let held_before = held_pushes(&app).await;
+    let url = format!(
+        "{}/rooms/{room}/stream?access_token={}",
+        app.address, ada.token
+    );
+    let mut looking = EventStream::open(&app.client, &url, None).await;
+    looking.event().await;
+    app.play_ok(&ada, &room, json!({"x": 2, "y": 2})).await;
+    app.play_ok(&bob, &room, json!({"x": 2, "y": 0})).await;
+    let until = Instant::now() + WAIT;
+    while held_pushes(&app).await <= held_before {
+        assert!(
+            Instant::now() < until,
+            "the push to a player looking was never held back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(looking);
+    assert_eq!(push.received().await.len(), 2);
+
+    // The push service says the browser is gone (410): it is forgotten.
+    push.answer(410).await;
+    let room = app.create_room(&bob, json!({"game": "tictactoe"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.join(&ada, &room).await.status(), StatusCode::OK);
+    app.play_ok(&bob, &room, json!({"x": 0, "y": 0})).await;
+    push.wait_for(WAIT, |p| p.len() == 3).await;
+    let until = Instant::now() + WAIT;
+    while !browsers(&app, &ada).await.is_empty() {
+        assert!(
+            Instant::now() < until,
+            "the gone browser was never forgotten"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
