@@ -58,6 +58,8 @@ static APP: Asset = asset!("app.js", "text/javascript; charset=utf-8");
 static STYLE: Asset = asset!("app.css", "text/css; charset=utf-8");
 static CLIENT: Asset = asset!("client.js", "text/javascript; charset=utf-8");
 static CLIENT_TYPES: Asset = asset!("client.d.ts", "application/typescript; charset=utf-8");
+/// The page's service worker, at the root so that its scope is the whole page.
+static SERVICE_WORKER: Asset = asset!("sw.js", "text/javascript; charset=utf-8");
 
 macro_rules! module {
     ($file:literal) => {
@@ -73,7 +75,7 @@ macro_rules! module {
 
 /// The page's modules, by their path under `/page/` (`app.js` imports them; `index.html`
 /// preloads them all, so the browser fetches them at once rather than import by import).
-static MODULES: [(&str, Asset); 19] = [
+static MODULES: [(&str, Asset); 20] = [
     module!("account.js"),
     module!("dom.js"),
     module!("frames.js"),
@@ -87,6 +89,7 @@ static MODULES: [(&str, Asset); 19] = [
     module!("webhooks.js"),
     module!("turns.js"),
     module!("mail.js"),
+    module!("push.js"),
     module!("upload.js"),
     module!("boards/battleship.js"),
     module!("boards/cube.js"),
@@ -113,6 +116,9 @@ pub fn routes() -> Vec<RouteDef> {
         }),
         route(Method::GET, "/client.js", |req: HttpRequest| async move {
             serve(&req, &CLIENT, false)
+        }),
+        route(Method::GET, "/sw.js", |req: HttpRequest| async move {
+            serve(&req, &SERVICE_WORKER, false)
         }),
         route(Method::GET, "/client.d.ts", |req: HttpRequest| async move {
             serve(&req, &CLIENT_TYPES, false)

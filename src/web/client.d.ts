@@ -317,6 +317,10 @@ export declare class Turnhouse {
   verifyEmail(token: string): Promise<{ player: string; address: string }>;
   requestPasswordReset(who: { username: string } | { email: string }): Promise<void>;
   resetPassword(token: string, password: string): Promise<void>;
+  pushKey(): Promise<string>;
+  addPushSubscription(subscription: PushSubscriptionJSON | { endpoint: string; keys: { p256dh: string; auth: string } }): Promise<{ id: string }>;
+  pushSubscriptions(): Promise<{ id: string; endpoint: string; createdAt: string }[]>;
+  removePushSubscription(id: string): Promise<void>;
   endSession(id: string): Promise<void>;
   endOtherSessions(): Promise<number>;
   signOut(): Promise<void>;

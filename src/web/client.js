@@ -131,6 +131,27 @@ export class Turnhouse {
     await this.#call('POST', '/password-resets/confirm', { body: { token, password } });
   }
 
+  /** The key browsers subscribe to this server's pushes with (base64url). */
+  async pushKey() {
+    return (await this.#call('GET', '/push/key')).key;
+  }
+
+  /** Turns notifications on in a browser, given its `PushSubscription` (or its `toJSON()`). */
+  async addPushSubscription(subscription) {
+    const json = typeof subscription.toJSON === 'function' ? subscription.toJSON() : subscription;
+    return this.#call('POST', '/players/me/push-subscriptions', { body: json });
+  }
+
+  /** This player's browsers with notifications on. */
+  async pushSubscriptions() {
+    return (await this.#call('GET', '/players/me/push-subscriptions')).subscriptions;
+  }
+
+  /** Turns notifications off in one of this player's browsers. */
+  async removePushSubscription(id) {
+    await this.#call('DELETE', `/players/me/push-subscriptions/${encodeURIComponent(id)}`);
+  }
+
   /** Every unfinished room waiting on this player's move, the soonest deadline first. */
   async turns() {
     return (await this.#call('GET', '/players/me/turns')).rooms;

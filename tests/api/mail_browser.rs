@@ -55,6 +55,16 @@ async fn an_address_its_settings_a_mailed_room_and_a_forgotten_password_on_the_p
     ada.wait_for_text("#email-address", &address).await;
     ada.click("#clock-mail").await;
     ada.wait_for_text("#email-message", "Saved.").await;
+    // Notifications in this browser: the service worker registers, and the card offers them.
+    ada.wait_for_text("#push-on", "Turn notifications on").await;
+    let scope = ada
+        .wait_for(
+            "the service worker",
+            "const r = window.__sw; if (!r) { navigator.serviceWorker.getRegistration('/').then((g) => { window.__sw = g ? g.scope : 'none'; }); return null; } return r;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(scope, format!("{}/", app.address));
     ada.screenshot("email-card").await;
     let token = ada
         .eval(

@@ -1,5 +1,6 @@
 //! The turns inbox on the page, in Chromium: "Your move (N)" in the bar and in the tab's title,
-//! on a phone's width too, the list of rooms waiting, and the count going down as she moves.
+//! on a phone's width too, the list of rooms waiting, the count going down as she moves, and
+//! muting a room.
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -75,5 +76,22 @@ async fn the_bar_counts_the_rooms_waiting_on_her_move() {
     click_cell(&ada, "1,1").await;
     ada.wait_for_text("#turns", "Your move (1)").await;
     wait_for_title(&ada, "(1) Turnhouse").await;
+
+    // Muting the room: nothing more is mailed or pushed about it.
+    ada.wait_for_text("#mute-room", "Mute this room").await;
+    ada.click("#mute-room").await;
+    ada.wait_for_text("#mute-room", "Unmute this room").await;
+    let settings: serde_json::Value = app
+        .request(
+            reqwest::Method::GET,
+            "/players/me/email",
+            Some(&token),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(settings["mutedRooms"], json!([rooms[1]]));
     ada.close().await;
 }

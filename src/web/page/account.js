@@ -6,6 +6,7 @@ import { showLobby } from './lobby.js';
 import { route } from './router.js';
 import { api, attempt, pageState, problemText, store } from './session.js';
 import { emailCard, forgotLink } from './mail.js';
+import { pushCard } from './push.js';
 import { refreshTurns } from './turns.js';
 
 export function renderAccount() {
@@ -187,6 +188,7 @@ export async function showAccount() {
         el('p', { class: 'muted' }, 'With a password you can sign in as yourself on any device, and get your account back if this browser forgets it.'),
         passwordSetter(message)),
       emailCard(),
+      pushCard(),
       el('section', { class: 'card', 'aria-labelledby': 'devices-title' },
         el('h2', { id: 'devices-title' }, 'Devices signed in'),
         list,

@@ -62,7 +62,8 @@ async function drawEmailCard(card) {
     return el('label', { class: 'check', for: id }, box, ` ${label}`);
   };
   card.hidden = false;
-  card.replaceChildren(
+  // Wrapped in one element: `el` leaves out what is null, `replaceChildren` would not.
+  card.replaceChildren(el('div', {},
     el('h2', { id: 'email-title' }, 'E-mail'),
     el('p', { id: 'email-address' }, settings.address
       ? ['Mail goes to ', el('strong', { text: settings.address }), '.']
@@ -72,7 +73,7 @@ async function drawEmailCard(card) {
       choice('turn-mail', 'Mail me the games waiting for my move while I am away (at most twice a day)', 'turnMail'),
       choice('clock-mail', 'Warn me before a clock runs out', 'clockMail')) : null,
     form,
-    message);
+    message));
 }
 
 /** "Forgot your password?" under the sign-in form, on a server that sends mail. */

@@ -9,7 +9,7 @@ import { drawReplay, shownRoom } from './replay.js';
 import { apply, heldSeats, isBot } from './room.js';
 import { api, attempt, pageState, problemText, store } from './session.js';
 import { fillRatings, playerName, presenceDot } from './standing.js';
-import { showTurnOnScreen } from './turns.js';
+import { isMuted, setMuted, showTurnOnScreen } from './turns.js';
 
 export function me() { return store.player; }
 export function seatOf(room, playerId) { return room.players.findIndex((p) => p.id === playerId); }
@@ -251,6 +251,14 @@ export function drawActions(room, seat) {
       const ask = () => { pageState.askingForfeit = room.id; drawActions(room, seat); };
       buttons.push(el('button', { id: 'forfeit', class: 'secondary', onclick: ask }, 'Forfeit'));
     }
+  }
+  if (seat >= 0 && !room.finished) {
+    const redraw = () => drawActions(room, seat);
+    const quiet = isMuted(room.id, redraw);
+    buttons.push(el('button', {
+      id: 'mute-room', class: 'secondary', 'aria-pressed': String(quiet),
+      title: 'No mail or push about this room', onclick: async () => { await setMuted(room.id, !quiet); redraw(); },
+    }, quiet ? 'Unmute this room' : 'Mute this room'));
   }
   if (seat >= 0 && room.finished) {
     const closed = room.lastEvent && room.lastEvent.kind === 'closed';

@@ -80,6 +80,31 @@ function drawList() {
   }));
 }
 
+/** The rooms the player muted (no mail or push about them), asked once. */
+let muted = null;
+
+/** Whether the player muted `roomId`; asks first, then calls `redraw`, the first time. */
+export function isMuted(roomId, redraw) {
+  if (muted === null && store.player) {
+    muted = new Set();
+    attempt(() => api.email()).then((result) => {
+      if (result.ok) muted = new Set(result.data.mutedRooms);
+      redraw();
+    });
+  }
+  return Boolean(muted && muted.has(roomId));
+}
+
+/** Mutes the room for the player, or hears of it again. */
+export async function setMuted(roomId, on) {
+  const result = await attempt(() => api.muteRoom(roomId, on));
+  if (result.ok && muted) {
+    if (on) muted.add(roomId);
+    else muted.delete(roomId);
+  }
+  return result;
+}
+
 setInterval(() => { if (!document.hidden) refreshTurns(); }, ASK_EVERY_MS);
 document.addEventListener('visibilitychange', () => {
   if (!document.hidden) refreshTurns();
