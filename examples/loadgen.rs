@@ -84,6 +84,13 @@ struct Args {
     /// Password sign-ins a second to run beside a second measurement of the games.
     #[arg(long, default_value_t = 0.0)]
     sign_ins_per_sec: f64,
+    /// Web push: each player turns notifications on in this many browsers (at most 10), whose
+    /// push endpoints are `--push-endpoint` (a receiver that answers at once), so every turn
+    /// is pushed that many times. 8 for the 128 players of 64 games: 1,024 subscribers.
+    #[arg(long, default_value_t = 0)]
+    push_browsers: usize,
+    #[arg(long, default_value = "http://127.0.0.1:18302")]
+    push_endpoint: String,
 }
 
 /// The game of `examples/timed.js`, when `--deadlines`.
@@ -124,6 +131,13 @@ async fn main() {
         }
         all
     };
+    for (x, o) in &players {
+        for player in [x, o] {
+            for browser in 0..args.push_browsers {
+                api.subscribe(player, &args.push_endpoint, browser).await;
+            }
+        }
+    }
     if args.rooms > 0 {
         let seeded = Arc::new(AtomicUsize::new(0));
         let tasks = players.iter().cloned().map(|(x, o)| {
@@ -647,6 +661,24 @@ impl Api {
             id: player["id"].as_str().unwrap().to_owned(),
             token: player["token"].as_str().unwrap().to_owned(),
         }
+    }
+
+    /// Turns notifications on for `player` in a browser of theirs whose pushes go to
+    /// `endpoint`: a fresh P-256 key and auth secret, as a browser makes them.
+    async fn subscribe(&self, player: &Player, endpoint: &str, browser: usize) {
+        use base64::Engine as _;
+        use p256::elliptic_curve::sec1::ToEncodedPoint;
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        let key = p256::SecretKey::random(&mut p256::elliptic_curve::rand_core::OsRng);
+        let point = key.public_key().to_encoded_point(false);
+        let auth: [u8; 16] = rand::random();
+        let body = json!({
+            "endpoint": format!("{endpoint}/push/{}/{browser}", player.id),
+            "keys": {"p256dh": b64(point.as_bytes()), "auth": b64(&auth)},
+        });
+        self.send("/players/me/push-subscriptions", &player.token, body)
+            .await
+            .expect("a push subscription");
     }
 
     /// A new player with a password: their name and the password.
