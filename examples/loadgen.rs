@@ -84,11 +84,11 @@ struct Args {
     /// Password sign-ins a second to run beside a second measurement of the games.
     #[arg(long, default_value_t = 0.0)]
     sign_ins_per_sec: f64,
-    /// Web push: each player turns notifications on in this many browsers (at most 10), whose
-    /// push endpoints are `--push-endpoint` (a receiver that answers at once), so every turn
-    /// is pushed that many times. 8 for the 128 players of 64 games: 1,024 subscribers.
+    /// Web push: this many players turn notifications on in a browser whose push endpoint is
+    /// `--push-endpoint` (a receiver that answers at once): every player of the games (so each
+    /// turn is pushed), and as many more, who never play, as it takes to reach the number.
     #[arg(long, default_value_t = 0)]
-    push_browsers: usize,
+    push_subscribers: usize,
     #[arg(long, default_value = "http://127.0.0.1:18302")]
     push_endpoint: String,
 }
@@ -131,11 +131,16 @@ async fn main() {
         }
         all
     };
-    for (x, o) in &players {
-        for player in [x, o] {
-            for browser in 0..args.push_browsers {
-                api.subscribe(player, &args.push_endpoint, browser).await;
-            }
+    if args.push_subscribers > 0 {
+        let playing = players.iter().flat_map(|(x, o)| [x.clone(), o.clone()]);
+        let mut subscribed = 0;
+        for player in playing.take(args.push_subscribers) {
+            api.subscribe(&player, &args.push_endpoint).await;
+            subscribed += 1;
+        }
+        for _ in subscribed..args.push_subscribers {
+            let idle = api.player().await;
+            api.subscribe(&idle, &args.push_endpoint).await;
         }
     }
     if args.rooms > 0 {
@@ -665,7 +670,7 @@ impl Api {
 
     /// Turns notifications on for `player` in a browser of theirs whose pushes go to
     /// `endpoint`: a fresh P-256 key and auth secret, as a browser makes them.
-    async fn subscribe(&self, player: &Player, endpoint: &str, browser: usize) {
+    async fn subscribe(&self, player: &Player, endpoint: &str) {
         use base64::Engine as _;
         use p256::elliptic_curve::sec1::ToEncodedPoint;
         let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
@@ -673,7 +678,7 @@ impl Api {
         let point = key.public_key().to_encoded_point(false);
         let auth: [u8; 16] = rand::random();
         let body = json!({
-            "endpoint": format!("{endpoint}/push/{}/{browser}", player.id),
+            "endpoint": format!("{endpoint}/push/{}", player.id),
             "keys": {"p256dh": b64(point.as_bytes()), "auth": b64(&auth)},
         });
         self.send("/players/me/push-subscriptions", &player.token, body)

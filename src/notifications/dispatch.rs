@@ -24,7 +24,7 @@ use crate::store::{Store, Turn};
 /// How long the dispatcher goes without looking (other servers' notices, retries coming due).
 const RESCAN: Duration = Duration::from_secs(1);
 /// Notices being sent at once from one server.
-const IN_FLIGHT: usize = 16;
+const IN_FLIGHT: usize = 64;
 /// How often notices done for longer than they are kept are removed, and how many at a time.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
 const PRUNE_LIMIT: i64 = 5_000;
@@ -58,6 +58,11 @@ impl NoticeCounts {
             NoticeOutcome::Postponed(_) => return,
         };
         self.counts[channel as usize][at].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `count` notices held back together.
+    fn held(&self, channel: Channel, count: usize) {
+        self.counts[channel as usize][1].fetch_add(count as u64, Ordering::Relaxed);
     }
 
     pub fn render(&self, out: &mut Exposition) {
@@ -104,13 +109,16 @@ pub(super) async fn run(
         let free = IN_FLIGHT - in_flight;
         let claimed = match free {
             0 => Vec::new(),
-            free => store
-                .claim_notices(rules.lease, free as i64)
-                .await
-                .unwrap_or_else(|err| {
+            free => match store.claim_notices(rules.lease, free as i64).await {
+                Ok((claimed, held)) => {
+                    counts.held(Channel::Push, held);
+                    claimed
+                }
+                Err(err) => {
                     tracing::warn!(error = %err, "could not take the notices due");
                     Vec::new()
-                }),
+                }
+            },
         };
         let full = claimed.len() == free && free > 0;
         for notice in claimed {

@@ -89,6 +89,15 @@ pub(super) const DIGEST_MAILED: &str =
 /// A push subscription the push service no longer knows.
 pub(super) const DROP_SUBSCRIPTION: &str = "DELETE FROM push_subscriptions WHERE id = $1";
 
+/// Pushes due at `$1` whose turn is over (the player moved, or left): held back at `$1` in bulk,
+/// rather than taken one by one to find out. Their count.
+pub(super) const HOLD_PAST_TURNS: &str = "UPDATE notices SET state = 'held', due_at = NULL, \
+     claimed_until = NULL, done_at = $1 WHERE seq IN (SELECT n.seq FROM notices n \
+     WHERE n.channel = 'push' AND n.due_at <= $1 \
+     AND (n.claimed_until IS NULL OR n.claimed_until <= $1) AND NOT EXISTS \
+     (SELECT 1 FROM room_players m WHERE m.room_id = n.room_id AND m.player_id = n.player_id \
+     AND m.turn_since IS NOT NULL) LIMIT $2) RETURNING seq";
+
 /// Notices done before `$1`, at most `$2` of them.
 pub(super) const PRUNE_NOTICES: &str = "DELETE FROM notices WHERE seq IN \
      (SELECT seq FROM notices WHERE done_at < $1 ORDER BY done_at LIMIT $2) RETURNING seq";
@@ -183,9 +192,13 @@ pub(super) enum NoticeWrite {
 }
 
 pub(super) enum NoticeOutput {
-    Claimed(Vec<ClaimedNotice>),
+    /// The notices taken, and how many pushes were held back first (their turn over).
+    Claimed(Vec<ClaimedNotice>, usize),
     Count(usize),
 }
+
+/// Pushes whose turn is over held back in one claim, at most.
+const HOLD_AT_ONCE: i64 = 10_000;
 
 impl WriteStep for NoticeWrite {
     type Output = NoticeOutput;
@@ -200,13 +213,17 @@ impl WriteStep for NoticeWrite {
                 lease_until,
                 limit,
             } => {
+                let hold = Statement::new(HOLD_PAST_TURNS)
+                    .bind(*now)
+                    .bind(HOLD_AT_ONCE);
+                let held = D::fetch_all(conn, hold).await?.len();
                 let statement = Statement::new(D::CLAIM_NOTICES)
                     .bind(*now)
                     .bind(*lease_until)
                     .bind(*limit);
                 let rows = D::fetch_all(conn, statement).await?;
                 let claimed = rows.iter().map(claimed::<D>).collect::<Result<_, _>>()?;
-                Ok(NoticeOutput::Claimed(claimed))
+                Ok(NoticeOutput::Claimed(claimed, held))
             }
             NoticeWrite::Settle(outcomes) => {
                 for (notice, outcome, at) in outcomes {
@@ -333,12 +350,13 @@ impl Store {
         self.outbox.notices.written.notified().await;
     }
 
-    /// Takes up to `limit` notices due now, for `lease`.
+    /// Takes up to `limit` notices due now, for `lease`, after holding back the pushes whose
+    /// turn is over: those taken, and how many were held back.
     pub async fn claim_notices(
         &self,
         lease: Duration,
         limit: i64,
-    ) -> Result<Vec<ClaimedNotice>, StoreError> {
+    ) -> Result<(Vec<ClaimedNotice>, usize), StoreError> {
         let now = Timestamp::now();
         let write = NoticeWrite::Claim {
             now,
@@ -346,8 +364,8 @@ impl Store {
             limit,
         };
         match self.notice_write(write).await? {
-            NoticeOutput::Claimed(claimed) => Ok(claimed),
-            NoticeOutput::Count(_) => Ok(Vec::new()),
+            NoticeOutput::Claimed(claimed, held) => Ok((claimed, held)),
+            NoticeOutput::Count(_) => Ok((Vec::new(), 0)),
         }
     }
 
@@ -367,7 +385,7 @@ impl Store {
             .await?
         {
             NoticeOutput::Count(count) => Ok(count),
-            NoticeOutput::Claimed(_) => Ok(0),
+            NoticeOutput::Claimed(..) => Ok(0),
         }
     }
 

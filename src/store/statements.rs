@@ -54,6 +54,7 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ("DROP_SUBSCRIPTION", notices::DROP_SUBSCRIPTION.into()),
         ("PRUNE_NOTICES", notices::PRUNE_NOTICES.into()),
         ("RELEASE_NOTICES", notices::RELEASE_NOTICES.into()),
+        ("HOLD_PAST_TURNS", notices::HOLD_PAST_TURNS.into()),
         ("EMAIL_OF", emails::EMAIL_OF.into()),
         ("PENDING_EMAIL", emails::PENDING_EMAIL.into()),
         ("EMAIL_TOKEN", emails::EMAIL_TOKEN.into()),

@@ -446,6 +446,9 @@ DELETE FROM notices WHERE seq IN (SELECT seq FROM notices WHERE done_at < $1 ORD
 -- SQLite and PostgreSQL: RELEASE_NOTICES
 UPDATE notices SET claimed_until = NULL WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL;
 
+-- SQLite and PostgreSQL: HOLD_PAST_TURNS
+UPDATE notices SET state = 'held', due_at = NULL, claimed_until = NULL, done_at = $1 WHERE seq IN (SELECT n.seq FROM notices n WHERE n.channel = 'push' AND n.due_at <= $1 AND (n.claimed_until IS NULL OR n.claimed_until <= $1) AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = n.room_id AND m.player_id = n.player_id AND m.turn_since IS NOT NULL) LIMIT $2) RETURNING seq;
+
 -- SQLite and PostgreSQL: EMAIL_OF
 SELECT address, verified_at, turn_mail, clock_mail FROM player_emails WHERE player_id = $1;
 

@@ -35,6 +35,12 @@ async fn browsers(app: &TestApp, player: &TestPlayer) -> Vec<Value> {
     body["subscriptions"].as_array().unwrap().clone()
 }
 
+async fn sent_pushes(app: &TestApp) -> f64 {
+    app.metric("turnhouse_notices_total{channel=\"push\",outcome=\"sent\"}")
+        .await
+        .unwrap_or(0.0)
+}
+
 async fn held_pushes(app: &TestApp) -> f64 {
     app.metric("turnhouse_notices_total{channel=\"push\",outcome=\"held\"}")
         .await
@@ -147,4 +153,74 @@ async fn each_turn_is_pushed_encrypted_and_signed_and_a_gone_browser_is_forgotte
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Two servers on one database take the notices due between them: each turn is pushed once,
+/// whichever server made it and whichever sends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_push_each_turn_once() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.webhooks.allow_private_destinations = true;
+    })
+    .await;
+    let beside = app
+        .spawn_beside_configured(turnhouse::games::builtin(), |config| {
+            config.webhooks.allow_private_destinations = true;
+        })
+        .await;
+    let push = PushReceiver::start();
+    let (ada, bob) = (
+        app.register(&unique("ada")).await,
+        app.register(&unique("bob")).await,
+    );
+    for (player, path) in [(&ada, "/send/ada"), (&bob, "/send/bob")] {
+        let subscription = push.subscription(path).await;
+        assert_eq!(
+            subscribe(&app, player, &subscription).await.status(),
+            StatusCode::CREATED
+        );
+    }
+    // A game whose moves are made on one server and the other in turn: Ada's turn as it
+    // starts, then each move makes it the other's until Bob's last one wins it (six turns).
+    // Each push arrives before the next move, so that none is held back for a move made.
+    let room = app.create_room(&ada, json!({"game": "tictactoe"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert_eq!(beside.join(&bob, &room).await.status(), StatusCode::OK);
+    push.wait_for(WAIT, |p| p.len() == 1).await;
+    let moves = [
+        (&ada, 0, 0),
+        (&bob, 1, 0),
+        (&ada, 0, 1),
+        (&bob, 1, 1),
+        (&ada, 2, 2),
+        (&bob, 1, 2),
+    ];
+    for (n, (player, x, y)) in moves.into_iter().enumerate() {
+        let server = if n % 2 == 0 { &app } else { &beside };
+        let moved = server.play_ok(player, &room, json!({"x": x, "y": y})).await;
+        if !moved["finished"].as_bool().unwrap() {
+            push.wait_for(WAIT, |p| p.len() == n + 2).await;
+        }
+    }
+    // Every push was sent by one server or the other, once.
+    let until = Instant::now() + WAIT;
+    let total = loop {
+        let total = sent_pushes(&app).await + sent_pushes(&beside).await;
+        if total >= 6.0 {
+            break total;
+        }
+        assert!(
+            Instant::now() < until,
+            "only {total} pushes were counted sent"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(total, 6.0);
+    let versions: Vec<i64> = (push.received().await.iter())
+        .map(|p| p["payload"]["version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(versions.len(), 6, "{versions:?}");
+    let mut distinct = versions.clone();
+    distinct.dedup();
+    assert_eq!(distinct, versions, "each turn once, in order");
 }
