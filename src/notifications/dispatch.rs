@@ -2,6 +2,8 @@
 //! each one's words from the rooms as they are when it is sent, sends it, and keeps what came
 //! of it: sent, held back (nothing left to say), due again after a backoff, or failed for
 //! good. Nothing of a move waits on any of it.
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
