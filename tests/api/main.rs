@@ -1,5 +1,6 @@
 //! Black-box tests: the real server over HTTP, a fresh SQLite file each.
 
+mod absent_players;
 mod account_abuse;
 mod accounts_browser;
 mod backup;
