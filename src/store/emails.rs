@@ -191,28 +191,7 @@ impl WriteStep for EmailWrite {
         conn: &mut D::Connection,
     ) -> Result<EmailOutcome, StoreError> {
         match self {
-            EmailWrite::Link(link) => {
-                let purpose = link.purpose.as_str();
-                let drop = Statement::new(DROP_TOKENS)
-                    .bind(link.player_id.as_str())
-                    .bind(purpose);
-                D::execute(conn, drop).await?;
-                let insert = Statement::new(INSERT_TOKEN)
-                    .bind(link.token_hash.as_str())
-                    .bind(link.player_id.as_str())
-                    .bind(purpose)
-                    .bind(link.address.as_str())
-                    .bind(link.created_at)
-                    .bind(link.expires_at);
-                D::execute(conn, insert).await?;
-                let kind = match link.purpose {
-                    LinkPurpose::Verify => NoticeKind::Verify,
-                    LinkPurpose::Reset => NoticeKind::Reset,
-                };
-                let (player, address) = (link.player_id.as_str(), link.address.as_str());
-                mail_to::<D>(conn, player, address, kind, &link.letter, link.created_at).await?;
-                Ok(EmailOutcome::Done)
-            }
+            EmailWrite::Link(link) => keep_link::<D>(conn, link).await,
             EmailWrite::Verify {
                 token_hash,
                 at,
@@ -223,25 +202,7 @@ impl WriteStep for EmailWrite {
                 hash,
                 at,
                 letter,
-            } => {
-                let Some((player, address)) =
-                    use_token::<D>(conn, token_hash, LinkPurpose::Reset, *at).await?
-                else {
-                    return Ok(EmailOutcome::Used(None, Vec::new()));
-                };
-                let drop = Statement::new(DROP_TOKENS)
-                    .bind(player.as_str())
-                    .bind(LinkPurpose::Reset.as_str());
-                D::execute(conn, drop).await?;
-                let set = Statement::new(SET_PASSWORD)
-                    .bind(hash.as_str())
-                    .bind(player.as_str());
-                D::execute(conn, set).await?;
-                let ended = end_all_sessions::<D>(conn, &player, *at).await?;
-                mail_to_verified::<D>(conn, &player, NoticeKind::PasswordChanged, letter, *at)
-                    .await?;
-                Ok(EmailOutcome::Used(Some((player, address)), ended))
-            }
+            } => reset::<D>(conn, token_hash, hash, *at, letter).await,
             EmailWrite::Remove(player) => {
                 D::execute(conn, Statement::new(DROP_ADDRESS).bind(player.as_str())).await?;
                 Ok(EmailOutcome::Done)
@@ -285,6 +246,58 @@ impl WriteStep for EmailWrite {
             }
         }
     }
+}
+
+/// Keeps a link (the player's earlier ones for its purpose stop working) and mails it.
+async fn keep_link<D: Dialect>(
+    conn: &mut D::Connection,
+    link: &NewLink,
+) -> Result<EmailOutcome, StoreError> {
+    let purpose = link.purpose.as_str();
+    let drop = Statement::new(DROP_TOKENS)
+        .bind(link.player_id.as_str())
+        .bind(purpose);
+    D::execute(conn, drop).await?;
+    let insert = Statement::new(INSERT_TOKEN)
+        .bind(link.token_hash.as_str())
+        .bind(link.player_id.as_str())
+        .bind(purpose)
+        .bind(link.address.as_str())
+        .bind(link.created_at)
+        .bind(link.expires_at);
+    D::execute(conn, insert).await?;
+    let kind = match link.purpose {
+        LinkPurpose::Verify => NoticeKind::Verify,
+        LinkPurpose::Reset => NoticeKind::Reset,
+    };
+    let (player, address) = (link.player_id.as_str(), link.address.as_str());
+    mail_to::<D>(conn, player, address, kind, &link.letter, link.created_at).await?;
+    Ok(EmailOutcome::Done)
+}
+
+/// Uses a reset link: the password, every session ended, the address told.
+async fn reset<D: Dialect>(
+    conn: &mut D::Connection,
+    token_hash: &str,
+    hash: &str,
+    at: Timestamp,
+    letter: &Letter,
+) -> Result<EmailOutcome, StoreError> {
+    let Some((player, address)) = use_token::<D>(conn, token_hash, LinkPurpose::Reset, at).await?
+    else {
+        return Ok(EmailOutcome::Used(None, Vec::new()));
+    };
+    let drop = Statement::new(DROP_TOKENS)
+        .bind(player.as_str())
+        .bind(LinkPurpose::Reset.as_str());
+    D::execute(conn, drop).await?;
+    let set = Statement::new(SET_PASSWORD)
+        .bind(hash)
+        .bind(player.as_str());
+    D::execute(conn, set).await?;
+    let ended = end_all_sessions::<D>(conn, &player, at).await?;
+    mail_to_verified::<D>(conn, &player, NoticeKind::PasswordChanged, letter, at).await?;
+    Ok(EmailOutcome::Used(Some((player, address)), ended))
 }
 
 /// Uses the link whose hash is `token_hash`, if it works at `at`: its player and address.
