@@ -6,7 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::extract::{parse_query, Caller, Json, Signed};
+use super::extract::{client_address, parse_query, Caller, Json, Signed};
 use super::sessions::within;
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::accounts::{parse_address, AccountError, MAX_ADDRESS};
@@ -190,10 +190,7 @@ async fn request_reset(
     if !context.accounts.sends_mail() {
         return Err(AccountError::MailDisabled.into());
     }
-    let address = req
-        .peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default();
+    let address = client_address(&req);
     let limits = &context.limits;
     limits.sign_ins.admit(&address)?;
     limits

@@ -363,6 +363,13 @@ pub fn matches_if_none_match(req: &HttpRequest, current: &str) -> bool {
         .any(|tag| tag == "*" || tag == current || tag.strip_prefix("W/") == Some(current))
 }
 
+/// The address the request came from, for per-client limits (empty when unknown).
+pub fn client_address(req: &HttpRequest) -> String {
+    req.peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{MaybeCaller, OptionalJson, Signed};
+use super::extract::{client_address, MaybeCaller, OptionalJson, Signed};
 use super::games::shown_rating;
 use super::sessions::{device_label, Opened};
 use super::{route, ApiError, AppContext, RouteDef};
@@ -35,10 +35,7 @@ async fn create(
 ) -> Result<HttpResponse, ApiError> {
     // Behind a reverse proxy every sign-up comes from the proxy's address: raise or turn off
     // the limit there, and limit at the proxy instead.
-    let address = req
-        .peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default();
+    let address = client_address(&req);
     let signups = &context.limits.signups;
     signups.admit(&address)?;
     let username = body

@@ -6,7 +6,7 @@ use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 
-use super::extract::{Json, Signed};
+use super::extract::{client_address, Json, Signed};
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::accounts::AccountError;
 use crate::domain::time::Timestamp;
@@ -117,10 +117,7 @@ async fn sign_in(
     context: web::Data<AppContext>,
     Json(body): Json<SignIn>,
 ) -> Result<HttpResponse, ApiError> {
-    let address = req
-        .peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default();
+    let address = client_address(&req);
     // Every attempt counts, so guessing codes or passwords is as slow as the limit makes it.
     let limits = &context.limits;
     limits.sign_ins.admit(&address)?;
@@ -204,10 +201,7 @@ struct Guess {
 
 impl Guess {
     fn at(req: &HttpRequest, username: &str) -> Self {
-        let address = req
-            .peer_addr()
-            .map(|a| a.ip().to_string())
-            .unwrap_or_default();
+        let address = client_address(req);
         let account = username.to_lowercase();
         Self {
             from_here: format!("{account} {address}"),
