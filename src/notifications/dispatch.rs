@@ -21,7 +21,7 @@ use crate::domain::notices::{Channel, ClaimedNotice, Letter, NoticeKind, NoticeO
 use crate::domain::time::Timestamp;
 use crate::metrics::Exposition;
 use crate::outbox::{retry_delay, OutboxRules};
-use crate::store::{Store, Turn};
+use crate::store::{PushSubscription, Store, Turn};
 
 /// How long the dispatcher goes without looking (other servers' notices, retries coming due).
 const RESCAN: Duration = Duration::from_secs(1);
@@ -84,7 +84,11 @@ impl NoticeCounts {
     }
 }
 
-/// The dispatcher's loop.
+/// The dispatcher's loop: each round keeps what came of the notices sent since the last one
+/// and takes those due, in one write, then reads where the pushes taken go in one read.
+/// Rounds come at most every [`PACE`] unless the last took all it could: a write and a read per
+/// notice would compete with the moves for the writer (its transaction and its thread), and
+/// batching them costs a push at most that long.
 pub(super) async fn run(
     store: Store,
     catalog: Catalog,
@@ -97,34 +101,43 @@ pub(super) async fn run(
     let mut settled = Vec::new();
     let mut next_prune = Instant::now();
     loop {
+        let round_began = Instant::now();
         while let Ok(outcome) = outcomes.try_recv() {
             in_flight -= 1;
             settled.push(outcome);
         }
-        if !settled.is_empty() {
-            match store.settle_notices(std::mem::take(&mut settled)).await {
-                Ok(()) => {}
-                // Their lease runs out, and they are sent again.
-                Err(err) => tracing::warn!(error = %err, "could not keep what came of notices"),
-            }
-        }
         let free = IN_FLIGHT - in_flight;
-        let claimed = match free {
-            0 => Vec::new(),
-            free => match store.claim_notices(rules.lease, free as i64).await {
-                Ok((claimed, held)) => {
-                    counts.held(Channel::Push, held);
-                    claimed
-                }
-                Err(err) => {
-                    tracing::warn!(error = %err, "could not take the notices due");
-                    Vec::new()
-                }
-            },
+        let claim = (free > 0).then_some(free as i64);
+        let claimed = match store
+            .notice_round(std::mem::take(&mut settled), rules.lease, claim)
+            .await
+        {
+            Ok((claimed, held)) => {
+                counts.held(Channel::Push, held);
+                claimed
+            }
+            // What came of those settled is lost: their lease runs out, and they are sent
+            // again.
+            Err(err) => {
+                tracing::warn!(error = %err, "could not keep what came of notices, nor take those due");
+                Vec::new()
+            }
         };
         let full = claimed.len() == free && free > 0;
+        let pushes: Vec<&ClaimedNotice> = (claimed.iter())
+            .filter(|notice| notice.channel == Channel::Push)
+            .collect();
+        let mut targets = match store.push_targets(&pushes).await {
+            Ok(targets) => Ok(targets),
+            Err(err) => Err(err.to_string()),
+        };
         for notice in claimed {
             in_flight += 1;
+            let target = match (&mut targets, notice.channel) {
+                (_, Channel::Mail) => Target::Mail,
+                (Ok(targets), Channel::Push) => Target::Push(targets.remove(&notice.seq)),
+                (Err(err), Channel::Push) => Target::Unknown(err.clone()),
+            };
             let (store, catalog, senders, counts, done) = (
                 store.clone(),
                 catalog.clone(),
@@ -133,7 +146,7 @@ pub(super) async fn run(
                 done.clone(),
             );
             tokio::spawn(async move {
-                let outcome = deliver(&store, &catalog, &senders, &notice, &rules).await;
+                let outcome = deliver(&store, &catalog, &senders, &notice, target, &rules).await;
                 counts.count(notice.channel, &outcome);
                 let _ = done.send((notice, outcome, Timestamp::now()));
             });
@@ -159,7 +172,21 @@ pub(super) async fn run(
                 settled.push(outcome);
             }
         }
+        tokio::time::sleep_until(round_began + PACE).await;
     }
+}
+
+/// The shortest time between two rounds that did not take all they could.
+const PACE: Duration = Duration::from_millis(25);
+
+/// What a notice taken needs besides itself.
+enum Target {
+    /// A mail, made when sent.
+    Mail,
+    /// A push: its browser and the turn it tells of, or nothing left to say.
+    Push(Option<(PushSubscription, Turn)>),
+    /// A push whose browser and turn could not be read: why.
+    Unknown(String),
 }
 
 /// One attempt at `notice`: what came of it.
@@ -168,13 +195,15 @@ async fn deliver(
     catalog: &Catalog,
     senders: &Senders,
     notice: &ClaimedNotice,
+    target: Target,
     rules: &OutboxRules,
 ) -> NoticeOutcome {
-    let made = match (notice.channel, notice.kind) {
-        (Channel::Mail, NoticeKind::Turns) => digest(store, catalog, senders, notice).await,
-        (Channel::Mail, NoticeKind::Clock) => clock(store, catalog, senders, notice).await,
-        (Channel::Mail, _) => kept_letter(notice),
-        (Channel::Push, _) => return push(store, catalog, senders, notice, rules).await,
+    let made = match (target, notice.kind) {
+        (Target::Push(target), _) => return push(catalog, senders, notice, target, rules).await,
+        (Target::Unknown(err), _) => return store_failed(err),
+        (Target::Mail, NoticeKind::Turns) => digest(store, catalog, senders, notice).await,
+        (Target::Mail, NoticeKind::Clock) => clock(store, catalog, senders, notice).await,
+        (Target::Mail, _) => kept_letter(notice),
     };
     let (letter, unsubscribe) = match made {
         Ok(made) => made,
@@ -294,41 +323,34 @@ async fn clock(
     Ok((letter, Some(unsubscribe)))
 }
 
-/// A push that it is the player's move: held back once they have moved, or while they look at
-/// the room; collapsed per room, kept by the push service until the room's deadline.
+/// A push that it is the player's move: held back once they have moved (no `target` then),
+/// or while they look at the room; collapsed per room, kept by the push service until the
+/// room's deadline.
 async fn push(
-    store: &Store,
     catalog: &Catalog,
     senders: &Senders,
     notice: &ClaimedNotice,
+    target: Option<(PushSubscription, Turn)>,
     rules: &OutboxRules,
 ) -> NoticeOutcome {
-    let room_id = notice.room_id.as_deref().unwrap_or_default();
-    let (subscription, room) = match (
-        store.push_subscription(&notice.destination).await,
-        store.room(room_id).await,
-    ) {
-        (Ok(Some(subscription)), Ok(Some(room))) => (subscription, room),
-        (Ok(_), Ok(_)) => return NoticeOutcome::Held,
-        (Err(err), _) | (_, Err(err)) => return store_failed(err),
+    let Some((subscription, turn)) = target else {
+        return NoticeOutcome::Held;
     };
-    let waiting =
-        (room.to_move.as_ref()).is_some_and(|to_move| to_move.contains(&notice.player_id));
-    let looking = senders.presence.watching(&notice.player_id, &[room_id]);
-    if room.finished || !waiting || looking {
+    let room_id = turn.room.as_str();
+    if senders.presence.watching(&notice.player_id, &[room_id]) {
         return NoticeOutcome::Held;
     }
-    let name = game_name(catalog, &room.game).await;
-    let title = compose::room_title(&name, &room.players, &notice.player_id);
+    let name = game_name(catalog, &turn.game).await;
+    let title = compose::room_title(&name, &turn.players, &notice.player_id);
     let payload = serde_json::json!({
         "title": "Your move",
         "body": format!("Your move: {title}"),
         "url": format!("{}/#/room/{room_id}", senders.public_url.get()),
         "room": room_id,
-        "version": room.version,
+        "version": turn.version,
     })
     .to_string();
-    let left = room.trigger_timeout_at.map(|at| at.since(Timestamp::now()));
+    let left = turn.deadline.map(|at| at.since(Timestamp::now()));
     let push = Push {
         payload: payload.as_bytes(),
         topic: room_id,

@@ -2,14 +2,19 @@
 //! `aes128gcm` content coding of RFC 8188, keyed by P-256 ECDH with the browser's key and its
 //! auth secret), and the VAPID key pair and JWT of RFC 8292 that tell the push service who
 //! sends.
+//!
+//! The per-push key pair and its agreement with the browser's key run on aws-lc (`aws-lc-rs`,
+//! which the TLS stack already builds): its P-256 is several times faster than the pure-Rust
+//! one, which took a seventh of the server's time with a thousand pushes a second.
 
 use aes_gcm::aead::{Aead, KeyInit};
 use aes_gcm::{Aes128Gcm, Nonce};
+use aws_lc_rs::agreement::{agree_ephemeral, EphemeralPrivateKey, UnparsedPublicKey, ECDH_P256};
+use aws_lc_rs::rand::SystemRandom;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use hkdf::Hkdf;
 use jwt_simple::prelude::{Claims, Duration as JwtDuration, ECDSAP256KeyPairLike, ES256KeyPair};
-use p256::ecdh::EphemeralSecret;
 use p256::elliptic_curve::sec1::ToEncodedPoint;
 use p256::{PublicKey, SecretKey};
 use sha2::Sha256;
@@ -29,7 +34,8 @@ pub enum KeyError {
 /// A browser's keys, as its `PushSubscription` gives them.
 #[derive(Debug, Clone)]
 pub struct BrowserKeys {
-    pub p256dh: PublicKey,
+    /// A point on P-256, uncompressed (65 bytes).
+    pub p256dh: Vec<u8>,
     pub auth: [u8; 16],
 }
 
@@ -41,37 +47,46 @@ impl BrowserKeys {
         if point.len() != 65 || point[0] != 4 {
             return Err(KeyError::P256dh);
         }
-        let p256dh = PublicKey::from_sec1_bytes(&point).map_err(|_| KeyError::P256dh)?;
+        PublicKey::from_sec1_bytes(&point).map_err(|_| KeyError::P256dh)?;
         let auth: [u8; 16] = (decode(auth).map_err(|_| KeyError::Auth)?)
             .try_into()
             .map_err(|_| KeyError::Auth)?;
-        Ok(Self { p256dh, auth })
+        Ok(Self {
+            p256dh: point,
+            auth,
+        })
     }
 }
 
 /// `plaintext` encrypted for `to`, with a fresh key pair and salt: the request's body.
-pub fn encrypt(to: &BrowserKeys, plaintext: &[u8]) -> Vec<u8> {
-    let ephemeral = EphemeralSecret::random(&mut rand_core_06());
+pub fn encrypt(to: &BrowserKeys, plaintext: &[u8]) -> Result<Vec<u8>, CryptoFailed> {
+    let ephemeral = EphemeralPrivateKey::generate(&ECDH_P256, &SystemRandom::new())
+        .map_err(|_| CryptoFailed)?;
+    let public = ephemeral.compute_public_key().map_err(|_| CryptoFailed)?;
     let salt: [u8; 16] = rand::random();
-    let public = ephemeral.public_key();
-    let shared = ephemeral.diffie_hellman(&to.p256dh);
-    seal(to, &public, shared.raw_secret_bytes(), &salt, plaintext)
+    let browser = UnparsedPublicKey::new(&ECDH_P256, &to.p256dh);
+    agree_ephemeral(ephemeral, &browser, CryptoFailed, |shared| {
+        Ok(seal(to, public.as_ref(), shared, &salt, plaintext))
+    })
 }
+
+/// The cryptography library failed to make a key or agree on one (it checks its own work).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the push could not be encrypted")]
+pub struct CryptoFailed;
 
 /// The RFC 8291 encryption, from the sender's public key and the shared ECDH secret.
 fn seal(
     to: &BrowserKeys,
-    sender: &PublicKey,
+    sender: &[u8],
     ecdh: &[u8],
     salt: &[u8; 16],
     plaintext: &[u8],
 ) -> Vec<u8> {
-    let ua_public = to.p256dh.to_encoded_point(false);
-    let as_public = sender.to_encoded_point(false);
     // IKM = HKDF(auth, ecdh, "WebPush: info" || 0x00 || ua_public || as_public, 32)
     let mut key_info = b"WebPush: info\0".to_vec();
-    key_info.extend_from_slice(ua_public.as_bytes());
-    key_info.extend_from_slice(as_public.as_bytes());
+    key_info.extend_from_slice(&to.p256dh);
+    key_info.extend_from_slice(sender);
     let mut ikm = [0u8; 32];
     Hkdf::<Sha256>::new(Some(&to.auth), ecdh)
         .expand(&key_info, &mut ikm)
@@ -96,7 +111,7 @@ fn seal(
     body.extend_from_slice(salt);
     body.extend_from_slice(&RECORD_SIZE.to_be_bytes());
     body.push(65);
-    body.extend_from_slice(as_public.as_bytes());
+    body.extend_from_slice(sender);
     body.extend_from_slice(&sealed);
     body
 }
@@ -131,12 +146,11 @@ impl Vapid {
         })
     }
 
-    /// The `Authorization` header for a push to `endpoint`: a JWT for its origin, good for
-    /// 12 hours, naming `subject` (who to write to about this server's pushes).
-    pub fn authorization(&self, endpoint: &reqwest::Url, subject: &str) -> Result<String, String> {
-        let origin = endpoint.origin().ascii_serialization();
+    /// The `Authorization` header for pushes to a push service at `origin`: a JWT for it,
+    /// good for 12 hours, naming `subject` (who to write to about this server's pushes).
+    pub fn authorization(&self, origin: &str, subject: &str) -> Result<String, String> {
         let claims = Claims::create(JwtDuration::from_hours(12))
-            .with_audience(origin)
+            .with_audience(origin.to_owned())
             .with_subject(subject);
         let token = self.pair.sign(claims).map_err(|err| err.to_string())?;
         Ok(format!("vapid t={token}, k={}", self.public))
@@ -164,12 +178,13 @@ mod tests {
             "BTBZMqHH6r4Tts7J_aSIgg",
         )
         .unwrap();
-        assert_eq!(to.p256dh, ua_private.public_key());
-        let shared = diffie_hellman(as_private.to_nonzero_scalar(), to.p256dh.as_affine());
+        let ua_public = ua_private.public_key();
+        assert_eq!(to.p256dh, ua_public.to_encoded_point(false).as_bytes());
+        let shared = diffie_hellman(as_private.to_nonzero_scalar(), ua_public.as_affine());
         let salt: [u8; 16] = b64("DGv6ra1nlYgDCS1FRnbzlw").try_into().unwrap();
         let body = seal(
             &to,
-            &as_private.public_key(),
+            as_private.public_key().to_encoded_point(false).as_bytes(),
             shared.raw_secret_bytes(),
             &salt,
             b"When I grow up, I want to be a watermelon",
@@ -197,8 +212,9 @@ mod tests {
     fn a_kept_vapid_key_gives_its_public_key_and_a_signed_header() {
         let vapid = Vapid::from_kept(&Vapid::generate()).unwrap();
         assert_eq!(b64(&vapid.public).len(), 65);
-        let url = reqwest::Url::parse("https://push.example.net/send/abc").unwrap();
-        let header = vapid.authorization(&url, "https://games.example").unwrap();
+        let header = vapid
+            .authorization("https://push.example.net", "https://games.example")
+            .unwrap();
         assert!(header.starts_with("vapid t=ey"), "{header}");
         assert!(header.ends_with(&format!(", k={}", vapid.public)));
     }

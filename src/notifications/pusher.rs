@@ -3,7 +3,9 @@
 //! through the client for users' URLs, which reaches only public addresses (push endpoints are
 //! URLs a browser, so a user, gives).
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use super::push_crypto::{encrypt, BrowserKeys, Vapid};
 use crate::outbound::{Destinations, OutboundClient};
@@ -42,7 +44,18 @@ pub struct Pusher {
     vapid: Vapid,
     /// Who the push services write to about this server's pushes (a `mailto:`).
     subject: String,
+    /// The `Authorization` header signed for each push service's origin, and when: a token is
+    /// good for 12 hours, so it is signed again after [`SIGNED_FOR`] rather than for every
+    /// push (a P-256 signature each).
+    signed: Mutex<HashMap<String, (String, Instant)>>,
 }
+
+/// How long a signed VAPID token is used: half its life, so none reaches a push service about
+/// to expire.
+const SIGNED_FOR: Duration = Duration::from_secs(6 * 60 * 60);
+/// Push services' origins whose tokens are kept at most (browsers use a handful; any number
+/// of endpoints a user gives cannot grow the map past this).
+const SIGNED_ORIGINS: usize = 256;
 
 impl Pusher {
     pub fn new(destinations: Destinations, vapid: Vapid, subject: String) -> Self {
@@ -50,6 +63,7 @@ impl Pusher {
             client: OutboundClient::new(destinations, PUSH_TIMEOUT, KEPT_ANSWER),
             vapid,
             subject,
+            signed: Mutex::default(),
         }
     }
 
@@ -67,7 +81,7 @@ impl Pusher {
             Ok(url) => url,
             Err(err) => return Pushed::Refused(format!("the endpoint is not a URL: {err}")),
         };
-        let authorization = match self.vapid.authorization(&url, &self.subject) {
+        let authorization = match self.authorization(&url) {
             Ok(header) => header,
             Err(err) => return Pushed::Later(format!("the VAPID token cannot be signed: {err}")),
         };
@@ -79,7 +93,10 @@ impl Pusher {
             ("content-type", "application/octet-stream".to_owned()),
             ("authorization", authorization),
         ];
-        let body = encrypt(&keys, push.payload);
+        let body = match encrypt(&keys, push.payload) {
+            Ok(body) => body,
+            Err(err) => return Pushed::Later(err.to_string()),
+        };
         match self.client.post(&to.endpoint, &headers, body).await {
             Ok(answer) => match answer.status {
                 200..=299 => Pushed::Sent,
@@ -91,5 +108,23 @@ impl Pusher {
             },
             Err(err) => Pushed::Later(err.to_string()),
         }
+    }
+
+    /// The VAPID header for a push to `endpoint`'s origin: the one signed less than
+    /// [`SIGNED_FOR`] ago, or a new one.
+    fn authorization(&self, endpoint: &reqwest::Url) -> Result<String, String> {
+        let origin = endpoint.origin().ascii_serialization();
+        let mut signed = self.signed.lock().expect("never poisoned");
+        if let Some((header, at)) = signed.get(&origin) {
+            if at.elapsed() < SIGNED_FOR {
+                return Ok(header.clone());
+            }
+        }
+        let header = self.vapid.authorization(&origin, &self.subject)?;
+        if signed.len() >= SIGNED_ORIGINS {
+            signed.clear();
+        }
+        signed.insert(origin, (header.clone(), Instant::now()));
+        Ok(header)
     }
 }

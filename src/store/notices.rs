@@ -76,11 +76,16 @@ pub(super) const INSERT_MAIL_TO_VERIFIED: &str = "INSERT INTO notices (channel, 
      SELECT 'mail', $2, player_id, address, $3, $4, 'pending', $4 \
      FROM player_emails WHERE player_id = $1";
 
-/// A notice's outcome: `$2` state, `$3` due again (none: done), `$4` attempts to add, `$5`
-/// the error, `$6` when it was done (its words are then dropped).
-pub(super) const SETTLE_NOTICE: &str = "UPDATE notices SET state = $2, due_at = $3, \
-     claimed_until = NULL, attempts = attempts + $4, last_error = $5, done_at = $6, \
-     body = CASE WHEN $6 IS NULL THEN body ELSE NULL END WHERE seq = $1";
+/// What came of each notice settled: its `state`, due again at `due_at` (none: done),
+/// `attempted` to add to its attempts, the `error`, and `done_at` when it was done (its words
+/// are then dropped). One statement for all the outcomes of a round.
+pub(super) const SETTLE_NOTICES: SetSql = SetSql {
+    columns: "seq, state, due_at, attempted, error, done_at",
+    statement: "UPDATE notices SET state = v.state, due_at = v.due_at, claimed_until = NULL, \
+         attempts = notices.attempts + v.attempted, last_error = v.error, done_at = v.done_at, \
+         body = CASE WHEN v.done_at IS NULL THEN notices.body ELSE NULL END \
+         FROM v WHERE notices.seq = v.seq",
+};
 
 /// The digest went to player `$1` at `$2`: the next waits its period.
 pub(super) const DIGEST_MAILED: &str =
@@ -89,11 +94,12 @@ pub(super) const DIGEST_MAILED: &str =
 /// A push subscription the push service no longer knows.
 pub(super) const DROP_SUBSCRIPTION: &str = "DELETE FROM push_subscriptions WHERE id = $1";
 
-/// Pushes due at `$1` whose turn is over (the player moved, or left): held back at `$1` in bulk,
-/// rather than taken one by one to find out. Their count.
-pub(super) const HOLD_PAST_TURNS: &str = "UPDATE notices SET state = 'held', due_at = NULL, \
-     claimed_until = NULL, done_at = $1 WHERE seq IN (SELECT n.seq FROM notices n \
-     WHERE n.channel = 'push' AND n.due_at <= $1 \
+/// Pushes due at `$1` whose turn is over (the player moved, or left): removed in bulk rather
+/// than taken one by one to find out, and rather than kept as held back, since they say
+/// nothing and a player who moves at once makes one per turn; at most `$2`. Their count (the
+/// metrics count them as held back).
+pub(super) const DROP_PAST_TURNS: &str = "DELETE FROM notices WHERE seq IN (SELECT n.seq \
+     FROM notices n WHERE n.channel = 'push' AND n.due_at <= $1 \
      AND (n.claimed_until IS NULL OR n.claimed_until <= $1) AND NOT EXISTS \
      (SELECT 1 FROM room_players m WHERE m.room_id = n.room_id AND m.player_id = n.player_id \
      AND m.turn_since IS NOT NULL) LIMIT $2) RETURNING seq";
@@ -177,18 +183,24 @@ impl NoticeBoard {
 
 /// What the notices' dispatcher asks of the writer.
 pub(super) enum NoticeWrite {
-    /// Takes up to `limit` notices due at `now`, until `lease_until`.
-    Claim {
-        now: Timestamp,
-        lease_until: Timestamp,
-        limit: i64,
+    /// One round: keeps what came of the notices `settled`, then, if `claim` says so, takes
+    /// notices due.
+    Round {
+        settled: Vec<(ClaimedNotice, NoticeOutcome, Timestamp)>,
+        claim: Option<Claim>,
     },
-    /// Keeps what came of each.
-    Settle(Vec<(ClaimedNotice, NoticeOutcome, Timestamp)>),
     /// Removes notices done before `before`, at most `limit`; how many.
     Prune { before: Timestamp, limit: i64 },
     /// Lets go of every notice taken.
     Release,
+}
+
+/// Takes up to `limit` notices due at `now`, until `lease_until`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Claim {
+    now: Timestamp,
+    lease_until: Timestamp,
+    limit: i64,
 }
 
 pub(super) enum NoticeOutput {
@@ -197,8 +209,8 @@ pub(super) enum NoticeOutput {
     Count(usize),
 }
 
-/// Pushes whose turn is over held back in one claim, at most.
-const HOLD_AT_ONCE: i64 = 10_000;
+/// Pushes whose turn is over dropped in one claim, at most.
+const DROP_AT_ONCE: i64 = 10_000;
 
 impl WriteStep for NoticeWrite {
     type Output = NoticeOutput;
@@ -208,28 +220,22 @@ impl WriteStep for NoticeWrite {
         conn: &mut D::Connection,
     ) -> Result<NoticeOutput, StoreError> {
         match self {
-            NoticeWrite::Claim {
-                now,
-                lease_until,
-                limit,
-            } => {
-                let hold = Statement::new(HOLD_PAST_TURNS)
-                    .bind(*now)
-                    .bind(HOLD_AT_ONCE);
-                let held = D::fetch_all(conn, hold).await?.len();
+            NoticeWrite::Round { settled, claim } => {
+                settle::<D>(conn, settled).await?;
+                let Some(claim) = claim else {
+                    return Ok(NoticeOutput::Claimed(Vec::new(), 0));
+                };
+                let past = Statement::new(DROP_PAST_TURNS)
+                    .bind(claim.now)
+                    .bind(DROP_AT_ONCE);
+                let held = D::fetch_all(conn, past).await?.len();
                 let statement = Statement::new(D::CLAIM_NOTICES)
-                    .bind(*now)
-                    .bind(*lease_until)
-                    .bind(*limit);
+                    .bind(claim.now)
+                    .bind(claim.lease_until)
+                    .bind(claim.limit);
                 let rows = D::fetch_all(conn, statement).await?;
                 let claimed = rows.iter().map(claimed::<D>).collect::<Result<_, _>>()?;
                 Ok(NoticeOutput::Claimed(claimed, held))
-            }
-            NoticeWrite::Settle(outcomes) => {
-                for (notice, outcome, at) in outcomes {
-                    settle::<D>(conn, notice, outcome, *at).await?;
-                }
-                Ok(NoticeOutput::Count(outcomes.len()))
             }
             NoticeWrite::Prune { before, limit } => {
                 let statement = Statement::new(PRUNE_NOTICES).bind(*before).bind(*limit);
@@ -245,40 +251,44 @@ impl WriteStep for NoticeWrite {
     }
 }
 
+/// Keeps what came of each of `settled`: one statement for them all, then what a sent digest
+/// or a gone subscription changes besides.
 async fn settle<D: Dialect>(
     conn: &mut D::Connection,
-    notice: &ClaimedNotice,
-    outcome: &NoticeOutcome,
-    at: Timestamp,
+    settled: &[(ClaimedNotice, NoticeOutcome, Timestamp)],
 ) -> Result<(), StoreError> {
-    let (due, attempted, error, done) = match outcome {
-        NoticeOutcome::Postponed(due) => (Some(*due), 0, None, None),
-        NoticeOutcome::RetryAt(due, error) => (Some(*due), 1, Some(error.clone()), None),
-        NoticeOutcome::Sent => (None, 1, None, Some(at)),
-        NoticeOutcome::Held => (None, 0, None, Some(at)),
-        NoticeOutcome::Failed(error) => (None, 1, Some(error.clone()), Some(at)),
-        NoticeOutcome::Gone => (None, 1, Some("the subscription is gone".into()), Some(at)),
-    };
-    let statement = Statement::new(SETTLE_NOTICE)
-        .bind(notice.seq)
-        .bind(outcome.state())
-        .bind(due)
-        .bind(attempted as i64)
-        .bind(error)
-        .bind(done);
-    D::execute(conn, statement).await?;
-    match outcome {
-        NoticeOutcome::Sent if notice.kind == NoticeKind::Turns => {
-            let statement = Statement::new(DIGEST_MAILED)
-                .bind(notice.player_id.as_str())
-                .bind(at);
-            D::execute(conn, statement).await?;
+    execute_set::<D, _>(conn, SETTLE_NOTICES, settled, |row, (notice, outcome, at)| {
+        let (due, attempted, error, done) = match outcome {
+            NoticeOutcome::Postponed(due) => (Some(*due), 0, None, None),
+            NoticeOutcome::RetryAt(due, error) => (Some(*due), 1, Some(error.as_str()), None),
+            NoticeOutcome::Sent => (None, 1, None, Some(*at)),
+            NoticeOutcome::Held => (None, 0, None, Some(*at)),
+            NoticeOutcome::Failed(error) => (None, 1, Some(error.as_str()), Some(*at)),
+            NoticeOutcome::Gone => (None, 1, Some("the subscription is gone"), Some(*at)),
+        };
+        row.put("seq", notice.seq);
+        row.put("state", outcome.state());
+        row.put("due_at", due);
+        row.put("attempted", attempted as i64);
+        row.put("error", error.map(str::to_owned));
+        row.put("done_at", done);
+    })
+    .await?;
+    for (notice, outcome, at) in settled {
+        match outcome {
+            NoticeOutcome::Sent if notice.kind == NoticeKind::Turns => {
+                let statement = Statement::new(DIGEST_MAILED)
+                    .bind(notice.player_id.as_str())
+                    .bind(*at);
+                D::execute(conn, statement).await?;
+            }
+            NoticeOutcome::Gone => {
+                let statement =
+                    Statement::new(DROP_SUBSCRIPTION).bind(notice.destination.as_str());
+                D::execute(conn, statement).await?;
+            }
+            _ => {}
         }
-        NoticeOutcome::Gone => {
-            let statement = Statement::new(DROP_SUBSCRIPTION).bind(notice.destination.as_str());
-            D::execute(conn, statement).await?;
-        }
-        _ => {}
     }
     Ok(())
 }
@@ -350,32 +360,25 @@ impl Store {
         self.outbox.notices.written.notified().await;
     }
 
-    /// Takes up to `limit` notices due now, for `lease`, after holding back the pushes whose
-    /// turn is over: those taken, and how many were held back.
-    pub async fn claim_notices(
+    /// One round of the dispatcher's: keeps what came of the notices `settled`, then, with
+    /// `claim` set, takes up to that many notices due now for `lease`, after holding back the
+    /// pushes whose turn is over. Those taken, and how many were held back.
+    pub async fn notice_round(
         &self,
+        settled: Vec<(ClaimedNotice, NoticeOutcome, Timestamp)>,
         lease: Duration,
-        limit: i64,
+        claim: Option<i64>,
     ) -> Result<(Vec<ClaimedNotice>, usize), StoreError> {
         let now = Timestamp::now();
-        let write = NoticeWrite::Claim {
+        let claim = claim.map(|limit| Claim {
             now,
             lease_until: now.after(lease),
             limit,
-        };
-        match self.notice_write(write).await? {
+        });
+        match self.notice_write(NoticeWrite::Round { settled, claim }).await? {
             NoticeOutput::Claimed(claimed, held) => Ok((claimed, held)),
             NoticeOutput::Count(_) => Ok((Vec::new(), 0)),
         }
-    }
-
-    /// Keeps what came of each notice.
-    pub async fn settle_notices(
-        &self,
-        outcomes: Vec<(ClaimedNotice, NoticeOutcome, Timestamp)>,
-    ) -> Result<(), StoreError> {
-        self.notice_write(NoticeWrite::Settle(outcomes)).await?;
-        Ok(())
     }
 
     /// Removes notices done before `before`, at most `limit`; how many.

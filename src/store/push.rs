@@ -4,12 +4,17 @@
 
 use sqlx::Pool;
 
-use super::dialect::Dialect;
+use std::collections::HashMap;
+
+use super::dialect::{Dialect, SetSql};
 use super::queue::{Job, WriteStep};
+use super::sets::set_statements;
 use super::sql::Statement;
+use super::turns::{turn_of, Turn};
 use super::types::StoreError;
 use super::Store;
 use crate::domain::ids::PlayerId;
+use crate::domain::notices::ClaimedNotice;
 use crate::domain::time::Timestamp;
 
 /// A browser's subscription, one row per endpoint: a browser subscribing again, or for another
@@ -27,9 +32,20 @@ pub(super) const SUBSCRIPTION_COUNT: &str =
 pub(super) const SUBSCRIPTIONS_OF: &str = "SELECT id, player_id, endpoint, p256dh, auth, \
      created_at FROM push_subscriptions WHERE player_id = $1 ORDER BY created_at, id";
 
-/// Subscription `$1`.
-pub(super) const SUBSCRIPTION: &str = "SELECT id, player_id, endpoint, p256dh, auth, \
-     created_at FROM push_subscriptions WHERE id = $1";
+/// For each push taken (`seq`, to browser `subscription` of `player_id`, about `room_id`): the
+/// browser and the room, if the browser is still that player's and the room still waits on
+/// their move (as `GET /players/me/turns` has it); a push missing from the answer has nothing
+/// left to say. One read for all the pushes a claim took.
+pub(super) const PUSH_TARGETS: SetSql = SetSql {
+    columns: "seq, subscription, player_id, room_id",
+    statement: "SELECT v.seq, s.id AS subscription_id, s.player_id, s.endpoint, s.p256dh, s.auth, \
+         s.created_at AS subscribed_at, r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, \
+         r.trigger_timeout_at, r.clock_move_seconds, m.turn_since FROM v \
+         JOIN push_subscriptions s ON s.id = v.subscription AND s.player_id = v.player_id \
+         JOIN room_players m ON m.room_id = v.room_id AND m.player_id = v.player_id \
+         JOIN rooms r ON r.id = m.room_id \
+         WHERE m.turn_since IS NOT NULL AND m.active = true AND r.finished = false",
+};
 
 /// Player `$1`'s subscription `$2`, removed.
 pub(super) const REMOVE_SUBSCRIPTION: &str =
@@ -117,10 +133,32 @@ async fn subscriptions_of<D: Dialect>(
     rows.iter().map(subscription::<D>).collect()
 }
 
-async fn one<D: Dialect>(pool: &Pool<D>, id: &str) -> Result<Option<PushSubscription>, StoreError> {
-    let statement = Statement::new(SUBSCRIPTION).bind(id);
-    let row = D::fetch_optional(&mut *pool.acquire().await?, statement).await?;
-    row.as_ref().map(subscription::<D>).transpose()
+/// Where each push of `pushes` goes and the turn it tells of, by the push's `seq`.
+async fn push_targets<D: Dialect>(
+    pool: &Pool<D>,
+    pushes: &[&ClaimedNotice],
+) -> Result<HashMap<i64, (PushSubscription, Turn)>, StoreError> {
+    let statements = set_statements::<D, _>(PUSH_TARGETS, pushes, |row, push| {
+        row.put("seq", push.seq);
+        row.put("subscription", push.destination.as_str());
+        row.put("player_id", push.player_id.as_str());
+        row.put("room_id", push.room_id.as_deref().unwrap_or_default());
+    });
+    let mut targets = HashMap::with_capacity(pushes.len());
+    for statement in statements {
+        for row in D::fetch_all(&mut *pool.acquire().await?, statement).await? {
+            let subscription = PushSubscription {
+                id: D::text(&row, "subscription_id")?,
+                player_id: D::text(&row, "player_id")?.into(),
+                endpoint: D::text(&row, "endpoint")?,
+                p256dh: D::text(&row, "p256dh")?,
+                auth: D::text(&row, "auth")?,
+                created_at: D::time(&row, "subscribed_at")?,
+            };
+            targets.insert(D::int(&row, "seq")?, (subscription, turn_of::<D>(&row)?));
+        }
+    }
+    Ok(targets)
 }
 
 /// The store's side of push subscriptions.
@@ -156,12 +194,16 @@ impl Store {
         read!(self, |pool| subscriptions_of(pool, player))
     }
 
-    /// One subscription.
-    pub async fn push_subscription(
+    /// Where each of `pushes` goes and the turn it tells of, by the push's `seq`: those
+    /// missing have nothing left to say (the turn is over, or the browser gone).
+    pub async fn push_targets(
         &self,
-        id: &str,
-    ) -> Result<Option<PushSubscription>, StoreError> {
-        read!(self, |pool| one(pool, id))
+        pushes: &[&ClaimedNotice],
+    ) -> Result<HashMap<i64, (PushSubscription, Turn)>, StoreError> {
+        if pushes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        read!(self, |pool| push_targets(pool, pushes))
     }
 
     async fn push_write(&self, write: PushWrite) -> Result<Option<String>, StoreError> {

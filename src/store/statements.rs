@@ -49,12 +49,12 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
             notices::INSERT_MAIL_TO_VERIFIED.into(),
         ),
         ("CLAIM_NOTICES", D::CLAIM_NOTICES.into()),
-        ("SETTLE_NOTICE", notices::SETTLE_NOTICE.into()),
+        ("SETTLE_NOTICES", set_text::<D>(notices::SETTLE_NOTICES)),
         ("DIGEST_MAILED", notices::DIGEST_MAILED.into()),
         ("DROP_SUBSCRIPTION", notices::DROP_SUBSCRIPTION.into()),
         ("PRUNE_NOTICES", notices::PRUNE_NOTICES.into()),
         ("RELEASE_NOTICES", notices::RELEASE_NOTICES.into()),
-        ("HOLD_PAST_TURNS", notices::HOLD_PAST_TURNS.into()),
+        ("DROP_PAST_TURNS", notices::DROP_PAST_TURNS.into()),
         ("EMAIL_OF", emails::EMAIL_OF.into()),
         ("PENDING_EMAIL", emails::PENDING_EMAIL.into()),
         ("EMAIL_TOKEN", emails::EMAIL_TOKEN.into()),
@@ -77,7 +77,7 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ("UPSERT_SUBSCRIPTION", push::UPSERT_SUBSCRIPTION.into()),
         ("SUBSCRIPTION_COUNT", push::SUBSCRIPTION_COUNT.into()),
         ("SUBSCRIPTIONS_OF", push::SUBSCRIPTIONS_OF.into()),
-        ("SUBSCRIPTION", push::SUBSCRIPTION.into()),
+        ("PUSH_TARGETS", set_text::<D>(push::PUSH_TARGETS)),
         ("REMOVE_SUBSCRIPTION", push::REMOVE_SUBSCRIPTION.into()),
     ]
 }

@@ -431,8 +431,11 @@ UPDATE notices SET claimed_until = $2 WHERE seq IN (SELECT seq FROM notices WHER
 -- PostgreSQL: CLAIM_NOTICES
 UPDATE notices SET claimed_until = $2 WHERE seq IN (SELECT seq FROM notices WHERE due_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1) ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING seq, channel, kind, player_id, destination, room_id, version, body, created_at, attempts;
 
--- SQLite and PostgreSQL: SETTLE_NOTICE
-UPDATE notices SET state = $2, due_at = $3, claimed_until = NULL, attempts = attempts + $4, last_error = $5, done_at = $6, body = CASE WHEN $6 IS NULL THEN body ELSE NULL END WHERE seq = $1;
+-- SQLite: SETTLE_NOTICES
+WITH v (seq, state, due_at, attempted, error, done_at) AS (VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)) UPDATE notices SET state = v.state, due_at = v.due_at, claimed_until = NULL, attempts = notices.attempts + v.attempted, last_error = v.error, done_at = v.done_at, body = CASE WHEN v.done_at IS NULL THEN notices.body ELSE NULL END FROM v WHERE notices.seq = v.seq;
+
+-- PostgreSQL: SETTLE_NOTICES
+WITH v (seq, state, due_at, attempted, error, done_at) AS (VALUES ($1, $2, $3, $4, $5, $6), ($7, $8, $9, $10, $11, $12)) UPDATE notices SET state = v.state, due_at = v.due_at, claimed_until = NULL, attempts = notices.attempts + v.attempted, last_error = v.error, done_at = v.done_at, body = CASE WHEN v.done_at IS NULL THEN notices.body ELSE NULL END FROM v WHERE notices.seq = v.seq;
 
 -- SQLite and PostgreSQL: DIGEST_MAILED
 UPDATE player_emails SET turns_mailed_at = $2 WHERE player_id = $1;
@@ -446,8 +449,8 @@ DELETE FROM notices WHERE seq IN (SELECT seq FROM notices WHERE done_at < $1 ORD
 -- SQLite and PostgreSQL: RELEASE_NOTICES
 UPDATE notices SET claimed_until = NULL WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL;
 
--- SQLite and PostgreSQL: HOLD_PAST_TURNS
-UPDATE notices SET state = 'held', due_at = NULL, claimed_until = NULL, done_at = $1 WHERE seq IN (SELECT n.seq FROM notices n WHERE n.channel = 'push' AND n.due_at <= $1 AND (n.claimed_until IS NULL OR n.claimed_until <= $1) AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = n.room_id AND m.player_id = n.player_id AND m.turn_since IS NOT NULL) LIMIT $2) RETURNING seq;
+-- SQLite and PostgreSQL: DROP_PAST_TURNS
+DELETE FROM notices WHERE seq IN (SELECT n.seq FROM notices n WHERE n.channel = 'push' AND n.due_at <= $1 AND (n.claimed_until IS NULL OR n.claimed_until <= $1) AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = n.room_id AND m.player_id = n.player_id AND m.turn_since IS NOT NULL) LIMIT $2) RETURNING seq;
 
 -- SQLite and PostgreSQL: EMAIL_OF
 SELECT address, verified_at, turn_mail, clock_mail FROM player_emails WHERE player_id = $1;
@@ -515,8 +518,11 @@ SELECT count(*) AS n FROM push_subscriptions WHERE player_id = $1;
 -- SQLite and PostgreSQL: SUBSCRIPTIONS_OF
 SELECT id, player_id, endpoint, p256dh, auth, created_at FROM push_subscriptions WHERE player_id = $1 ORDER BY created_at, id;
 
--- SQLite and PostgreSQL: SUBSCRIPTION
-SELECT id, player_id, endpoint, p256dh, auth, created_at FROM push_subscriptions WHERE id = $1;
+-- SQLite: PUSH_TARGETS
+WITH v (seq, subscription, player_id, room_id) AS (VALUES (?, ?, ?, ?), (?, ?, ?, ?)) SELECT v.seq, s.id AS subscription_id, s.player_id, s.endpoint, s.p256dh, s.auth, s.created_at AS subscribed_at, r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, m.turn_since FROM v JOIN push_subscriptions s ON s.id = v.subscription AND s.player_id = v.player_id JOIN room_players m ON m.room_id = v.room_id AND m.player_id = v.player_id JOIN rooms r ON r.id = m.room_id WHERE m.turn_since IS NOT NULL AND m.active = true AND r.finished = false;
+
+-- PostgreSQL: PUSH_TARGETS
+WITH v (seq, subscription, player_id, room_id) AS (VALUES ($1, $2, $3, $4), ($5, $6, $7, $8)) SELECT v.seq, s.id AS subscription_id, s.player_id, s.endpoint, s.p256dh, s.auth, s.created_at AS subscribed_at, r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, m.turn_since FROM v JOIN push_subscriptions s ON s.id = v.subscription AND s.player_id = v.player_id JOIN room_players m ON m.room_id = v.room_id AND m.player_id = v.player_id JOIN rooms r ON r.id = m.room_id WHERE m.turn_since IS NOT NULL AND m.active = true AND r.finished = false;
 
 -- SQLite and PostgreSQL: REMOVE_SUBSCRIPTION
 DELETE FROM push_subscriptions WHERE player_id = $1 AND id = $2 RETURNING id;
