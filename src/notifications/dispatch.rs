@@ -135,7 +135,7 @@ pub(super) async fn run(
             in_flight += 1;
             let target = match (&mut targets, notice.channel) {
                 (_, Channel::Mail) => Target::Mail,
-                (Ok(targets), Channel::Push) => Target::Push(targets.remove(&notice.seq)),
+                (Ok(targets), Channel::Push) => Target::Push(targets.remove(&notice.seq).map(Box::new)),
                 (Err(err), Channel::Push) => Target::Unknown(err.clone()),
             };
             let (store, catalog, senders, counts, done) = (
@@ -184,7 +184,7 @@ enum Target {
     /// A mail, made when sent.
     Mail,
     /// A push: its browser and the turn it tells of, or nothing left to say.
-    Push(Option<(PushSubscription, Turn)>),
+    Push(Option<Box<(PushSubscription, Turn)>>),
     /// A push whose browser and turn could not be read: why.
     Unknown(String),
 }
@@ -330,12 +330,13 @@ async fn push(
     catalog: &Catalog,
     senders: &Senders,
     notice: &ClaimedNotice,
-    target: Option<(PushSubscription, Turn)>,
+    target: Option<Box<(PushSubscription, Turn)>>,
     rules: &OutboxRules,
 ) -> NoticeOutcome {
-    let Some((subscription, turn)) = target else {
+    let Some(target) = target else {
         return NoticeOutcome::Held;
     };
+    let (subscription, turn) = *target;
     let room_id = turn.room.as_str();
     if senders.presence.watching(&notice.player_id, &[room_id]) {
         return NoticeOutcome::Held;

@@ -65,7 +65,7 @@ pub fn encrypt(to: &BrowserKeys, plaintext: &[u8]) -> Result<Vec<u8>, CryptoFail
     let public = ephemeral.compute_public_key().map_err(|_| CryptoFailed)?;
     let salt: [u8; 16] = rand::random();
     let browser = UnparsedPublicKey::new(&ECDH_P256, &to.p256dh);
-    agree_ephemeral(ephemeral, &browser, CryptoFailed, |shared| {
+    agree_ephemeral(ephemeral, browser, CryptoFailed, |shared| {
         Ok(seal(to, public.as_ref(), shared, &salt, plaintext))
     })
 }

@@ -257,22 +257,27 @@ async fn settle<D: Dialect>(
     conn: &mut D::Connection,
     settled: &[(ClaimedNotice, NoticeOutcome, Timestamp)],
 ) -> Result<(), StoreError> {
-    execute_set::<D, _>(conn, SETTLE_NOTICES, settled, |row, (notice, outcome, at)| {
-        let (due, attempted, error, done) = match outcome {
-            NoticeOutcome::Postponed(due) => (Some(*due), 0, None, None),
-            NoticeOutcome::RetryAt(due, error) => (Some(*due), 1, Some(error.as_str()), None),
-            NoticeOutcome::Sent => (None, 1, None, Some(*at)),
-            NoticeOutcome::Held => (None, 0, None, Some(*at)),
-            NoticeOutcome::Failed(error) => (None, 1, Some(error.as_str()), Some(*at)),
-            NoticeOutcome::Gone => (None, 1, Some("the subscription is gone"), Some(*at)),
-        };
-        row.put("seq", notice.seq);
-        row.put("state", outcome.state());
-        row.put("due_at", due);
-        row.put("attempted", attempted as i64);
-        row.put("error", error.map(str::to_owned));
-        row.put("done_at", done);
-    })
+    execute_set::<D, _>(
+        conn,
+        SETTLE_NOTICES,
+        settled,
+        |row, (notice, outcome, at)| {
+            let (due, attempted, error, done) = match outcome {
+                NoticeOutcome::Postponed(due) => (Some(*due), 0, None, None),
+                NoticeOutcome::RetryAt(due, error) => (Some(*due), 1, Some(error.as_str()), None),
+                NoticeOutcome::Sent => (None, 1, None, Some(*at)),
+                NoticeOutcome::Held => (None, 0, None, Some(*at)),
+                NoticeOutcome::Failed(error) => (None, 1, Some(error.as_str()), Some(*at)),
+                NoticeOutcome::Gone => (None, 1, Some("the subscription is gone"), Some(*at)),
+            };
+            row.put("seq", notice.seq);
+            row.put("state", outcome.state());
+            row.put("due_at", due);
+            row.put("attempted", attempted as i64);
+            row.put("error", error.map(str::to_owned));
+            row.put("done_at", done);
+        },
+    )
     .await?;
     for (notice, outcome, at) in settled {
         match outcome {
@@ -283,8 +288,7 @@ async fn settle<D: Dialect>(
                 D::execute(conn, statement).await?;
             }
             NoticeOutcome::Gone => {
-                let statement =
-                    Statement::new(DROP_SUBSCRIPTION).bind(notice.destination.as_str());
+                let statement = Statement::new(DROP_SUBSCRIPTION).bind(notice.destination.as_str());
                 D::execute(conn, statement).await?;
             }
             _ => {}
@@ -375,7 +379,10 @@ impl Store {
             lease_until: now.after(lease),
             limit,
         });
-        match self.notice_write(NoticeWrite::Round { settled, claim }).await? {
+        match self
+            .notice_write(NoticeWrite::Round { settled, claim })
+            .await?
+        {
             NoticeOutput::Claimed(claimed, held) => Ok((claimed, held)),
             NoticeOutput::Count(_) => Ok((Vec::new(), 0)),
         }
