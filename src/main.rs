@@ -2,7 +2,10 @@ use std::process::ExitCode;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
-use turnhouse::config::{Command, Config, RatingsCommand, RoleChange, WebhooksCommand};
+use turnhouse::config::{
+    named_file, Command, Config, ConfigCommand, FileSettings, RatingsCommand, RoleChange,
+    WebhooksCommand,
+};
 use turnhouse::dev::DevOptions;
 use turnhouse::domain::records::{AuditAction, AuditEntry};
 use turnhouse::startup::{self, Application};
@@ -20,7 +23,23 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     no_huge_pages();
-    let matches = command().get_matches();
+    let args: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    // The settings file's values become the command's defaults: the environment and the flags
+    // override them.
+    let file = match named_file(&args) {
+        Some(path) => match FileSettings::read(&path, &command()) {
+            Ok(file) => file,
+            Err(err) => {
+                eprintln!("turnhouse: {err}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => FileSettings::default(),
+    };
+    let settings = command();
+    let matches = file.apply(settings.clone()).get_matches();
     let config = Config::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     match config.command {
         Some(Command::Dev {
@@ -46,6 +65,12 @@ fn main() -> ExitCode {
         Some(Command::Ratings {
             action: RatingsCommand::Rebuild,
         }) => rebuild_ratings(&config),
+        Some(Command::Config {
+            action: ConfigCommand::Print,
+        }) => {
+            print!("{}", file.print(&settings, &matches));
+            ExitCode::SUCCESS
+        }
         None => serve(config),
     }
 }
@@ -71,6 +96,9 @@ async fn serve(config: Config) -> ExitCode {
     match startup::raise_open_files_limit() {
         Ok(limit) => tracing::debug!(limit, "open files"),
         Err(err) => tracing::warn!(error = %err, "could not raise the open-files limit"),
+    }
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
     }
     let app = match Application::build(&config, games::builtin()).await {
         Ok(app) => app,

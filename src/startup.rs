@@ -128,6 +128,7 @@ impl Application {
         });
         let dev_routes = context.dev.is_some();
         let http_metrics = web::Data::new(HttpMetrics::default());
+        let trusted_proxies = web::Data::new(config.serving.trusted_proxies.clone());
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),
             source,
@@ -148,6 +149,7 @@ impl Application {
                 .wrap(from_fn(RecordRequests::record))
                 .app_data(context.clone())
                 .app_data(http_metrics.clone())
+                .app_data(trusted_proxies.clone())
                 .configure(|cfg| api::configure(cfg, dev_routes))
         })
         .on_connect(|connection, _| give_up_on_silent_peers(connection))

@@ -363,11 +363,14 @@ pub fn matches_if_none_match(req: &HttpRequest, current: &str) -> bool {
         .any(|tag| tag == "*" || tag == current || tag.strip_prefix("W/") == Some(current))
 }
 
-/// The address the request came from, for per-client limits (empty when unknown).
+/// The address of the client the request came from (behind trusted proxies, the one they
+/// name: `api/forwarded.rs`), for per-client limits; empty when unknown.
 pub fn client_address(req: &HttpRequest) -> String {
-    req.peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default()
+    let address = match actix_web::HttpMessage::extensions(req).get::<super::Client>() {
+        Some(client) => client.address,
+        None => req.peer_addr().map(|a| a.ip()),
+    };
+    address.map(|a| a.to_string()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod dev;
 mod email;
 mod error;
 mod extract;
+mod forwarded;
 mod frontends;
 mod game_logs;
 mod games;
@@ -36,6 +37,7 @@ use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Responder, Rout
 pub use cors::CorsOrigins;
 pub use error::ApiError;
 pub use extract::BODY_LIMIT;
+pub use forwarded::{Client, TrustedProxies};
 pub use streams::StreamsShutdown;
 
 use crate::accounts::Accounts;

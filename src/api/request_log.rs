@@ -12,9 +12,11 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
-use actix_web::Error;
+use actix_web::{web, Error, HttpMessage};
 use serde_json::Value;
 use tracing::Instrument;
+
+use super::{Client, TrustedProxies};
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -36,6 +38,16 @@ pub async fn handle(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
+    // Who the client is, read once: the limits, the log and every handler use it.
+    let peer = req.peer_addr().map(|a| a.ip());
+    let client = match req.app_data::<web::Data<TrustedProxies>>() {
+        Some(trusted) => trusted.client(peer, false, req.headers()),
+        None => Client {
+            address: peer,
+            https: false,
+        },
+    };
+    req.extensions_mut().insert(client);
     let id = req
         .headers()
         .get(&REQUEST_ID)
@@ -44,6 +56,7 @@ pub async fn handle(
     let span = tracing::info_span!(
         "request",
         id = %id,
+        client = %client.address.map(|a| a.to_string()).unwrap_or_default(),
         method = %req.method(),
         path = %req.path(),
     );

@@ -1,9 +1,13 @@
 //! Settings, from command-line flags or the environment.
 
+mod file;
 mod mail;
+mod serving;
 mod webhooks;
 
+pub use file::{named_file, FileError, FileSettings, CONFIG_ENV};
 pub use mail::{parse_span, MailSettings, Span};
+pub use serving::Serving;
 pub use webhooks::WebhookSettings;
 
 use std::path::PathBuf;
@@ -24,6 +28,11 @@ use crate::sandbox::{Limits, SearchBudget};
     about = "A self-hostable backend for turn-based games"
 )]
 pub struct Config {
+    /// A settings file (TOML, keys the flags' names with `_` for `-`): the environment
+    /// overrides it, and flags override both.
+    #[arg(global = true, long, env = "TURNHOUSE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     /// Address to listen on (port 0 picks a free port).
     #[arg(global = true, long, env = "BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
@@ -57,6 +66,9 @@ pub struct Config {
     /// `https://games.example,http://localhost:5173`.
     #[arg(global = true, long, env = "CORS_ORIGINS", default_value = "*")]
     pub cors_origins: CorsOrigins,
+
+    #[command(flatten)]
+    pub serving: Serving,
 
     #[command(flatten)]
     pub hook_limits: HookLimits,
@@ -150,6 +162,19 @@ pub enum Command {
         #[command(subcommand)]
         action: RatingsCommand,
     },
+    /// The settings in effect.
+    Config {
+        #[command(subcommand)]
+        action: ConfigCommand,
+    },
+}
+
+/// What to do with the settings.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ConfigCommand {
+    /// Prints every setting in effect (from the settings file, the environment and the flags
+    /// given with it) and where each came from, passwords in URLs masked, as a settings file.
+    Print,
 }
 
 /// What to do with the operator's webhook endpoints.
@@ -471,11 +496,13 @@ impl Config {
     /// Defaults for everything but the database, bound to a free loopback port.
     pub fn for_database(database_url: impl Into<String>) -> Self {
         Self {
+            config: None,
             bind: "127.0.0.1:0".into(),
             database_url: database_url.into(),
             database_busy_timeout_ms: 5000,
             bot_seed: None,
             cors_origins: CorsOrigins::Any,
+            serving: Serving::default(),
             hook_limits: HookLimits::default(),
             bot_search: BotSearch::default(),
             abuse_limits: AbuseLimits::default(),

@@ -1,0 +1,93 @@
+//! How the server meets the network: which proxies in front of it are believed about who the
+//! client is.
+
+use clap::Args;
+
+use crate::api::TrustedProxies;
+
+/// The server's place on the network.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Serving {
+    /// Proxies in front of the server (comma-separated networks or addresses, such as
+    /// `127.0.0.1,10.0.0.0/8`): a request from one of them is counted by the client address it
+    /// names in `Forwarded` or `X-Forwarded-For` (the right-most one not itself trusted), with
+    /// the scheme of `X-Forwarded-Proto` or `proto=`. From any other address those headers are
+    /// ignored. None by default.
+    #[arg(
+        global = true,
+        long,
+        env = "TRUSTED_PROXIES",
+        default_value = "",
+        hide_default_value = true
+    )]
+    pub trusted_proxies: TrustedProxies,
+}
+
+impl super::Config {
+    /// What an operator should know about these settings before people use the server, each
+    /// a plain sentence (logged as warnings at start-up).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        let trusted = !self.serving.trusted_proxies.is_empty();
+        let host = self
+            .bind
+            .rsplit_once(':')
+            .map_or(self.bind.as_str(), |(host, _)| host);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let loopback = host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if !loopback && !trusted {
+            said.push(format!(
+                "The server listens on {} without TLS and without a trusted proxy in front: \
+                 passwords and tokens cross the network in the clear. Put a proxy that serves \
+                 HTTPS in front (and name it in --trusted-proxies).",
+                self.bind
+            ));
+        }
+        if let Some(url) = &self.mail.public_url {
+            if url.starts_with("https://") && !trusted {
+                said.push(format!(
+                    "The public URL {url} is https://, but this server serves plain HTTP and \
+                     trusts no proxy to serve HTTPS for it: name that proxy in --trusted-proxies."
+                ));
+            }
+        }
+        if self.abuse_limits.rate_limits == "off" {
+            said.push(
+                "Rate limits are off (--rate-limits off): nothing slows down password guessing, \
+                 sign-up floods or scripted moves. Turn them on outside load tests."
+                    .to_owned(),
+            );
+        }
+        said
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    #[test]
+    fn plain_http_on_the_network_a_public_url_served_by_nobody_and_no_limits_are_warned_of() {
+        let mut config = Config::for_database("sqlite://t.db");
+        assert!(config.warnings().is_empty(), "{:?}", config.warnings());
+        config.bind = "0.0.0.0:8080".into();
+        config.mail.public_url = Some("https://games.example.org".into());
+        config.abuse_limits.rate_limits = "off".into();
+        let said = config.warnings();
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(said[0].starts_with("The server listens on 0.0.0.0:8080 without TLS"));
+        assert!(said[1].contains("https://games.example.org"));
+        assert!(said[2].starts_with("Rate limits are off"));
+        // Behind a trusted proxy, neither of the first two.
+        config.serving.trusted_proxies = "127.0.0.1".parse().unwrap();
+        assert_eq!(config.warnings().len(), 1);
+        config.bind = "[::1]:8080".into();
+        config.serving.trusted_proxies = Default::default();
+        config.mail.public_url = None;
+        config.abuse_limits.rate_limits = "on".into();
+        assert!(config.warnings().is_empty());
+    }
+}
