@@ -3,7 +3,7 @@
 //! below them, and never the HTTP layer (`api`) nor what composes them (`services`); below the
 //! slices, `game`, `sandbox`, `store` and `live` import none of them. `config`, `startup`,
 //! `seed` and `dev` (the `turnhouse dev` command) sit on top and may reach anything;
-//! `domain`, `views`, `frontend`, `metrics`, `cache` and `problem` are shared, and `outbound`
+//! `domain`, `views`, `frontend`, `metrics`, `cache`, `draining` and `problem` are shared, and `outbound`
 //! (requests to addresses users give) imports none of the rest.
 //! See `docs/internals.md`.
 

@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod config;
 pub mod dev;
 pub mod domain;
+pub mod draining;
 pub mod engine;
 pub mod frontend;
 pub mod game;

@@ -9,6 +9,7 @@ use crate::accounts::{AccountMail, Accounts};
 use crate::catalog::Catalog;
 use crate::config::WebhookSettings;
 use crate::domain::public_url::PublicUrl;
+use crate::draining::Drain;
 use crate::engine::{Engine, EngineError, IdleRules};
 use crate::game::GameRegistry;
 use crate::metrics::Exposition;
@@ -31,6 +32,10 @@ pub struct Services {
     pub notifications: Notifications,
     /// Where links in mail point: set once the server has bound, unless the operator gave it.
     pub public_url: PublicUrl,
+    /// The services that hold work from the database, stopped by draining them.
+    pub drain: std::sync::Arc<Drain>,
+    /// The database, whose writer's queue a stopping server commits last.
+    pub store: Store,
 }
 
 /// The rooms' presence, as notifications ask it.
@@ -58,10 +63,16 @@ impl Services {
         hooks: &WebhookSettings,
         mail: MailSetup,
     ) -> Result<Self, EngineError> {
+        let drain = std::sync::Arc::new(Drain::default());
         let catalog = Catalog::start(store.clone(), games, sandbox);
         let sender = WebhookSender::new(hooks.destinations(), hooks.timeout());
-        let outbox =
-            Outbox::start(store.clone(), hooks.rules(), std::sync::Arc::new(sender)).await?;
+        let outbox = Outbox::start(
+            store.clone(),
+            hooks.rules(),
+            std::sync::Arc::new(sender),
+            &drain,
+        )
+        .await?;
         let webhooks = Webhooks::new(store.clone(), catalog.clone(), outbox, hooks.destinations());
         let public_url = mail.public_url.clone();
         let accounts = Accounts::start(store.clone(), idle.seen_every()).with_mail(AccountMail {
@@ -76,6 +87,7 @@ impl Services {
             hooks.rules(),
             mail,
             presence,
+            &drain,
         )
         .await?;
         Ok(Self {
@@ -87,7 +99,9 @@ impl Services {
             ),
             notifications,
             public_url,
-            standing: Standings::new(store, catalog.clone()),
+            drain,
+            standing: Standings::new(store.clone(), catalog.clone()),
+            store,
             webhooks,
             rooms,
             accounts,

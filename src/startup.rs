@@ -9,10 +9,14 @@ use std::time::Duration;
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
+use std::sync::Arc;
+
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::api::{self, AppContext};
 use crate::config::Config;
+use crate::draining::{Drain, LAST_WRITES};
 use crate::engine::EngineError;
 use crate::game::GameRegistry;
 use crate::metrics::{Gauge, HttpMetrics, RecordRequests};
@@ -44,17 +48,42 @@ pub struct Application {
     stop: StopHandle,
 }
 
-/// Stops the server: open streams end first, so in-flight requests are all that is waited for.
+/// Stops the server: open streams end first (asking their browsers to reconnect at once), so
+/// in-flight requests are all the HTTP server waits for.
 #[derive(Clone)]
 pub struct StopHandle {
     server: ServerHandle,
     streams: watch::Sender<bool>,
+    drain: Arc<Drain>,
+    store: Store,
+    /// How long a stop that drains may take, in all.
+    timeout: Duration,
 }
 
 impl StopHandle {
+    /// Stops at once, or (`graceful`) drains: no new connection is taken, requests in flight
+    /// are answered, the background services finish or hand back what they hold, and the
+    /// writer's queue is committed, all within the shutdown timeout.
     pub async fn stop(&self, graceful: bool) {
         self.streams.send_replace(true);
-        self.server.stop(graceful).await;
+        if !graceful {
+            return self.server.stop(false).await;
+        }
+        let deadline = Instant::now() + self.timeout;
+        let (_, drained) = tokio::join!(
+            self.server.stop(true),
+            self.drain.drain(deadline - LAST_WRITES),
+        );
+        if !drained {
+            tracing::warn!("stopping: a background service was still busy at the deadline");
+        }
+        match tokio::time::timeout_at(deadline, self.store.flush()).await {
+            Ok(Ok(())) => tracing::info!("stopping: every write is committed"),
+            Ok(Err(err)) => tracing::warn!(error = %err, "stopping: the last writes failed"),
+            Err(_) => {
+                tracing::warn!("stopping: the last writes were not committed by the deadline")
+            }
+        }
     }
 }
 
@@ -110,6 +139,8 @@ impl Application {
     ) -> Result<Self, StartupError> {
         let (stop_streams, streams_shutdown) = watch::channel(false);
         let public_url = services.public_url.clone();
+        let (drain, store) = (services.drain.clone(), services.store.clone());
+        let timeout = Duration::from_secs(config.serving.shutdown_timeout);
         let context = web::Data::new(AppContext {
             rooms: services.rooms,
             accounts: services.accounts,
@@ -153,7 +184,7 @@ impl Application {
                 .configure(|cfg| api::configure(cfg, dev_routes))
         })
         .on_connect(|connection, _| give_up_on_silent_peers(connection))
-        .shutdown_timeout(10)
+        .shutdown_timeout(config.serving.shutdown_timeout)
         // A connection that has not sent a whole request head by then is closed (slowloris).
         .client_request_timeout(Duration::from_secs(5))
         // Signals are handled in `run_until_stopped`, which ends the streams first.
@@ -164,6 +195,9 @@ impl Application {
         let stop = StopHandle {
             server: server.handle(),
             streams: stop_streams,
+            drain,
+            store,
+            timeout,
         };
         Ok(Self { port, server, stop })
     }
@@ -177,18 +211,30 @@ impl Application {
         self.stop.clone()
     }
 
-    /// Serves until SIGINT/SIGTERM or the handle stops it. Streams end at once; requests in
-    /// flight are finished (for up to 10 s).
+    /// Serves until SIGINT/SIGTERM or the handle stops it. A signal drains the server (see
+    /// [`StopHandle::stop`]), and this returns once the drain is over.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let stop = self.stop.clone();
+        let (signalled, mut by_signal) = tokio::sync::oneshot::channel();
         let signals = tokio::spawn(async move {
             if let Some(signal) = stop_signal().await {
-                tracing::info!(signal, "stopping: closing streams, finishing requests");
+                tracing::info!(
+                    signal,
+                    "stopping: closing streams, finishing requests, handing back work"
+                );
+                let _ = signalled.send(());
                 stop.stop(true).await;
             }
         });
         let served = self.server.await;
-        signals.abort();
+        match by_signal.try_recv() {
+            // The HTTP server is done; the services and the writer's queue may not be yet.
+            Ok(()) => {
+                let _ = signals.await;
+            }
+            // Stopped through the handle, whose caller waits for the drain.
+            Err(_) => signals.abort(),
+        }
         served
     }
 }

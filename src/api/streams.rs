@@ -210,9 +210,16 @@ struct Streaming<F> {
     shutdown: StreamsShutdown,
     opening: Option<Bytes>,
     presence: Option<Presence>,
+    /// The server is stopping and the stream's last frame (a short `retry:`) is sent.
+    closed: bool,
     /// Counts the stream as open, and its viewer as here, until it is dropped.
     _open: (Held, Option<PresentWhileOpen>),
 }
+
+/// When the server stops, a stream's last frame asks the browser to reconnect within this
+/// (spread, so the others' servers are not hit in one instant): at once, to another server
+/// behind the same address.
+const STOPPING_RETRY_SPREAD_MS: u64 = 500;
 
 /// The feed's frames, a comment whenever it has been quiet for `keepalive`, and the end as
 /// soon as the server begins to stop.
@@ -230,12 +237,17 @@ fn frames<F: Feed + 'static>(
         shutdown,
         opening: Some(retry_frame(retry)),
         presence,
+        closed: false,
         _open: open,
     };
     stream::unfold(start, |mut state| async move {
+        if state.closed {
+            return None;
+        }
         if let Some(opening) = state.opening.take() {
             return Some((Ok(opening), state));
         }
+        let mut stopping = false;
         let frame = loop {
             let Streaming {
                 next,
@@ -265,7 +277,10 @@ fn frames<F: Feed + 'static>(
             };
             break tokio::select! {
                 biased;
-                _ = shutdown.wait_for(|stopping| *stopping) => return None,
+                _ = shutdown.wait_for(|stopping| *stopping) => {
+                    stopping = true;
+                    retry_frame(rand::rng().random_range(0..STOPPING_RETRY_SPREAD_MS))
+                }
                 (feed, answer) = &mut *next => match answer {
                     Ok(Some(frame)) => {
                         *next = next_frame(feed);
@@ -288,6 +303,7 @@ fn frames<F: Feed + 'static>(
                 },
             };
         };
+        state.closed = stopping;
         Some((Ok(frame), state))
     })
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use crate::api::TrustedProxies;
 
 /// The server's place on the network.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct Serving {
     /// Proxies in front of the server (comma-separated networks or addresses, such as
     /// `127.0.0.1,10.0.0.0/8`): a request from one of them is counted by the client address it
@@ -21,6 +21,21 @@ pub struct Serving {
         hide_default_value = true
     )]
     pub trusted_proxies: TrustedProxies,
+
+    /// Seconds a stop may take (SIGTERM or SIGINT): requests in flight are answered, open
+    /// streams are told to reconnect at once, deliveries in flight are finished or handed back
+    /// to other servers, and every write is committed, within this.
+    #[arg(global = true, long, env = "SHUTDOWN_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub shutdown_timeout: u64,
+}
+
+impl Default for Serving {
+    fn default() -> Self {
+        Self {
+            trusted_proxies: TrustedProxies::default(),
+            shutdown_timeout: 10,
+        }
+    }
 }
 
 impl super::Config {

@@ -5,6 +5,7 @@
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,7 @@ use super::unsubscribe::{MailKind, Unsubscribe};
 use crate::catalog::Catalog;
 use crate::domain::notices::{Channel, ClaimedNotice, Letter, NoticeKind, NoticeOutcome};
 use crate::domain::time::Timestamp;
+use crate::draining::Draining;
 use crate::metrics::Exposition;
 use crate::outbox::{retry_delay, OutboxRules};
 use crate::store::{PushSubscription, Store, Turn};
@@ -95,18 +97,23 @@ pub(super) async fn run(
     rules: OutboxRules,
     senders: Arc<Senders>,
     counts: Arc<NoticeCounts>,
+    mut draining: Draining,
 ) {
-    let (done, mut outcomes) = mpsc::unbounded_channel();
-    let mut in_flight = 0usize;
+    let (done, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
+    // The notices this server holds, being sent.
+    let mut in_flight: HashSet<i64> = HashSet::new();
     let mut settled = Vec::new();
     let mut next_prune = Instant::now();
     loop {
+        if let Some(deadline) = draining.deadline() {
+            return finish(&store, rules, settled, in_flight, outcomes, deadline).await;
+        }
         let round_began = Instant::now();
         while let Ok(outcome) = outcomes.try_recv() {
-            in_flight -= 1;
+            in_flight.remove(&outcome.0.seq);
             settled.push(outcome);
         }
-        let free = IN_FLIGHT - in_flight;
+        let free = IN_FLIGHT - in_flight.len();
         let claim = (free > 0).then_some(free as i64);
         let claimed = match store
             .notice_round(std::mem::take(&mut settled), rules.lease, claim)
@@ -132,10 +139,12 @@ pub(super) async fn run(
             Err(err) => Err(err.to_string()),
         };
         for notice in claimed {
-            in_flight += 1;
+            in_flight.insert(notice.seq);
             let target = match (&mut targets, notice.channel) {
                 (_, Channel::Mail) => Target::Mail,
-                (Ok(targets), Channel::Push) => Target::Push(targets.remove(&notice.seq).map(Box::new)),
+                (Ok(targets), Channel::Push) => {
+                    Target::Push(targets.remove(&notice.seq).map(Box::new))
+                }
                 (Err(err), Channel::Push) => Target::Unknown(err.clone()),
             };
             let (store, catalog, senders, counts, done) = (
@@ -168,11 +177,59 @@ pub(super) async fn run(
             _ = tokio::time::sleep(RESCAN) => {}
             _ = store.notices_written() => {}
             Some(outcome) = outcomes.recv() => {
-                in_flight -= 1;
+                in_flight.remove(&outcome.0.seq);
                 settled.push(outcome);
+            }
+            deadline = draining.begun() => {
+                return finish(&store, rules, settled, in_flight, outcomes, deadline).await;
             }
         }
         tokio::time::sleep_until(round_began + PACE).await;
+    }
+}
+
+/// What came of one notice, and when.
+type Outcome = (ClaimedNotice, NoticeOutcome, Timestamp);
+
+/// The server stops: nothing more is taken, the notices being sent are waited for until
+/// `deadline` and what came of them kept, and those still out are let go for another server.
+async fn finish(
+    store: &Store,
+    rules: OutboxRules,
+    mut settled: Vec<Outcome>,
+    mut in_flight: HashSet<i64>,
+    mut outcomes: mpsc::UnboundedReceiver<Outcome>,
+    deadline: Instant,
+) {
+    let last = deadline - crate::draining::LAST_WRITES;
+    while !in_flight.is_empty() {
+        match tokio::time::timeout_at(last, outcomes.recv()).await {
+            Ok(Some(outcome)) => {
+                in_flight.remove(&outcome.0.seq);
+                settled.push(outcome);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    if !settled.is_empty() {
+        if let Err(err) = store.notice_round(settled, rules.lease, None).await {
+            tracing::warn!(error = %err, "stopping: could not keep what came of notices; they are sent again once their lease is over");
+        }
+    }
+    if !in_flight.is_empty() {
+        let left = in_flight.len();
+        match store
+            .release_notice_claims(in_flight.into_iter().collect())
+            .await
+        {
+            Ok(()) => tracing::info!(
+                left,
+                "stopping: notices still being sent were let go for another server"
+            ),
+            Err(err) => {
+                tracing::warn!(error = %err, "stopping: could not let go of the notices being sent; they wait for their lease")
+            }
+        }
     }
 }
 

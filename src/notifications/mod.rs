@@ -20,6 +20,7 @@ mod push_crypto;
 mod pusher;
 mod unsubscribe;
 
+use crate::draining::Drain;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,6 +89,7 @@ impl Notifications {
         rules: OutboxRules,
         mail: MailSetup,
         presence: Arc<dyn Presence>,
+        drain: &Drain,
     ) -> Result<Self, crate::store::StoreError> {
         let key = store.server_key("unsubscribe", random_hex(32)).await?;
         let unsubscribe = Unsubscribe::new(&key);
@@ -112,12 +114,13 @@ impl Notifications {
             presence,
             pusher,
         };
-        tokio::spawn(dispatch::run(
+        drain.spawn(dispatch::run(
             store.clone(),
             catalog,
             rules,
             Arc::new(senders),
             counts.clone(),
+            drain.watch(),
         ));
         Ok(Self {
             store,

@@ -19,6 +19,7 @@
 
 mod backoff;
 
+use crate::draining::{Drain, Draining};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,6 +116,7 @@ impl Outbox {
         store: Store,
         rules: OutboxRules,
         channel: Arc<dyn Channel>,
+        drain: &Drain,
     ) -> Result<Self, crate::store::StoreError> {
         let outbox = Self {
             store,
@@ -127,7 +129,7 @@ impl Outbox {
             // one's, before a crash).
             outbox.store.release_outbox_claims().await?;
         }
-        tokio::spawn(outbox.clone().run(channel));
+        drain.spawn(outbox.clone().run(channel, drain.watch()));
         Ok(outbox)
     }
 
@@ -160,7 +162,7 @@ impl Outbox {
         Ok(endpoints)
     }
 
-    async fn run(self, channel: Arc<dyn Channel>) {
+    async fn run(self, channel: Arc<dyn Channel>, mut draining: Draining) {
         let (done, mut outcomes) = mpsc::unbounded_channel::<Settled>();
         let mut dispatcher = Dispatcher {
             total: Arc::new(Semaphore::new(self.rules.total)),
@@ -168,6 +170,7 @@ impl Outbox {
             channel,
             done,
             in_flight: HashMap::new(),
+            held: HashSet::new(),
             live: Vec::new(),
             maybe_due: HashSet::new(),
             settled: Vec::new(),
@@ -175,6 +178,9 @@ impl Outbox {
             next_prune: Instant::now(),
         };
         loop {
+            if let Some(deadline) = draining.deadline() {
+                return dispatcher.finish(outcomes, deadline).await;
+            }
             let looked = Instant::now();
             if looked >= dispatcher.next_full_look {
                 dispatcher.look_at_every_endpoint(looked).await;
@@ -194,6 +200,7 @@ impl Outbox {
                 written_for = store.outbox_written() => dispatcher.maybe_due.extend(written_for),
                 _ = changed.notified() => dispatcher.next_full_look = Instant::now(),
                 Some(outcome) = outcomes.recv() => dispatcher.ended(outcome),
+                deadline = draining.begun() => return dispatcher.finish(outcomes, deadline).await,
             }
             tokio::time::sleep_until(looked + MIN_GAP).await;
         }
@@ -209,6 +216,8 @@ struct Dispatcher {
     /// Deliveries in flight from this server, in all and per endpoint.
     total: Arc<Semaphore>,
     in_flight: HashMap<String, usize>,
+    /// The rows being delivered from this server.
+    held: HashSet<i64>,
     /// The endpoints taking deliveries (neither paused nor disabled) at the last full look.
     live: Vec<String>,
     /// Endpoints that may have rows due: all of them on each full look, those this server's
@@ -240,6 +249,7 @@ impl Dispatcher {
 
     /// An attempt ended: its outcome waits to be kept, and its endpoint has room again.
     fn ended(&mut self, outcome: Settled) {
+        self.held.remove(&outcome.seq);
         if let Some(n) = self.in_flight.get_mut(&outcome.endpoint_id) {
             *n = n.saturating_sub(1);
         }
@@ -317,6 +327,7 @@ impl Dispatcher {
     /// Delivers `row` off the dispatcher's loop; its outcome comes back through `done`.
     fn start(&mut self, row: Claimed, body: Result<String, String>) {
         *self.in_flight.entry(row.endpoint.id.clone()).or_default() += 1;
+        self.held.insert(row.seq);
         let permit = self.total.clone().try_acquire_owned().ok();
         let (channel, done, rules) = (self.channel.clone(), self.done.clone(), self.outbox.rules);
         tokio::spawn(async move {
@@ -333,6 +344,34 @@ impl Dispatcher {
             let _ = done.send(outcome(&row, attempted, &rules));
             drop(permit);
         });
+    }
+
+    /// The server stops: nothing more is taken, the deliveries in flight are waited for until
+    /// `deadline` and what came of them kept, and the rows still out are let go for another
+    /// server.
+    async fn finish(mut self, mut outcomes: mpsc::UnboundedReceiver<Settled>, deadline: Instant) {
+        let last = deadline - crate::draining::LAST_WRITES;
+        while !self.held.is_empty() {
+            match tokio::time::timeout_at(last, outcomes.recv()).await {
+                Ok(Some(outcome)) => self.ended(outcome),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        self.live.clear();
+        self.round().await;
+        if !self.held.is_empty() {
+            let left = self.held.len();
+            let rows = self.held.drain().collect();
+            match self.outbox.store.release_outbox_rows(rows).await {
+                Ok(()) => tracing::info!(
+                    left,
+                    "stopping: webhook deliveries still in flight were let go for another server"
+                ),
+                Err(err) => {
+                    tracing::warn!(error = %err, "stopping: could not let go of the deliveries in flight; they wait for their lease")
+                }
+            }
+        }
     }
 
     /// Removes rows done for longer than they are kept, some at a time.

@@ -311,6 +311,13 @@ impl Store {
         read!(self, |pool| reads::ping(pool))
     }
 
+    /// Waits until every write queued so far is durable (or failed): a stopping server's
+    /// last step.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        let (job, reply) = queue::Job::new(writer::Flush);
+        self.writer.write(job.into(), reply).await.map(|_| ())
+    }
+
     pub async fn room(&self, id: &str) -> Result<Option<Room>, StoreError> {
         read!(self, |pool| reads::room(pool, id))
     }

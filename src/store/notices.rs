@@ -112,6 +112,13 @@ pub(super) const PRUNE_NOTICES: &str = "DELETE FROM notices WHERE seq IN \
 pub(super) const RELEASE_NOTICES: &str = "UPDATE notices SET claimed_until = NULL \
      WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL";
 
+/// The notices `seq` a server holds, let go (see `RELEASE_ROWS` of the webhooks' rows).
+pub(super) const RELEASE_SOME_NOTICES: SetSql = SetSql {
+    columns: "seq",
+    statement: "UPDATE notices SET claimed_until = NULL FROM v \
+         WHERE notices.seq = v.seq AND notices.due_at IS NOT NULL",
+};
+
 /// The notices the turns begun in a round's `accepted` commits cause: a push to each of the
 /// player's browsers, and with mail on, the digest and the clock's warning. Nothing at all when
 /// no turn began.
@@ -191,8 +198,8 @@ pub(super) enum NoticeWrite {
     },
     /// Removes notices done before `before`, at most `limit`; how many.
     Prune { before: Timestamp, limit: i64 },
-    /// Lets go of every notice taken.
-    Release,
+    /// Lets go of every notice taken, or of those listed.
+    Release(Option<Vec<i64>>),
 }
 
 /// Takes up to `limit` notices due at `now`, until `lease_until`.
@@ -243,9 +250,16 @@ impl WriteStep for NoticeWrite {
                     D::fetch_all(conn, statement).await?.len(),
                 ))
             }
-            NoticeWrite::Release => {
+            NoticeWrite::Release(None) => {
                 D::execute(conn, Statement::new(RELEASE_NOTICES)).await?;
                 Ok(NoticeOutput::Count(0))
+            }
+            NoticeWrite::Release(Some(seqs)) => {
+                execute_set::<D, _>(conn, RELEASE_SOME_NOTICES, seqs, |row, seq| {
+                    row.put("seq", *seq)
+                })
+                .await?;
+                Ok(NoticeOutput::Count(seqs.len()))
             }
         }
     }
@@ -401,7 +415,16 @@ impl Store {
 
     /// Lets go of every notice taken (on a SQLite file no other server has open).
     pub async fn release_notices(&self) -> Result<(), StoreError> {
-        self.notice_write(NoticeWrite::Release).await.map(|_| ())
+        self.notice_write(NoticeWrite::Release(None))
+            .await
+            .map(|_| ())
+    }
+
+    /// Lets go of the notices `seqs` this server holds, which it cannot finish.
+    pub async fn release_notice_claims(&self, seqs: Vec<i64>) -> Result<(), StoreError> {
+        self.notice_write(NoticeWrite::Release(Some(seqs)))
+            .await
+            .map(|_| ())
     }
 
     async fn notice_write(&self, write: NoticeWrite) -> Result<NoticeOutput, StoreError> {

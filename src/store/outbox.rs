@@ -153,6 +153,14 @@ pub(super) const PRUNE_OUTBOX: &str = "DELETE FROM outbox WHERE seq IN \
 pub(super) const RELEASE_CLAIMS: &str = "UPDATE outbox SET claimed_until = NULL \
      WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL";
 
+/// The rows `seq` a server holds, let go (it stops, and cannot finish them): another server
+/// takes them at once rather than when their lease is over.
+pub(super) const RELEASE_ROWS: SetSql = SetSql {
+    columns: "seq",
+    statement: "UPDATE outbox SET claimed_until = NULL FROM v \
+         WHERE outbox.seq = v.seq AND outbox.due_at IS NOT NULL",
+};
+
 /// The rows for the events of a round's `accepted` commits (`written`: what writing each
 /// produced, by room id), for the endpoints that take them.
 pub(super) async fn insert_room_events<D: Dialect>(
@@ -481,14 +489,19 @@ impl WriteStep for Prune {
     }
 }
 
-/// Every claim let go (see [`RELEASE_CLAIMS`]).
-struct ReleaseClaims;
+/// Claims let go: every one (see [`RELEASE_CLAIMS`]), or those of the rows listed.
+struct ReleaseClaims(Option<Vec<i64>>);
 
 impl WriteStep for ReleaseClaims {
     type Output = ();
 
     async fn apply<D: Dialect>(&self, conn: &mut D::Connection) -> Result<(), StoreError> {
-        D::execute(conn, Statement::new(RELEASE_CLAIMS)).await
+        match &self.0 {
+            None => D::execute(conn, Statement::new(RELEASE_CLAIMS)).await,
+            Some(rows) => {
+                execute_set::<D, _>(conn, RELEASE_ROWS, rows, |row, seq| row.put("seq", *seq)).await
+            }
+        }
     }
 }
 
@@ -519,7 +532,12 @@ impl Store {
 
     /// Lets go of every row a server holds (see [`RELEASE_CLAIMS`]).
     pub async fn release_outbox_claims(&self) -> Result<(), StoreError> {
-        self.outbox_write(ReleaseClaims).await
+        self.outbox_write(ReleaseClaims(None)).await
+    }
+
+    /// Lets go of the rows `seqs` this server holds (see [`RELEASE_ROWS`]).
+    pub async fn release_outbox_rows(&self, seqs: Vec<i64>) -> Result<(), StoreError> {
+        self.outbox_write(ReleaseClaims(Some(seqs))).await
     }
 
     pub(super) async fn outbox_write<S: WriteStep>(

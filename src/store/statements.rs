@@ -50,6 +50,10 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ),
         ("CLAIM_NOTICES", D::CLAIM_NOTICES.into()),
         ("SETTLE_NOTICES", set_text::<D>(notices::SETTLE_NOTICES)),
+        (
+            "RELEASE_SOME_NOTICES",
+            set_text::<D>(notices::RELEASE_SOME_NOTICES),
+        ),
         ("DIGEST_MAILED", notices::DIGEST_MAILED.into()),
         ("DROP_SUBSCRIPTION", notices::DROP_SUBSCRIPTION.into()),
         ("PRUNE_NOTICES", notices::PRUNE_NOTICES.into()),
@@ -143,6 +147,7 @@ fn outbox_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ("PRUNE_OUTBOX", outbox::PRUNE_OUTBOX.into()),
         ("VERSIONS_OF", set_text::<D>(outbox::VERSIONS_OF)),
         ("RELEASE_CLAIMS", outbox::RELEASE_CLAIMS.into()),
+        ("RELEASE_ROWS", set_text::<D>(outbox::RELEASE_ROWS)),
     ]
 }
 

@@ -401,6 +401,12 @@ WITH v (room_id, version) AS (VALUES ($1, $2), ($3, $4)) SELECT e.room_id, e.ver
 -- SQLite and PostgreSQL: RELEASE_CLAIMS
 UPDATE outbox SET claimed_until = NULL WHERE due_at IS NOT NULL AND claimed_until IS NOT NULL;
 
+-- SQLite: RELEASE_ROWS
+WITH v (seq) AS (VALUES (?), (?)) UPDATE outbox SET claimed_until = NULL FROM v WHERE outbox.seq = v.seq AND outbox.due_at IS NOT NULL;
+
+-- PostgreSQL: RELEASE_ROWS
+WITH v (seq) AS (VALUES ($1), ($2)) UPDATE outbox SET claimed_until = NULL FROM v WHERE outbox.seq = v.seq AND outbox.due_at IS NOT NULL;
+
 -- SQLite: INSERT_DIGESTS
 WITH v (player_id, at, due_at) AS (VALUES (?, ?, ?), (?, ?, ?)) INSERT INTO notices (channel, kind, player_id, destination, created_at, state, due_at) SELECT 'mail', 'turns', v.player_id, e.address, v.at, 'pending', v.due_at FROM v JOIN player_emails e ON e.player_id = v.player_id WHERE e.turn_mail = true ON CONFLICT DO NOTHING;
 
@@ -436,6 +442,12 @@ WITH v (seq, state, due_at, attempted, error, done_at) AS (VALUES (?, ?, ?, ?, ?
 
 -- PostgreSQL: SETTLE_NOTICES
 WITH v (seq, state, due_at, attempted, error, done_at) AS (VALUES ($1, $2, $3, $4, $5, $6), ($7, $8, $9, $10, $11, $12)) UPDATE notices SET state = v.state, due_at = v.due_at, claimed_until = NULL, attempts = notices.attempts + v.attempted, last_error = v.error, done_at = v.done_at, body = CASE WHEN v.done_at IS NULL THEN notices.body ELSE NULL END FROM v WHERE notices.seq = v.seq;
+
+-- SQLite: RELEASE_SOME_NOTICES
+WITH v (seq) AS (VALUES (?), (?)) UPDATE notices SET claimed_until = NULL FROM v WHERE notices.seq = v.seq AND notices.due_at IS NOT NULL;
+
+-- PostgreSQL: RELEASE_SOME_NOTICES
+WITH v (seq) AS (VALUES ($1), ($2)) UPDATE notices SET claimed_until = NULL FROM v WHERE notices.seq = v.seq AND notices.due_at IS NOT NULL;
 
 -- SQLite and PostgreSQL: DIGEST_MAILED
 UPDATE player_emails SET turns_mailed_at = $2 WHERE player_id = $1;

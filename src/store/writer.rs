@@ -123,6 +123,18 @@ impl Writer {
     }
 }
 
+/// A write of nothing: answered once every write queued before it is durable (the queue is
+/// first in, first out), which is how a stopping server commits its queue.
+pub(super) struct Flush;
+
+impl super::queue::WriteStep for Flush {
+    type Output = ();
+
+    async fn apply<D: Dialect>(&self, _conn: &mut D::Connection) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
 /// What the writer's task keeps besides its connection.
 struct Writing {
     /// The endpoints that take events, for the rows a batch of room changes adds.

@@ -17,6 +17,7 @@ mod database_urls;
 mod databases;
 mod dev;
 mod dev_browser;
+mod draining;
 mod errors;
 mod evening_browser;
 mod faults;

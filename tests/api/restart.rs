@@ -315,8 +315,17 @@ async fn sigterm_ends_open_streams_and_the_server_exits_promptly() {
         0
     );
     for mut stream in streams {
-        // Whatever was pending, then the end of the body, not a broken connection.
-        while let Some(_frame) = stream.chunk().await.expect("the stream ends cleanly") {}
+        // Whatever was pending, then the end of the body, not a broken connection; the last
+        // frame asks the browser to reconnect at once (to another server behind the address).
+        let mut last = Vec::new();
+        while let Some(frame) = stream.chunk().await.expect("the stream ends cleanly") {
+            last = frame.to_vec();
+        }
+        let last = String::from_utf8(last).unwrap();
+        let retry: u64 = (last.strip_prefix("retry: "))
+            .and_then(|rest| rest.trim_end().parse().ok())
+            .unwrap_or_else(|| panic!("the last frame is a retry line: {last:?}"));
+        assert!(retry < 500, "{last:?}");
     }
     let status = loop {
         if let Some(status) = server.child.try_wait().unwrap() {

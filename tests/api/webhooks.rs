@@ -636,6 +636,41 @@ async fn a_delivery_in_flight_when_the_server_is_killed_arrives_again_with_the_s
     drop(server);
 }
 
+/// A server that drains hands the delivery it could not finish to another server at once,
+/// rather than leaving it to wait out its lease.
+#[tokio::test]
+async fn a_delivery_in_flight_when_a_server_drains_is_handed_to_another_at_once() {
+    let flags = ["--allow-private-destinations", "--shutdown-timeout", "2"];
+    let (_dir, database, mut first, receiver) = operator_on_binary(&flags).await;
+    receiver.set(json!({"delay": 30})).await;
+    won_games(&first.api, 1).await;
+    let held = receiver.wait_for(WAIT, |r| r.len() == 1).await;
+    let second = Server::start_with(&database, &flags);
+    receiver.set(json!({"delay": 0})).await;
+    let stopping = std::time::Instant::now();
+    // SAFETY: signalling the server this test started.
+    assert_eq!(
+        unsafe { libc::kill(first.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let got = receiver.wait_for(WAIT, |r| r.len() >= 2).await;
+    let took = stopping.elapsed();
+    assert_eq!(
+        got[1]["id"], held[0]["id"],
+        "the same webhook-id, from the other server"
+    );
+    // Its lease (the delivery's timeout and more) would have kept it another ten seconds.
+    assert!(took < Duration::from_secs(6), "handed back after {took:?}");
+    assert!(first.child.wait().unwrap().success());
+    assert_eq!(
+        first
+            .log_lines_with(&["stopping", "let go for another server"])
+            .len(),
+        1
+    );
+    drop(second);
+}
+
 #[tokio::test]
 async fn pings_and_redeliveries_count_against_the_callers_action_limit() {
     // Each sends a request to a URL a user gave: an owner cannot turn the server into a
