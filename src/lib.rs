@@ -31,5 +31,6 @@ pub mod standing;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod tls;
 pub mod views;
 pub mod webhooks;

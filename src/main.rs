@@ -111,7 +111,7 @@ async fn serve(config: Config) -> ExitCode {
         .bind
         .rsplit_once(':')
         .map_or(config.bind.as_str(), |(host, _)| host);
-    tracing::info!(database = %config.database_for_logs(), "listening on http://{host}:{}", app.port());
+    tracing::info!(database = %config.database_for_logs(), "listening on {}://{host}:{}", app.scheme(), app.port());
     match app.run_until_stopped().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::api::{self, AppContext};
+use crate::api::{self, AppContext, Front};
 use crate::config::Config;
 use crate::draining::{Drain, LAST_WRITES};
 use crate::engine::EngineError;
@@ -24,6 +24,7 @@ use crate::notifications::{MailSetup, MailSetupError, Mailer};
 use crate::sandbox::SandboxPool;
 use crate::services::Services;
 use crate::store::{Store, StoreError};
+use crate::tls::{Certificate, RedirectTo, TlsError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -35,6 +36,8 @@ pub enum StartupError {
     Mail(#[from] MailSetupError),
     #[error("could not find this program to run sandbox processes: {0}")]
     Sandbox(std::io::Error),
+    #[error("could not serve HTTPS: {0}")]
+    Tls(#[from] TlsError),
     #[error("could not listen on {bind}: {source}")]
     Bind {
         bind: String,
@@ -46,6 +49,8 @@ pub struct Application {
     port: u16,
     server: Server,
     stop: StopHandle,
+    /// Whether it serves HTTPS of its own.
+    tls: bool,
 }
 
 /// Stops the server: open streams end first (asking their browsers to reconnect at once), so
@@ -53,6 +58,8 @@ pub struct Application {
 #[derive(Clone)]
 pub struct StopHandle {
     server: ServerHandle,
+    /// The plain HTTP listener that only redirects to HTTPS, if there is one.
+    redirect: Option<ServerHandle>,
     streams: watch::Sender<bool>,
     drain: Arc<Drain>,
     store: Store,
@@ -66,6 +73,9 @@ impl StopHandle {
     /// writer's queue is committed, all within the shutdown timeout.
     pub async fn stop(&self, graceful: bool) {
         self.streams.send_replace(true);
+        if let Some(redirect) = &self.redirect {
+            redirect.stop(false).await;
+        }
         if !graceful {
             return self.server.stop(false).await;
         }
@@ -159,7 +169,19 @@ impl Application {
         });
         let dev_routes = context.dev.is_some();
         let http_metrics = web::Data::new(HttpMetrics::default());
-        let trusted_proxies = web::Data::new(config.serving.trusted_proxies.clone());
+        let tls = match (&config.serving.tls_cert, &config.serving.tls_key) {
+            (Some(cert), Some(key)) => Some(Certificate::load(cert, key)?),
+            _ => None,
+        };
+        let public_https =
+            (config.mail.public_url.as_deref()).is_some_and(|url| url.starts_with("https://"));
+        let front = web::Data::new(Front {
+            proxies: config.serving.trusted_proxies.clone(),
+            tls: tls.is_some(),
+            hsts: tls.is_some() || public_https,
+            public_url: (config.mail.public_url.as_deref())
+                .map(|url| url.trim_end_matches('/').to_owned()),
+        });
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),
             source,
@@ -180,7 +202,7 @@ impl Application {
                 .wrap(from_fn(RecordRequests::record))
                 .app_data(context.clone())
                 .app_data(http_metrics.clone())
-                .app_data(trusted_proxies.clone())
+                .app_data(front.clone())
                 .configure(|cfg| api::configure(cfg, dev_routes))
         })
         .on_connect(|connection, _| give_up_on_silent_peers(connection))
@@ -188,22 +210,46 @@ impl Application {
         // A connection that has not sent a whole request head by then is closed (slowloris).
         .client_request_timeout(Duration::from_secs(5))
         // Signals are handled in `run_until_stopped`, which ends the streams first.
-        .disable_signals()
-        .listen(listener)
+        .disable_signals();
+        let server = match &tls {
+            Some(certificate) => server.listen_rustls_0_23(listener, certificate.server_config()),
+            None => server.listen(listener),
+        }
         .map_err(bind_error)?
         .run();
+        let redirect = match &config.serving.http_redirect {
+            Some(bind) => Some(redirect_to_https(bind, config, port)?),
+            None => None,
+        };
+        if let Some(certificate) = &tls {
+            tokio::spawn(crate::tls::reload_on_hangup(certificate.clone()));
+        }
         let stop = StopHandle {
+            redirect,
             server: server.handle(),
             streams: stop_streams,
             drain,
             store,
             timeout,
         };
-        Ok(Self { port, server, stop })
+        Ok(Self {
+            port,
+            server,
+            stop,
+            tls: tls.is_some(),
+        })
     }
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// `https` when the server serves HTTPS of its own, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        match self.tls {
+            true => "https",
+            false => "http",
+        }
     }
 
     /// Stops the server (gracefully, or at once) from elsewhere.
@@ -237,6 +283,40 @@ impl Application {
         }
         served
     }
+}
+
+/// The plain HTTP listener on `bind` that sends every request to the same path over HTTPS (on
+/// `https_port`, or at the public URL).
+fn redirect_to_https(
+    bind: &str,
+    config: &Config,
+    https_port: u16,
+) -> Result<ServerHandle, StartupError> {
+    let bind_error = |source| StartupError::Bind {
+        bind: bind.to_owned(),
+        source,
+    };
+    let listener = TcpListener::bind(bind).map_err(bind_error)?;
+    let address = listener.local_addr().map_err(bind_error)?;
+    let to = web::Data::new(RedirectTo {
+        origin: (config.mail.public_url.as_deref()).map(|url| url.trim_end_matches('/').to_owned()),
+        https_port,
+    });
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(to.clone())
+            .default_service(web::to(crate::tls::redirect))
+    })
+    .workers(1)
+    .client_request_timeout(Duration::from_secs(5))
+    .disable_signals()
+    .listen(listener)
+    .map_err(bind_error)?
+    .run();
+    let handle = server.handle();
+    tokio::spawn(server);
+    tracing::info!("redirecting http://{address} to HTTPS");
+    Ok(handle)
 }
 
 /// The first SIGTERM or SIGINT; `None` if they cannot be listened for.

@@ -49,6 +49,33 @@ impl std::fmt::Display for TrustedProxies {
     }
 }
 
+/// How requests reach this server: through which trusted proxies, over its own TLS or not,
+/// and whether answers carry HSTS (served over TLS, or a public URL that is https).
+#[derive(Debug, Clone, Default)]
+pub struct Front {
+    pub proxies: TrustedProxies,
+    pub tls: bool,
+    pub hsts: bool,
+    /// The public URL the operator gave (`https://games.example.org`, no trailing `/`): the
+    /// origin absolute addresses written for a request start with.
+    pub public_url: Option<String>,
+}
+
+impl Front {
+    /// The origin a request reached this server at, for addresses written back to it: the
+    /// public URL if the operator gave one, else the request's scheme (as this server or a
+    /// trusted proxy served it) and its own `Host` (never a forwarded one, which a client
+    /// could set to poison a cache). None when the `Host` is not a plain host name.
+    pub fn origin_for(&self, client: Option<&Client>, host: Option<&str>) -> Option<String> {
+        if let Some(url) = &self.public_url {
+            return Some(url.clone());
+        }
+        let host = host.and_then(plain_host)?;
+        let https = client.map_or(self.tls, |client| client.https);
+        Some(format!("{}://{host}", if https { "https" } else { "http" }))
+    }
+}
+
 /// Where a request comes from, as far as this server can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Client {
@@ -119,6 +146,16 @@ impl TrustedProxies {
             },
         }
     }
+}
+
+/// `host` if it is a plain host name, address or `[IPv6]`, with a port or not: one that can be
+/// written into a header or a policy as it is.
+pub fn plain_host(host: &str) -> Option<&str> {
+    let plain = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c));
+    plain.then_some(host)
 }
 
 /// An IPv4 address written as IPv6 (`::ffff:10.0.0.1`), as the address it is.

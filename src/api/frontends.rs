@@ -5,11 +5,11 @@
 //! (and inline, as builds do). A version never changes, so its files are cached for good.
 
 use actix_web::http::header::{self, ContentEncoding};
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 
 use super::extract::{etag, matches_if_none_match};
 use super::games::version_param;
-use super::{ApiError, AppContext};
+use super::{ApiError, AppContext, Client, Front};
 use crate::catalog::CatalogError;
 use crate::frontend::INDEX;
 use crate::store::{FileKey, StoredFile};
@@ -174,12 +174,20 @@ fn accepts_gzip(req: &HttpRequest) -> bool {
 }
 
 /// The policy of a version's files: an opaque origin with no network, loading code, styles and
-/// media only from this version's folder (and inline). Paths in a policy need a host, so the
-/// folder is named with the request's own `Host` (never a forwarded one, which a client could
-/// set to poison a cache); `http:` also matches the same folder over `https:`.
+/// media only from this version's folder (and inline). Paths in a policy need an origin: the
+/// public URL's, or the request's own scheme and `Host` (`Front::origin_for`); an `http:`
+/// source also matches the same folder over `https:`.
 fn folder_policy(req: &HttpRequest, game: &str, version: i64) -> String {
-    let folder = match host(req) {
-        Some(host) => format!("http://{host}{}", folder_path(game, version)),
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok());
+    let origin = match req.app_data::<web::Data<Front>>() {
+        Some(front) => front.origin_for(req.extensions().get::<Client>(), host),
+        None => Front::default().origin_for(None, host),
+    };
+    let folder = match origin {
+        Some(origin) => format!("{origin}{}", folder_path(game, version)),
         None => "'self'".to_owned(),
     };
     format!(
@@ -188,14 +196,4 @@ fn folder_policy(req: &HttpRequest, game: &str, version: i64) -> String {
          img-src {folder} data: blob:; font-src {folder} data:; media-src {folder} data: blob:; \
          manifest-src {folder}; connect-src 'none'; form-action 'none'; base-uri 'none'"
     )
-}
-
-/// The request's `Host`, when it is one a policy can hold.
-fn host(req: &HttpRequest) -> Option<&str> {
-    let host = req.headers().get(header::HOST)?.to_str().ok()?;
-    let plain = !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c));
-    plain.then_some(host)
 }

@@ -37,7 +37,7 @@ use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Responder, Rout
 pub use cors::CorsOrigins;
 pub use error::ApiError;
 pub use extract::BODY_LIMIT;
-pub use forwarded::{Client, TrustedProxies};
+pub use forwarded::{plain_host, Client, Front, TrustedProxies};
 pub use streams::StreamsShutdown;
 
 use crate::accounts::Accounts;

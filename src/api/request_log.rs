@@ -16,7 +16,7 @@ use actix_web::{web, Error, HttpMessage};
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::{Client, TrustedProxies};
+use super::{Client, Front};
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -40,8 +40,9 @@ pub async fn handle(
 ) -> Result<ServiceResponse<BoxBody>, Error> {
     // Who the client is, read once: the limits, the log and every handler use it.
     let peer = req.peer_addr().map(|a| a.ip());
-    let client = match req.app_data::<web::Data<TrustedProxies>>() {
-        Some(trusted) => trusted.client(peer, false, req.headers()),
+    let front = req.app_data::<web::Data<Front>>().cloned();
+    let client = match &front {
+        Some(front) => front.proxies.client(peer, front.tls, req.headers()),
         None => Client {
             address: peer,
             https: false,
@@ -69,6 +70,13 @@ pub async fn handle(
     let headers = response.headers_mut();
     if let Ok(value) = HeaderValue::from_str(&id) {
         headers.insert(REQUEST_ID, value);
+    }
+    // Browsers that reached this server over HTTPS come back only over HTTPS, for a year.
+    if front.is_some_and(|front| front.hsts) {
+        headers.insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000"),
+        );
     }
     // No response of ours is ever to be read as another type than the one it declares.
     headers.insert(

@@ -27,6 +27,38 @@ pub struct Serving {
     /// to other servers, and every write is committed, within this.
     #[arg(global = true, long, env = "SHUTDOWN_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub shutdown_timeout: u64,
+
+    /// The certificate chain to serve HTTPS with (PEM, the server's certificate first), with
+    /// --tls-key. Read again on SIGHUP: new connections get the new one, open ones keep theirs.
+    #[arg(
+        global = true,
+        long,
+        env = "TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<std::path::PathBuf>,
+
+    /// The certificate's private key (PEM), with --tls-cert.
+    #[arg(
+        global = true,
+        long,
+        env = "TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<std::path::PathBuf>,
+
+    /// An address for a plain HTTP listener that only redirects to HTTPS (such as
+    /// `0.0.0.0:80`), with --tls-cert.
+    #[arg(
+        global = true,
+        long,
+        env = "HTTP_REDIRECT",
+        value_name = "ADDRESS",
+        requires = "tls_cert"
+    )]
+    pub http_redirect: Option<String>,
 }
 
 impl Default for Serving {
@@ -34,6 +66,9 @@ impl Default for Serving {
         Self {
             trusted_proxies: TrustedProxies::default(),
             shutdown_timeout: 10,
+            tls_cert: None,
+            tls_key: None,
+            http_redirect: None,
         }
     }
 }
@@ -53,7 +88,8 @@ impl super::Config {
             || host
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|ip| ip.is_loopback());
-        if !loopback && !trusted {
+        let tls = self.serving.tls_cert.is_some();
+        if !loopback && !trusted && !tls {
             said.push(format!(
                 "The server listens on {} without TLS and without a trusted proxy in front: \
                  passwords and tokens cross the network in the clear. Put a proxy that serves \
@@ -62,10 +98,18 @@ impl super::Config {
             ));
         }
         if let Some(url) = &self.mail.public_url {
-            if url.starts_with("https://") && !trusted {
+            if url.starts_with("https://") && !trusted && !tls {
                 said.push(format!(
                     "The public URL {url} is https://, but this server serves plain HTTP and \
                      trusts no proxy to serve HTTPS for it: name that proxy in --trusted-proxies."
+                ));
+            }
+        }
+        if let Some(url) = &self.mail.public_url {
+            if url.starts_with("http://") && tls {
+                said.push(format!(
+                    "The public URL {url} is http://, but this server serves HTTPS: links in \
+                     mail will not use it."
                 ));
             }
         }
@@ -104,5 +148,14 @@ mod tests {
         config.mail.public_url = None;
         config.abuse_limits.rate_limits = "on".into();
         assert!(config.warnings().is_empty());
+        // Its own HTTPS on the network is no warning; a public URL that is http:// then is.
+        config.bind = "0.0.0.0:443".into();
+        config.serving.tls_cert = Some("cert.pem".into());
+        config.serving.tls_key = Some("key.pem".into());
+        assert!(config.warnings().is_empty(), "{:?}", config.warnings());
+        config.mail.public_url = Some("http://games.example.org".into());
+        let said = config.warnings();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("is http://, but this server serves HTTPS"));
     }
 }

@@ -24,7 +24,7 @@ fn script() -> Vec<u8> {
 }
 
 /// A create-react-app-like build folder, zipped with its top folder as `zip -r build.zip build`.
-fn build_zip() -> Vec<u8> {
+pub(crate) fn build_zip() -> Vec<u8> {
     zip_of(&[
         (
             "build/index.html",
@@ -40,7 +40,7 @@ fn build_zip() -> Vec<u8> {
     ])
 }
 
-fn with_source(frontend: reqwest::multipart::Part) -> Form {
+pub(crate) fn with_source(frontend: reqwest::multipart::Part) -> Form {
     Form::new()
         .part(
             "source",

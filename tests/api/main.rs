@@ -64,6 +64,7 @@ mod standing_browser;
 mod streams;
 mod test_games;
 mod tictactoe;
+mod tls;
 mod turns;
 mod turns_browser;
 mod upload_form_browser;

@@ -4,6 +4,7 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::client::unique;
 use crate::helpers::*;
 
 /// A sign-up sent with `headers`: its status and body.
@@ -77,4 +78,66 @@ async fn forwarding_headers_from_an_untrusted_address_are_ignored() {
         ];
         assert_eq!(sign_up(&app, &headers).await.0, expected, "sign-up {n}");
     }
+}
+
+/// The policy of the game `framed`'s page, asked for with `headers`.
+async fn policy_of(app: &TestApp, headers: &[(&str, &str)]) -> String {
+    let mut request = app
+        .client
+        .get(format!("{}/games/framed/versions/1/frontend/", app.address));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Publishes the game `framed` with a build folder.
+async fn publish_framed(app: &TestApp) {
+    let author = app.register(&unique("author")).await;
+    let form = crate::frontend_folders::with_source(file_part(
+        "build.zip",
+        crate::frontend_folders::build_zip(),
+    ));
+    let created = app.upload_form(&author, "framed", "", form).await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+}
+
+/// The frames' policy names the origin people reach the server at: the public URL when the
+/// operator gave one, else the scheme a trusted proxy says and the request's own `Host`.
+#[tokio::test]
+async fn the_frames_policy_names_the_public_origin() {
+    let folder = "/games/framed/versions/1/frontend/";
+    let public = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.mail.public_url = Some("https://games.example.org/".into());
+    })
+    .await;
+    publish_framed(&public).await;
+    let policy = policy_of(&public, &[]).await;
+    assert!(
+        policy.contains(&format!("script-src https://games.example.org{folder} ")),
+        "{policy}"
+    );
+
+    let proxied = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.serving.trusted_proxies = "127.0.0.1".parse().unwrap();
+    })
+    .await;
+    publish_framed(&proxied).await;
+    let host = proxied.address.trim_start_matches("http://").to_owned();
+    let policy = policy_of(&proxied, &[("x-forwarded-proto", "https")]).await;
+    assert!(
+        policy.contains(&format!("script-src https://{host}{folder} ")),
+        "{policy}"
+    );
+    // Without the proxy's word, the request's own scheme.
+    let policy = policy_of(&proxied, &[]).await;
+    assert!(
+        policy.contains(&format!("script-src http://{host}{folder} ")),
+        "{policy}"
+    );
 }
