@@ -181,6 +181,7 @@ impl Application {
             hsts: tls.is_some() || public_https,
             public_url: (config.mail.public_url.as_deref())
                 .map(|url| url.trim_end_matches('/').to_owned()),
+            body_time: Duration::from_secs(config.serving.body_timeout_secs),
         });
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),

@@ -55,6 +55,8 @@ pub enum ApiError {
     PayloadTooLarge(usize),
     #[error("could not read the request body: {0}")]
     BadPayload(String),
+    #[error("the body did not arrive within {0} s")]
+    BodyTimeout(u64),
     #[error("the username `{0}` is taken")]
     UsernameTaken(String),
     #[error("too many {what}; try again in {} s", retry_after_secs(*.retry_after))]
@@ -110,6 +112,7 @@ impl ApiError {
             ApiError::InvalidUsername(_) => (S::BAD_REQUEST, "invalid_username"),
             ApiError::InvalidGameId(_) => (S::BAD_REQUEST, "invalid_game_id"),
             ApiError::BadPayload(_) => (S::BAD_REQUEST, "bad_payload"),
+            ApiError::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
             ApiError::MissingToken => (S::UNAUTHORIZED, "missing_token"),
             ApiError::InvalidToken => (S::UNAUTHORIZED, "invalid_token"),
             ApiError::RouteNotFound { .. } => (S::NOT_FOUND, "route_not_found"),
@@ -185,6 +188,10 @@ impl ResponseError for ApiError {
         }
         if let Some(seconds) = self.retry_after() {
             response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+        }
+        // A client too slow to send its body does not keep the connection either.
+        if let ApiError::BodyTimeout(_) = self {
+            response.force_close();
         }
         response.body(Value::Object(body).to_string())
     }

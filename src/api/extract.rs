@@ -4,6 +4,7 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 use std::future::{ready, Ready};
+use std::time::Duration;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
@@ -219,7 +220,21 @@ fn read_body(
     read_body_within(req, payload, BODY_LIMIT)
 }
 
-/// Reads the whole body, refusing it as soon as it passes `limit` bytes.
+/// How long a body may take to arrive (`--body-timeout-secs`), from when its handler starts
+/// reading it: a client that sends a byte now and then holds no connection and no task for
+/// ever.
+pub fn body_time(req: &HttpRequest) -> Duration {
+    let front = req.app_data::<actix_web::web::Data<super::Front>>();
+    front.map_or(Duration::from_secs(10), |front| front.body_time)
+}
+
+/// How long an upload's body may take: the body time, and the body limit at 64 KiB a second.
+pub fn upload_time(req: &HttpRequest, limit: usize) -> Duration {
+    body_time(req) + Duration::from_secs((limit / (64 << 10)) as u64)
+}
+
+/// Reads the whole body, refusing it as soon as it passes `limit` bytes or takes longer than
+/// [`body_time`] (or [`upload_time`] for a limit larger than a JSON body's).
 pub fn read_body_within(
     req: &HttpRequest,
     payload: &mut Payload,
@@ -231,12 +246,22 @@ pub fn read_body_within(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     let mut payload = payload.take();
+    let time = match limit > BODY_LIMIT {
+        true => upload_time(req, limit),
+        false => body_time(req),
+    };
+    let deadline = tokio::time::Instant::now() + time;
     Box::pin(async move {
         if declared.is_some_and(|len| len > limit) {
             return Err(ApiError::PayloadTooLarge(limit));
         }
         let mut body = BytesMut::new();
-        while let Some(chunk) = payload.next().await {
+        loop {
+            let chunk = match tokio::time::timeout_at(deadline, payload.next()).await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(_) => return Err(ApiError::BodyTimeout(time.as_secs())),
+            };
             let chunk = chunk.map_err(|e| ApiError::BadPayload(e.to_string()))?;
             if body.len() + chunk.len() > limit {
                 return Err(ApiError::PayloadTooLarge(limit));

@@ -51,7 +51,7 @@ impl std::fmt::Display for TrustedProxies {
 
 /// How requests reach this server: through which trusted proxies, over its own TLS or not,
 /// and whether answers carry HSTS (served over TLS, or a public URL that is https).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Front {
     pub proxies: TrustedProxies,
     pub tls: bool,
@@ -59,6 +59,20 @@ pub struct Front {
     /// The public URL the operator gave (`https://games.example.org`, no trailing `/`): the
     /// origin absolute addresses written for a request start with.
     pub public_url: Option<String>,
+    /// How long a request's body may take to arrive.
+    pub body_time: std::time::Duration,
+}
+
+impl Default for Front {
+    fn default() -> Self {
+        Self {
+            proxies: TrustedProxies::default(),
+            tls: false,
+            hsts: false,
+            public_url: None,
+            body_time: std::time::Duration::from_secs(10),
+        }
+    }
 }
 
 impl Front {

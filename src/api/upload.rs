@@ -12,7 +12,7 @@ use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
 use serde::Deserialize;
 
-use super::extract::{parse_json, parse_query, read_body_within};
+use super::extract::{parse_json, parse_query, read_body_within, upload_time};
 use super::ApiError;
 use crate::catalog::{
     CatalogError, FieldUpdate, FrontendUpload, GameUpload, MAX_DESCRIPTION_CHARS,
@@ -114,7 +114,13 @@ impl FromRequest for Upload {
             }
             "multipart/form-data" => {
                 let form = Multipart::new(req.headers(), payload.take());
-                Box::pin(read_form(form))
+                let time = upload_time(req, MAX_UPLOAD_BYTES);
+                Box::pin(async move {
+                    match tokio::time::timeout(time, read_form(form)).await {
+                        Ok(sent) => sent,
+                        Err(_) => Err(ApiError::BodyTimeout(time.as_secs())),
+                    }
+                })
             }
             media => {
                 // JSON escapes can double a source's size (and more, for control characters).

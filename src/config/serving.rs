@@ -28,6 +28,12 @@ pub struct Serving {
     #[arg(global = true, long, env = "SHUTDOWN_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub shutdown_timeout: u64,
 
+    /// Seconds a request's body may take to arrive once its head has (uploads get a second
+    /// more for each 64 KiB they may hold): a client sending a byte now and then is answered
+    /// `408 body_timeout` and its connection closed.
+    #[arg(global = true, long, env = "BODY_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub body_timeout_secs: u64,
+
     /// The certificate chain to serve HTTPS with (PEM, the server's certificate first), with
     /// --tls-key. Read again on SIGHUP: new connections get the new one, open ones keep theirs.
     #[arg(
@@ -66,6 +72,7 @@ impl Default for Serving {
         Self {
             trusted_proxies: TrustedProxies::default(),
             shutdown_timeout: 10,
+            body_timeout_secs: 10,
             tls_cert: None,
             tls_key: None,
             http_redirect: None,

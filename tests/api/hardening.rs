@@ -180,3 +180,61 @@ async fn a_rotated_token_stops_working_at_once_everywhere() {
     let again = app.post("/players/me/token", Some(&new_token), None).await;
     assert_eq!(again.status(), StatusCode::OK);
 }
+
+/// Clients that send their body a byte now and then are answered `408 body_timeout` once
+/// `--body-timeout-secs` has passed, and their connections closed; everyone else is served
+/// meanwhile.
+#[tokio::test]
+async fn a_body_sent_a_byte_at_a_time_is_cut_off_at_its_deadline() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.serving.body_timeout_secs = 1;
+    })
+    .await;
+    let address = app.address.trim_start_matches("http://").to_owned();
+    let started = std::time::Instant::now();
+    let slow: Vec<_> = (0..20)
+        .map(|_| {
+            let address = address.clone();
+            tokio::spawn(async move {
+                let mut socket = tokio::net::TcpStream::connect(&address).await.unwrap();
+                let head = format!(
+                    "POST /players HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                );
+                socket.write_all(head.as_bytes()).await.unwrap();
+                let mut answer = Vec::new();
+                for _ in 0..100 {
+                    if socket.write_all(b" ").await.is_err() {
+                        break;
+                    }
+                    let mut buffer = [0u8; 4096];
+                    tokio::select! {
+                        read = socket.read(&mut buffer) => match read {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => answer.extend_from_slice(&buffer[..n]),
+                        },
+                        _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {}
+                    }
+                }
+                // The rest of the answer, then the end of the connection.
+                let _ = tokio::time::timeout(
+                    std::time::Duration::from_secs(5),
+                    socket.read_to_end(&mut answer),
+                )
+                .await;
+                String::from_utf8_lossy(&answer).into_owned()
+            })
+        })
+        .collect();
+    // Served meanwhile.
+    let (status, _) = app
+        .post_value("/players", None, json!({"username": unique("quick")}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    for answer in slow {
+        let answer = answer.await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("\"code\":\"body_timeout\""), "{answer}");
+    }
+    println!("twenty slow bodies cut off after {:?}", started.elapsed());
+}
