@@ -81,7 +81,7 @@ async fn forwarding_headers_from_an_untrusted_address_are_ignored() {
 }
 
 /// The policy of the game `framed`'s page, asked for with `headers`.
-async fn policy_of(app: &TestApp, headers: &[(&str, &str)]) -> String {
+pub(crate) async fn policy_of(app: &TestApp, headers: &[(&str, &str)]) -> String {
     let mut request = app
         .client
         .get(format!("{}/games/framed/versions/1/frontend/", app.address));
@@ -97,7 +97,7 @@ async fn policy_of(app: &TestApp, headers: &[(&str, &str)]) -> String {
 }
 
 /// Publishes the game `framed` with a build folder.
-async fn publish_framed(app: &TestApp) {
+pub(crate) async fn publish_framed(app: &TestApp) {
     let author = app.register(&unique("author")).await;
     let form = crate::frontend_folders::with_source(file_part(
         "build.zip",

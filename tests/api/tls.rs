@@ -27,7 +27,7 @@ fn openssl(dir: &Path, args: &[&str]) {
 
 /// A CA of its own (`{name}-ca.pem`) and a certificate it signs for 127.0.0.1 (`{name}.pem`,
 /// key `{name}.key`), in `dir`.
-fn certificate(dir: &Path, name: &str) {
+pub(crate) fn certificate(dir: &Path, name: &str) {
     let ca = format!("/CN=Turnhouse test CA {name}");
     openssl(
         dir,
@@ -94,7 +94,7 @@ fn certificate(dir: &Path, name: &str) {
 }
 
 /// A client that trusts only the CA `{name}-ca.pem` in `dir`.
-fn trusting(dir: &Path, name: &str) -> reqwest::Client {
+pub(crate) fn trusting(dir: &Path, name: &str) -> reqwest::Client {
     let pem = std::fs::read(dir.join(format!("{name}-ca.pem"))).unwrap();
     reqwest::Client::builder()
         .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
