@@ -182,6 +182,7 @@ impl Application {
             public_url: (config.mail.public_url.as_deref())
                 .map(|url| url.trim_end_matches('/').to_owned()),
             body_time: Duration::from_secs(config.serving.body_timeout_secs),
+            frontend_origin: config.serving.frontend_origin.clone(),
         });
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),
@@ -197,6 +198,7 @@ impl Application {
             // line are inside compression so problem bodies can still be read, and CORS
             // headers go on every response, problems included.
             App::new()
+                .wrap(from_fn(api::origins::handle))
                 .wrap(from_fn(api::cors::handle))
                 .wrap(from_fn(api::request_log::handle))
                 .wrap(from_fn(api::compress::handle))
@@ -212,12 +214,25 @@ impl Application {
         .client_request_timeout(Duration::from_secs(5))
         // Signals are handled in `run_until_stopped`, which ends the streams first.
         .disable_signals();
-        let server = match &tls {
-            Some(certificate) => server.listen_rustls_0_23(listener, certificate.server_config()),
-            None => server.listen(listener),
+        let mut listeners = vec![listener];
+        if let Some(bind) = &config.serving.frontend_bind {
+            let extra = TcpListener::bind(bind).map_err(|source| StartupError::Bind {
+                bind: bind.clone(),
+                source,
+            })?;
+            listeners.push(extra);
         }
-        .map_err(bind_error)?
-        .run();
+        let mut server = server;
+        for listener in listeners {
+            server = match &tls {
+                Some(certificate) => {
+                    server.listen_rustls_0_23(listener, certificate.server_config())
+                }
+                None => server.listen(listener),
+            }
+            .map_err(bind_error)?;
+        }
+        let server = server.run();
         let redirect = match &config.serving.http_redirect {
             Some(bind) => Some(redirect_to_https(bind, config, port)?),
             None => None,

@@ -61,6 +61,8 @@ pub struct Front {
     pub public_url: Option<String>,
     /// How long a request's body may take to arrive.
     pub body_time: std::time::Duration,
+    /// The origin authors' pages are served at, alone (`api/origins.rs`), if it is not this one.
+    pub frontend_origin: Option<String>,
 }
 
 impl Default for Front {
@@ -71,6 +73,7 @@ impl Default for Front {
             hsts: false,
             public_url: None,
             body_time: std::time::Duration::from_secs(10),
+            frontend_origin: None,
         }
     }
 }

@@ -9,6 +9,7 @@ use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 
 use super::extract::{etag, matches_if_none_match};
 use super::games::version_param;
+use super::origins::{game_page_notice, wants_document};
 use super::{ApiError, AppContext, Client, Front};
 use crate::catalog::CatalogError;
 use crate::frontend::INDEX;
@@ -40,6 +41,9 @@ pub(super) async fn page(
             .insert_header((header::LOCATION, folder_path(&game, version)))
             .finish());
     };
+    if wants_document(&req) && page.content_type.starts_with("text/html") {
+        return Ok(notice(&req, &game));
+    }
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, page.content_type))
         .insert_header(("Content-Security-Policy", PAGE_POLICY))
@@ -86,6 +90,9 @@ pub(super) async fn file(
         .catalog
         .frontend_file(key, accepts_gzip(&req))
         .await?;
+    if wants_document(&req) && stored.content_type.starts_with("text/html") {
+        return Ok(notice(&req, &game));
+    }
     let tag = if stored.gzipped {
         gzip_tag(&stored.etag)
     } else {
@@ -102,7 +109,7 @@ pub(super) async fn file(
     response
         .insert_header((header::ETAG, tag))
         .insert_header((header::CACHE_CONTROL, IMMUTABLE))
-        .insert_header((header::VARY, "Accept-Encoding"))
+        .insert_header((header::VARY, "Accept-Encoding, Sec-Fetch-Dest"))
         .insert_header((
             "Content-Security-Policy",
             folder_policy(&req, &game, version),
@@ -129,6 +136,21 @@ pub(super) async fn file(
         ContentEncoding::Identity
     });
     Ok(response.body(body))
+}
+
+/// What a game's HTML opened on its own shows instead (see `api/origins.rs`), with a link to
+/// the page people play on: the public URL, or this origin when authors' pages share it.
+fn notice(req: &HttpRequest, game: &str) -> HttpResponse {
+    let front = req.app_data::<web::Data<Front>>();
+    let main = match front {
+        Some(front) => match (&front.public_url, &front.frontend_origin) {
+            (Some(url), _) => Some(url.as_str()),
+            (None, None) => Some(""),
+            (None, Some(_)) => None,
+        },
+        None => Some(""),
+    };
+    game_page_notice(game, main)
 }
 
 /// The version number in a path; one that is not a version is not found.

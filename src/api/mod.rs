@@ -19,6 +19,7 @@ mod json_body;
 pub mod limits;
 mod metrics;
 mod notifications;
+pub mod origins;
 mod page;
 mod pages;
 mod players;

@@ -23,6 +23,17 @@ const DEV_PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 
      connect-src 'self'; img-src 'self' data:; frame-src 'self'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'self'";
 
+/// The page's policy; with authors' pages on an origin of their own, it frames that origin
+/// (and still never loads a script from it).
+fn policy(req: &HttpRequest, framed: bool) -> String {
+    let policy = if framed { DEV_PAGE_POLICY } else { PAGE_POLICY };
+    let front = req.app_data::<web::Data<super::Front>>();
+    match front.and_then(|front| front.frontend_origin.as_deref()) {
+        Some(origin) => policy.replace("frame-src 'self'", &format!("frame-src 'self' {origin}")),
+        None => policy.to_owned(),
+    }
+}
+
 /// A file served as it is, with an entity tag from its content.
 pub(super) struct Asset {
     body: &'static str,
@@ -149,10 +160,7 @@ pub(super) fn serve(req: &HttpRequest, asset: &Asset, framed: bool) -> HttpRespo
         // Revalidated each time, so an upgraded server never runs with a stale script.
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header((header::ETAG, etag))
-        .insert_header((
-            "Content-Security-Policy",
-            if framed { DEV_PAGE_POLICY } else { PAGE_POLICY },
-        ))
+        .insert_header(("Content-Security-Policy", policy(req, framed)))
         .insert_header(("Referrer-Policy", "no-referrer"));
     if unchanged {
         return response.finish();

@@ -65,6 +65,42 @@ pub struct Serving {
         requires = "tls_cert"
     )]
     pub http_redirect: Option<String>,
+
+    /// The origin games' own pages are served at, and only there (such as
+    /// `https://play-usercontent.example.org`, a name of its own pointing at this server, or
+    /// `http://127.0.0.1:8081` with --frontend-bind): nothing an author uploads then shares an
+    /// origin with the page people sign in on.
+    #[arg(global = true, long, env = "FRONTEND_ORIGIN", value_name = "URL", value_parser = frontend_origin)]
+    pub frontend_origin: Option<String>,
+
+    /// Another address to listen on, for --frontend-origin on a port of its own on this machine
+    /// (such as `127.0.0.1:8081`).
+    #[arg(
+        global = true,
+        long,
+        env = "FRONTEND_BIND",
+        value_name = "ADDRESS",
+        requires = "frontend_origin"
+    )]
+    pub frontend_bind: Option<String>,
+}
+
+/// `--frontend-origin`: an origin, `http(s)://host[:port]`, with no path.
+fn frontend_origin(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|err| format!("not a URL: {err}"))?;
+    let plain = matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some()
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none();
+    match plain {
+        true => Ok(url.origin().ascii_serialization()),
+        false => {
+            Err("an origin is http:// or https://, a host and maybe a port, and no path".into())
+        }
+    }
 }
 
 impl Default for Serving {
@@ -76,6 +112,8 @@ impl Default for Serving {
             tls_cert: None,
             tls_key: None,
             http_redirect: None,
+            frontend_origin: None,
+            frontend_bind: None,
         }
     }
 }
@@ -120,6 +158,14 @@ impl super::Config {
                 ));
             }
         }
+        if self.serving.frontend_origin.is_none() {
+            said.push(
+                "Games' own pages are served on this server's origin: an author's page opened \
+                 on its own shares it with the sign-in page. Give them an origin of their own \
+                 with --frontend-origin."
+                    .to_owned(),
+            );
+        }
         if self.abuse_limits.rate_limits == "off" {
             said.push(
                 "Rate limits are off (--rate-limits off): nothing slows down password guessing, \
@@ -138,6 +184,10 @@ mod tests {
     #[test]
     fn plain_http_on_the_network_a_public_url_served_by_nobody_and_no_limits_are_warned_of() {
         let mut config = Config::for_database("sqlite://t.db");
+        let said = config.warnings();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with("Games' own pages are served on this server's origin"));
+        config.serving.frontend_origin = Some("https://play.example.org".into());
         assert!(config.warnings().is_empty(), "{:?}", config.warnings());
         config.bind = "0.0.0.0:8080".into();
         config.mail.public_url = Some("https://games.example.org".into());

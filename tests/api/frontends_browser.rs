@@ -133,7 +133,7 @@ async fn the_readme_frontend_on_another_origin_plays_a_whole_game_through_the_cl
 }
 
 /// Uploads `examples/tictactoe.js` as `id` with `page` as its frontend.
-async fn publish_with_page(app: &TestApp, id: &str, page: &str) -> TestPlayer {
+pub(crate) async fn publish_with_page(app: &TestApp, id: &str, page: &str) -> TestPlayer {
     let author = app.register(&unique("author")).await;
     let response = app
         .client

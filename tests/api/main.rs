@@ -24,6 +24,7 @@ mod errors;
 mod evening_browser;
 mod faults;
 mod frontend_folders;
+mod frontend_origin;
 mod frontend_pages;
 mod frontends;
 mod frontends_browser;
