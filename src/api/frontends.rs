@@ -93,6 +93,11 @@ pub(super) async fn file(
     if wants_document(&req) && stored.content_type.starts_with("text/html") {
         return Ok(notice(&req, &game));
     }
+    // A page is answered differently when opened on its own; its other files never are.
+    let vary = match stored.content_type.starts_with("text/html") {
+        true => "Accept-Encoding, Sec-Fetch-Dest",
+        false => "Accept-Encoding",
+    };
     let tag = if stored.gzipped {
         gzip_tag(&stored.etag)
     } else {
@@ -109,7 +114,7 @@ pub(super) async fn file(
     response
         .insert_header((header::ETAG, tag))
         .insert_header((header::CACHE_CONTROL, IMMUTABLE))
-        .insert_header((header::VARY, "Accept-Encoding, Sec-Fetch-Dest"))
+        .insert_header((header::VARY, vary))
         .insert_header((
             "Content-Security-Policy",
             folder_policy(&req, &game, version),
