@@ -14,7 +14,8 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::api::{self, AppContext, Front};
+use crate::api::connections::ConnectionCounts;
+use crate::api::{self, AppContext, Front, TrustedProxies};
 use crate::config::Config;
 use crate::draining::{Drain, LAST_WRITES};
 use crate::engine::EngineError;
@@ -193,6 +194,8 @@ impl Application {
             public_url.bound(address);
         }
         let port = listener.local_addr().map_err(bind_error)?.port();
+        let counts = ConnectionCounts::new(config.serving.max_connections_per_address);
+        let proxies = config.serving.trusted_proxies.clone();
         let server = HttpServer::new(move || {
             // The last wrapped runs first: metrics see every request, the request id and log
             // line are inside compression so problem bodies can still be read, and CORS
@@ -208,7 +211,7 @@ impl Application {
                 .app_data(front.clone())
                 .configure(|cfg| api::configure(cfg, dev_routes))
         })
-        .on_connect(|connection, _| give_up_on_silent_peers(connection))
+        .on_connect(move |connection, data| on_connect(connection, data, &counts, &proxies))
         .shutdown_timeout(config.serving.shutdown_timeout)
         // A connection that has not sent a whole request head by then is closed (slowloris).
         .client_request_timeout(Duration::from_secs(5))
@@ -374,9 +377,38 @@ pub fn raise_open_files_limit() -> std::io::Result<u64> {
 /// keep-alive has gone this long unanswered, not after the system's quarter of an hour.
 const UNACKNOWLEDGED_FOR: Duration = Duration::from_secs(20);
 
-fn give_up_on_silent_peers(connection: &dyn std::any::Any) {
-    use std::os::fd::AsRawFd;
+/// The TCP connection under `connection`, plain or TLS.
+fn tcp_of(connection: &dyn std::any::Any) -> Option<&actix_web::rt::net::TcpStream> {
+    use actix_tls::accept::rustls_0_23::TlsStream;
     if let Some(tcp) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() {
+        return Some(tcp);
+    }
+    (connection.downcast_ref::<TlsStream<actix_web::rt::net::TcpStream>>())
+        .map(|tls| tls.get_ref().0)
+}
+
+/// Each new connection: given up on when its peer goes silent, and counted against its
+/// address's cap unless it comes from a trusted proxy.
+fn on_connect(
+    connection: &dyn std::any::Any,
+    data: &mut actix_web::dev::Extensions,
+    counts: &Arc<ConnectionCounts>,
+    proxies: &TrustedProxies,
+) {
+    let Some(tcp) = tcp_of(connection) else {
+        return;
+    };
+    give_up_on_silent_peers(tcp);
+    if let Ok(peer) = tcp.peer_addr() {
+        if !proxies.trusts(peer.ip()) {
+            data.insert(counts.open(peer.ip()));
+        }
+    }
+}
+
+fn give_up_on_silent_peers(tcp: &actix_web::rt::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    {
         let millis = UNACKNOWLEDGED_FOR.as_millis() as libc::c_uint;
         // SAFETY: a valid socket, an option of the size it expects.
         let set = unsafe {

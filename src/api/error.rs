@@ -57,6 +57,8 @@ pub enum ApiError {
     BadPayload(String),
     #[error("the body did not arrive within {0} s")]
     BodyTimeout(u64),
+    #[error("this address has {0} connections open already; close some")]
+    TooManyConnections(usize),
     #[error("the username `{0}` is taken")]
     UsernameTaken(String),
     #[error("too many {what}; try again in {} s", retry_after_secs(*.retry_after))]
@@ -113,6 +115,7 @@ impl ApiError {
             ApiError::InvalidGameId(_) => (S::BAD_REQUEST, "invalid_game_id"),
             ApiError::BadPayload(_) => (S::BAD_REQUEST, "bad_payload"),
             ApiError::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
+            ApiError::TooManyConnections(_) => (S::TOO_MANY_REQUESTS, "too_many_connections"),
             ApiError::MissingToken => (S::UNAUTHORIZED, "missing_token"),
             ApiError::InvalidToken => (S::UNAUTHORIZED, "invalid_token"),
             ApiError::RouteNotFound { .. } => (S::NOT_FOUND, "route_not_found"),
@@ -190,7 +193,7 @@ impl ResponseError for ApiError {
             response.insert_header((header::RETRY_AFTER, seconds.to_string()));
         }
         // A client too slow to send its body does not keep the connection either.
-        if let ApiError::BodyTimeout(_) = self {
+        if let ApiError::BodyTimeout(_) | ApiError::TooManyConnections(_) = self {
             response.force_close();
         }
         response.body(Value::Object(body).to_string())

@@ -5,6 +5,7 @@
 
 mod admin;
 pub mod compress;
+pub mod connections;
 pub mod cors;
 pub mod dev;
 mod email;

@@ -12,11 +12,12 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
-use actix_web::{web, Error, HttpMessage};
+use actix_web::{web, Error, HttpMessage, ResponseError};
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::{Client, Front};
+use super::connections::Counted;
+use super::{ApiError, Client, Front};
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -62,8 +63,18 @@ pub async fn handle(
         path = %req.path(),
     );
     let started = Instant::now();
-    let response = next.call(req).instrument(span.clone()).await?;
-    let mut response = with_request_id(response.map_into_boxed_body(), &id);
+    let over = (req.conn_data::<Counted>())
+        .filter(|counted| counted.over)
+        .map(Counted::cap);
+    let response = match over {
+        Some(cap) => req.into_response(ApiError::TooManyConnections(cap).error_response()),
+        None => next
+            .call(req)
+            .instrument(span.clone())
+            .await?
+            .map_into_boxed_body(),
+    };
+    let mut response = with_request_id(response, &id);
     let status = response.status().as_u16();
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     span.in_scope(|| tracing::info!(status, elapsed_ms, "served"));

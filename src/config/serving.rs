@@ -34,6 +34,16 @@ pub struct Serving {
     #[arg(global = true, long, env = "BODY_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub body_timeout_secs: u64,
 
+    /// Connections one address may hold open at once (0: no cap); past it a connection is
+    /// answered `429 too_many_connections` and closed. A trusted proxy's are not counted.
+    #[arg(
+        global = true,
+        long,
+        env = "MAX_CONNECTIONS_PER_ADDRESS",
+        default_value_t = 256
+    )]
+    pub max_connections_per_address: usize,
+
     /// The certificate chain to serve HTTPS with (PEM, the server's certificate first), with
     /// --tls-key. Read again on SIGHUP: new connections get the new one, open ones keep theirs.
     #[arg(
@@ -109,6 +119,7 @@ impl Default for Serving {
             trusted_proxies: TrustedProxies::default(),
             shutdown_timeout: 10,
             body_timeout_secs: 10,
+            max_connections_per_address: 256,
             tls_cert: None,
             tls_key: None,
             http_redirect: None,

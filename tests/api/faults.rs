@@ -493,9 +493,14 @@ async fn two_thousand_slow_connections_do_not_stop_others_being_served() {
         }));
     }
 
-    // Meanwhile, everyone else is served: sign-ups, a game, reads.
+    // Meanwhile, everyone else (another address: the slow one meets its connection cap) is
+    // served: sign-ups, a game, reads.
     let api = Api {
-        client: client(Duration::from_secs(10)),
+        client: reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+            .build()
+            .unwrap(),
         ..api.clone()
     };
     let mut answered: BTreeMap<u16, usize> = BTreeMap::new();

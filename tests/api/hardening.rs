@@ -238,3 +238,70 @@ async fn a_body_sent_a_byte_at_a_time_is_cut_off_at_its_deadline() {
     }
     println!("twenty slow bodies cut off after {:?}", started.elapsed());
 }
+
+/// One address holds at most `--max-connections-per-address` connections: the next is answered
+/// `429 too_many_connections` and closed, and once one of the others closes, a new one is
+/// served. A trusted proxy's connections are not counted.
+#[tokio::test]
+async fn an_address_holds_only_so_many_connections() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    async fn ask(address: &str) -> (tokio::net::TcpStream, String) {
+        let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+        let head = format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n");
+        socket.write_all(head.as_bytes()).await.unwrap();
+        let mut buffer = vec![0u8; 4096];
+        let n = socket.read(&mut buffer).await.unwrap();
+        (socket, String::from_utf8_lossy(&buffer[..n]).into_owned())
+    }
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.serving.max_connections_per_address = 3;
+    })
+    .await;
+    let address = app.address.trim_start_matches("http://").to_owned();
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let (socket, answer) = ask(&address).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        held.push(socket);
+    }
+    let (mut refused, answer) = ask(&address).await;
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(
+        answer.contains("\"code\":\"too_many_connections\""),
+        "{answer}"
+    );
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        refused.read_to_end(&mut rest),
+    )
+    .await;
+    assert!(closed.is_ok(), "the refused connection is closed");
+    drop(held.pop());
+    let mut served = false;
+    for _ in 0..50 {
+        let (_socket, answer) = ask(&address).await;
+        if answer.starts_with("HTTP/1.1 200") {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(served, "a connection is served again once one has closed");
+
+    let behind = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.serving.max_connections_per_address = 1;
+        config.serving.trusted_proxies = "127.0.0.1".parse().unwrap();
+    })
+    .await;
+    let address = behind.address.trim_start_matches("http://").to_owned();
+    let mut kept = Vec::new();
+    for _ in 0..5 {
+        let (socket, answer) = ask(&address).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "a proxy's connections are not capped: {answer}"
+        );
+        kept.push(socket);
+    }
+}

@@ -292,7 +292,11 @@ async fn hosted_games_log_through_the_server_and_survive_a_kill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_open_streams_and_the_server_exits_promptly() {
     turnhouse::startup::raise_open_files_limit().unwrap();
-    let (_dir, _, mut server, api) = started("streams.db").await;
+    let dir = tempfile::tempdir().unwrap();
+    let database = fresh_database(dir.path(), "streams.db").await;
+    // A thousand streams from this one address: no cap on connections per address.
+    let mut server = Server::start_with(&database, &["--max-connections-per-address", "0"]);
+    let api = server.api.with_timeout(TIMEOUT);
     let (id, _, _) = api.started_game("tictactoe").await;
 
     let mut streams = Vec::new();
