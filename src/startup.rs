@@ -152,39 +152,11 @@ impl Application {
         let public_url = services.public_url.clone();
         let (drain, store) = (services.drain.clone(), services.store.clone());
         let timeout = Duration::from_secs(config.serving.shutdown_timeout);
-        let context = web::Data::new(AppContext {
-            rooms: services.rooms,
-            accounts: services.accounts,
-            catalog: services.catalog,
-            moderation: services.moderation,
-            standing: services.standing,
-            webhooks: services.webhooks,
-            notifications: services.notifications,
-            stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
-            streams_shutdown,
-            open_streams: Gauge::default(),
-            limits: config.abuse_limits.limiters(),
-            cors: config.cors_origins.clone(),
-            uploads: config.uploads,
-            dev,
-        });
+        let context = web::Data::new(context(config, services, streams_shutdown, dev));
         let dev_routes = context.dev.is_some();
         let http_metrics = web::Data::new(HttpMetrics::default());
-        let tls = match (&config.serving.tls_cert, &config.serving.tls_key) {
-            (Some(cert), Some(key)) => Some(Certificate::load(cert, key)?),
-            _ => None,
-        };
-        let public_https =
-            (config.mail.public_url.as_deref()).is_some_and(|url| url.starts_with("https://"));
-        let front = web::Data::new(Front {
-            proxies: config.serving.trusted_proxies.clone(),
-            tls: tls.is_some(),
-            hsts: tls.is_some() || public_https,
-            public_url: (config.mail.public_url.as_deref())
-                .map(|url| url.trim_end_matches('/').to_owned()),
-            body_time: Duration::from_secs(config.serving.body_timeout_secs),
-            frontend_origin: config.serving.frontend_origin.clone(),
-        });
+        let tls = certificate(config)?;
+        let front = web::Data::new(front(config, tls.is_some()));
         let bind_error = |source| StartupError::Bind {
             bind: config.bind.clone(),
             source,
@@ -217,23 +189,15 @@ impl Application {
         .client_request_timeout(Duration::from_secs(5))
         // Signals are handled in `run_until_stopped`, which ends the streams first.
         .disable_signals();
-        let mut listeners = vec![listener];
-        if let Some(bind) = &config.serving.frontend_bind {
-            let extra = TcpListener::bind(bind).map_err(|source| StartupError::Bind {
-                bind: bind.clone(),
-                source,
-            })?;
-            listeners.push(extra);
-        }
         let mut server = server;
-        for listener in listeners {
+        for (bind, listener) in listeners(config, listener)? {
             server = match &tls {
                 Some(certificate) => {
                     server.listen_rustls_0_23(listener, certificate.server_config())
                 }
                 None => server.listen(listener),
             }
-            .map_err(bind_error)?;
+            .map_err(|source| StartupError::Bind { bind, source })?;
         }
         let server = server.run();
         let redirect = match &config.serving.http_redirect {
@@ -301,6 +265,68 @@ impl Application {
             Err(_) => signals.abort(),
         }
         served
+    }
+}
+
+/// The certificate to serve HTTPS with, if the settings give one.
+fn certificate(config: &Config) -> Result<Option<Arc<Certificate>>, StartupError> {
+    match (&config.serving.tls_cert, &config.serving.tls_key) {
+        (Some(cert), Some(key)) => Ok(Some(Certificate::load(cert, key)?)),
+        _ => Ok(None),
+    }
+}
+
+/// How requests reach the server, as the handlers and middleware need to know it.
+fn front(config: &Config, tls: bool) -> Front {
+    let public_url = config.mail.public_url.as_deref();
+    Front {
+        proxies: config.serving.trusted_proxies.clone(),
+        tls,
+        hsts: tls || public_url.is_some_and(|url| url.starts_with("https://")),
+        public_url: public_url.map(|url| url.trim_end_matches('/').to_owned()),
+        body_time: Duration::from_secs(config.serving.body_timeout_secs),
+        frontend_origin: config.serving.frontend_origin.clone(),
+    }
+}
+
+/// Where the server listens: `listener` (on `--bind`), and `--frontend-bind` if given.
+fn listeners(
+    config: &Config,
+    listener: TcpListener,
+) -> Result<Vec<(String, TcpListener)>, StartupError> {
+    let mut listeners = vec![(config.bind.clone(), listener)];
+    if let Some(bind) = &config.serving.frontend_bind {
+        let extra = TcpListener::bind(bind).map_err(|source| StartupError::Bind {
+            bind: bind.clone(),
+            source,
+        })?;
+        listeners.push((bind.clone(), extra));
+    }
+    Ok(listeners)
+}
+
+/// The handlers' context on running `services`.
+fn context(
+    config: &Config,
+    services: Services,
+    streams_shutdown: api::StreamsShutdown,
+    dev: Option<std::sync::Arc<api::dev::DevSession>>,
+) -> AppContext {
+    AppContext {
+        rooms: services.rooms,
+        accounts: services.accounts,
+        catalog: services.catalog,
+        moderation: services.moderation,
+        standing: services.standing,
+        webhooks: services.webhooks,
+        notifications: services.notifications,
+        stream_keepalive: Duration::from_secs(config.stream_keepalive_secs),
+        streams_shutdown,
+        open_streams: Gauge::default(),
+        limits: config.abuse_limits.limiters(),
+        cors: config.cors_origins.clone(),
+        uploads: config.uploads,
+        dev,
     }
 }
 

@@ -131,22 +131,9 @@ pub(super) async fn run(
             }
         };
         let full = claimed.len() == free && free > 0;
-        let pushes: Vec<&ClaimedNotice> = (claimed.iter())
-            .filter(|notice| notice.channel == Channel::Push)
-            .collect();
-        let mut targets = match store.push_targets(&pushes).await {
-            Ok(targets) => Ok(targets),
-            Err(err) => Err(err.to_string()),
-        };
-        for notice in claimed {
+        let targets = targets_of(&store, &claimed).await;
+        for (notice, target) in claimed.into_iter().zip(targets) {
             in_flight.insert(notice.seq);
-            let target = match (&mut targets, notice.channel) {
-                (_, Channel::Mail) => Target::Mail,
-                (Ok(targets), Channel::Push) => {
-                    Target::Push(targets.remove(&notice.seq).map(Box::new))
-                }
-                (Err(err), Channel::Push) => Target::Unknown(err.clone()),
-            };
             let (store, catalog, senders, counts, done) = (
                 store.clone(),
                 catalog.clone(),
@@ -162,13 +149,7 @@ pub(super) async fn run(
         }
         if Instant::now() >= next_prune {
             next_prune = Instant::now() + PRUNE_EVERY.min(rules.keep_for.max(RESCAN));
-            let before = Timestamp::now().before(rules.keep_for);
-            if let Err(err) = store.prune_notices(before, PRUNE_LIMIT).await {
-                tracing::warn!(error = %err, "could not prune the notices");
-            }
-            if let Err(err) = store.prune_links(Timestamp::now()).await {
-                tracing::warn!(error = %err, "could not forget expired links");
-            }
+            prune(&store, &rules).await;
         }
         if full {
             continue;
@@ -185,6 +166,36 @@ pub(super) async fn run(
             }
         }
         tokio::time::sleep_until(round_began + PACE).await;
+    }
+}
+
+/// What each of `claimed` needs besides itself, in the same order: one read for where all the
+/// pushes go and whether their turns still stand.
+async fn targets_of(store: &Store, claimed: &[ClaimedNotice]) -> Vec<Target> {
+    let pushes: Vec<&ClaimedNotice> = (claimed.iter())
+        .filter(|notice| notice.channel == Channel::Push)
+        .collect();
+    let mut targets = store
+        .push_targets(&pushes)
+        .await
+        .map_err(|err| err.to_string());
+    (claimed.iter())
+        .map(|notice| match (&mut targets, notice.channel) {
+            (_, Channel::Mail) => Target::Mail,
+            (Ok(targets), Channel::Push) => Target::Push(targets.remove(&notice.seq).map(Box::new)),
+            (Err(err), Channel::Push) => Target::Unknown(err.clone()),
+        })
+        .collect()
+}
+
+/// Removes the notices done for longer than they are kept, and the links that expired.
+async fn prune(store: &Store, rules: &OutboxRules) {
+    let before = Timestamp::now().before(rules.keep_for);
+    if let Err(err) = store.prune_notices(before, PRUNE_LIMIT).await {
+        tracing::warn!(error = %err, "could not prune the notices");
+    }
+    if let Err(err) = store.prune_links(Timestamp::now()).await {
+        tracing::warn!(error = %err, "could not forget expired links");
     }
 }
 

@@ -30,6 +30,26 @@ fn line<'o>(printed: &'o str, key: &str) -> &'o str {
         .unwrap_or_else(|| panic!("no line for {key} in:\n{printed}"))
 }
 
+/// What `config print` printed is itself a settings file that gives the same settings.
+fn reads_back(dir: &std::path::Path, printed: &str) {
+    let again = dir.join("printed.toml");
+    std::fs::write(&again, printed.replace("***", "s3cret")).unwrap();
+    let output = turnhouse(
+        &["--config", again.to_str().unwrap(), "config", "print"],
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let reprinted = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        reprinted.contains("hook_time_limit_ms = 30  # file"),
+        "{reprinted}"
+    );
+    assert!(
+        reprinted.contains("bind = \"127.0.0.1:9002\"  # file"),
+        "{reprinted}"
+    );
+}
+
 #[test]
 fn the_file_gives_defaults_the_environment_overrides_it_and_flags_override_both() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,23 +110,7 @@ fn the_file_gives_defaults_the_environment_overrides_it_and_flags_override_both(
         "upload_rate = \"60/h\"  # default"
     );
 
-    // What it prints is itself a settings file that gives the same settings.
-    let again = dir.path().join("printed.toml");
-    std::fs::write(&again, printed.replace("***", "s3cret")).unwrap();
-    let output = turnhouse(
-        &["--config", again.to_str().unwrap(), "config", "print"],
-        &[],
-    );
-    assert!(output.status.success(), "{output:?}");
-    let reprinted = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        reprinted.contains("hook_time_limit_ms = 30  # file"),
-        "{reprinted}"
-    );
-    assert!(
-        reprinted.contains("bind = \"127.0.0.1:9002\"  # file"),
-        "{reprinted}"
-    );
+    reads_back(dir.path(), &printed);
 
     // The environment can name the file too.
     let output = turnhouse(&["config", "print"], &[("TURNHOUSE_CONFIG", path)]);

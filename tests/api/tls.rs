@@ -122,78 +122,8 @@ async fn post(
     )
 }
 
-#[tokio::test]
-async fn a_game_is_played_over_https_and_a_new_certificate_is_read_on_sighup() {
-    let dir = tempfile::tempdir().unwrap();
-    let certs = dir.path();
-    certificate(certs, "first");
-    certificate(certs, "second");
-    std::fs::copy(certs.join("first.pem"), certs.join("served.pem")).unwrap();
-    std::fs::copy(certs.join("first.key"), certs.join("served.key")).unwrap();
-    let database = fresh_database(dir.path(), "tls.db").await;
-    let (cert, key) = (certs.join("served.pem"), certs.join("served.key"));
-    let server = Server::start_with(
-        &database,
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--http-redirect",
-            "127.0.0.1:0",
-        ],
-    );
-    let base = server.api.address.clone();
-    assert!(base.starts_with("https://127.0.0.1:"), "{base}");
-    let first = trusting(certs, "first");
-
-    // A whole game, with HSTS on every answer.
-    let (status, x, headers) = post(
-        &first,
-        format!("{base}/players"),
-        None,
-        json!({"username": unique("x")}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED);
-    assert_eq!(headers["strict-transport-security"], "max-age=31536000");
-    let (_, o, _) = post(
-        &first,
-        format!("{base}/players"),
-        None,
-        json!({"username": unique("o")}),
-    )
-    .await;
-    let (x, o) = (
-        x["token"].as_str().unwrap().to_owned(),
-        o["token"].as_str().unwrap().to_owned(),
-    );
-    let (status, room, _) = post(
-        &first,
-        format!("{base}/rooms"),
-        Some(&x),
-        json!({"game": "tictactoe"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let id = room["id"].as_str().unwrap().to_owned();
-    let (status, _, _) = post(
-        &first,
-        format!("{base}/rooms/{id}/join"),
-        Some(&o),
-        Value::Null,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
-    let mut stream = first
-        .get(format!("{base}/rooms/{id}/stream"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(stream.status(), StatusCode::OK);
-    stream.chunk().await.unwrap().expect("the retry line");
-
-    // HTTP/2 is offered, and taken by a client that speaks it.
+/// HTTP/2 is offered, and taken by a client that speaks it.
+fn http2_is_taken(certs: &Path, base: &str) {
     let ca = certs.join("first-ca.pem");
     let version = Command::new("curl")
         .args([
@@ -210,8 +140,10 @@ async fn a_game_is_played_over_https_and_a_new_certificate_is_read_on_sighup() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&version.stdout), "2");
+}
 
-    // The plain HTTP listener sends browsers to the same path over HTTPS, and serves nothing.
+/// The plain HTTP listener sends browsers to the same path over HTTPS, and serves nothing.
+async fn plain_http_is_redirected(server: &Server, base: &str) {
     let line = server
         .log_lines_with(&["redirecting", "to HTTPS"])
         .pop()
@@ -237,6 +169,92 @@ async fn a_game_is_played_over_https_and_a_new_certificate_is_read_on_sighup() {
         redirected.headers()["location"],
         format!("{base}/rooms?game=tictactoe").as_str()
     );
+}
+
+/// A game started over HTTPS, with HSTS on every answer, and a stream of it open: the room,
+/// the first player's token, and the stream.
+async fn started_and_watched(
+    first: &reqwest::Client,
+    base: &str,
+) -> (String, String, reqwest::Response) {
+    // A whole game, with HSTS on every answer.
+    let (status, x, headers) = post(
+        first,
+        format!("{base}/players"),
+        None,
+        json!({"username": unique("x")}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(headers["strict-transport-security"], "max-age=31536000");
+    let (_, o, _) = post(
+        first,
+        format!("{base}/players"),
+        None,
+        json!({"username": unique("o")}),
+    )
+    .await;
+    let (x, o) = (
+        x["token"].as_str().unwrap().to_owned(),
+        o["token"].as_str().unwrap().to_owned(),
+    );
+    let (status, room, _) = post(
+        first,
+        format!("{base}/rooms"),
+        Some(&x),
+        json!({"game": "tictactoe"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let id = room["id"].as_str().unwrap().to_owned();
+    let (status, _, _) = post(
+        first,
+        format!("{base}/rooms/{id}/join"),
+        Some(&o),
+        Value::Null,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let mut stream = first
+        .get(format!("{base}/rooms/{id}/stream"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    stream.chunk().await.unwrap().expect("the retry line");
+
+    (id, x, stream)
+}
+
+#[tokio::test]
+async fn a_game_is_played_over_https_and_a_new_certificate_is_read_on_sighup() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = dir.path();
+    certificate(certs, "first");
+    certificate(certs, "second");
+    std::fs::copy(certs.join("first.pem"), certs.join("served.pem")).unwrap();
+    std::fs::copy(certs.join("first.key"), certs.join("served.key")).unwrap();
+    let database = fresh_database(dir.path(), "tls.db").await;
+    let (cert, key) = (certs.join("served.pem"), certs.join("served.key"));
+    let server = Server::start_with(
+        &database,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--http-redirect",
+            "127.0.0.1:0",
+        ],
+    );
+    let base = server.api.address.clone();
+    assert!(base.starts_with("https://127.0.0.1:"), "{base}");
+    let first = trusting(certs, "first");
+
+    let (id, x, mut stream) = started_and_watched(&first, &base).await;
+
+    http2_is_taken(certs, &base);
+    plain_http_is_redirected(&server, &base).await;
 
     // A new certificate on disk, and SIGHUP: new connections get it, the stream stays open.
     std::fs::copy(certs.join("second.pem"), &cert).unwrap();
