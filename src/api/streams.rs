@@ -221,6 +221,27 @@ struct Streaming<F> {
 /// behind the same address.
 const STOPPING_RETRY_SPREAD_MS: u64 = 500;
 
+/// The stream's next presence event: `true` when the viewer's session ended (the stream goes
+/// with it), `false` for a tick that marked the viewer seen. Never, for a stream without one.
+async fn session_ended(presence: &mut Option<Presence>) -> bool {
+    let Some(presence) = presence else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = presence.every.tick() => {
+            presence.accounts.seen(&presence.viewer.player, Some(&presence.viewer.session));
+            false
+        }
+        changed = presence.ended.changed() => {
+            // Its session ended, or its token was replaced: the stream goes unless the token it
+            // was opened with still works.
+            let mentioned = changed.is_ok()
+                && presence.ended.borrow_and_update().iter().any(|id| presence.viewer.session == *id);
+            mentioned && !presence.accounts.still_signed_in(&presence.viewer).await
+        }
+    }
+}
+
 /// The feed's frames, a comment whenever it has been quiet for `keepalive`, and the end as
 /// soon as the server begins to stop.
 fn frames<F: Feed + 'static>(
@@ -256,25 +277,7 @@ fn frames<F: Feed + 'static>(
                 presence,
                 ..
             } = &mut state;
-            // `true` when the viewer's session ended.
-            let seen = async {
-                match presence {
-                    Some(presence) => tokio::select! {
-                        _ = presence.every.tick() => {
-                            presence.accounts.seen(&presence.viewer.player, Some(&presence.viewer.session));
-                            false
-                        }
-                        changed = presence.ended.changed() => {
-                            // Its session ended, or its token was replaced: the stream goes
-                            // unless the token it was opened with still works.
-                            let mentioned = changed.is_ok()
-                                && presence.ended.borrow_and_update().iter().any(|id| presence.viewer.session == *id);
-                            mentioned && !presence.accounts.still_signed_in(&presence.viewer).await
-                        }
-                    },
-                    None => std::future::pending().await,
-                }
-            };
+            let seen = session_ended(presence);
             break tokio::select! {
                 biased;
                 _ = shutdown.wait_for(|stopping| *stopping) => {

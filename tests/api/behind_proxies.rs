@@ -12,6 +12,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::client::unique;
+use crate::helpers::free_port;
 use crate::helpers::TestApp;
 use crate::proxies::publish_framed;
 use crate::tls::certificate;
@@ -24,14 +25,6 @@ impl Drop for Nginx {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// nginx on `tls` and `plain` in front of `backend`, with the deploy folder's site.

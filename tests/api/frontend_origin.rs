@@ -6,16 +6,9 @@ use serde_json::json;
 
 use crate::browser::{room_in_view, sign_up};
 use crate::frontends_browser::publish_with_page;
+use crate::helpers::free_port;
 use crate::helpers::{example, unique, TestApp};
 use crate::webdriver::Driver;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 async fn get(app: &TestApp, url: &str, dest: Option<&str>) -> reqwest::Response {
     let client = reqwest::Client::builder()

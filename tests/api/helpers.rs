@@ -123,6 +123,15 @@ impl TestApp {
     }
 }
 
+/// A loopback port free now, for a listener a test starts itself (a proxy, a second origin).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A form part holding `bytes` as the file `name`.
 pub fn file_part(name: &str, bytes: Vec<u8>) -> reqwest::multipart::Part {
     reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned())
