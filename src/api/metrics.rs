@@ -13,6 +13,7 @@ pub async fn show(context: web::Data<AppContext>, http: web::Data<HttpMetrics>) 
     context.accounts.render_metrics(&mut out);
     context.catalog.render_metrics(&mut out);
     context.notifications.render_metrics(&mut out);
+    context.webhooks.render_metrics(&mut out).await;
     out.single(
         "turnhouse_streams_open",
         "gauge",

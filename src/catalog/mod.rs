@@ -92,5 +92,6 @@ impl Catalog {
             "Lines of games' logs dropped because the queue to store them was full.",
             self.logs.dropped(),
         );
+        self.sandbox.render_metrics(out);
     }
 }

@@ -13,6 +13,7 @@
 //! - [`hosted`]: an uploaded game as a [`crate::game::Game`].
 //! - [`game_log`]: where its log lines go for its owner to read.
 
+mod counts;
 pub mod game_log;
 mod hook_threads;
 pub mod hosted;

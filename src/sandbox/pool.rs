@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
+use super::counts::{SandboxCounts, Stop};
 use super::hook_threads::HookThreads;
 use super::protocol::{Format, LogLine, Outcome, Request, Response, SearchOptions};
 use super::quickjs::Limits;
@@ -106,6 +107,7 @@ struct Shared {
     search_ended: Condvar,
     /// Where games' hooks are called from: one thread per worker.
     hooks: HookThreads,
+    counts: SandboxCounts,
 }
 
 #[derive(Default)]
@@ -130,6 +132,7 @@ impl SandboxPool {
                 searches: Mutex::new(0),
                 search_ended: Condvar::new(),
                 hooks: HookThreads::new(size.max(1)),
+                counts: SandboxCounts::default(),
             }),
         }
     }
@@ -154,6 +157,10 @@ impl SandboxPool {
     /// How many bot searches this pool runs at once.
     pub fn search_slots(&self) -> usize {
         self.shared.search_slots
+    }
+
+    pub fn render_metrics(&self, out: &mut crate::metrics::Exposition) {
+        self.shared.counts.render(out);
     }
 
     /// Runs `work`, which calls games' hooks (each call blocking on a worker), on the pool's
@@ -247,6 +254,18 @@ impl SandboxPool {
         request: &Request,
         time: Duration,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
+        let result = self.run_on_a_worker(key, source, request, time);
+        self.shared.counts.called(result.as_ref().map(|(outcome, _)| outcome));
+        result
+    }
+
+    fn run_on_a_worker(
+        &self,
+        key: &str,
+        source: &str,
+        request: &Request,
+        time: Duration,
+    ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
         let mut lease = self.lease()?;
         let mut loaded = false;
         loop {
@@ -292,6 +311,7 @@ impl SandboxPool {
             if let Some(mut worker) = state.idle.pop() {
                 // One that died while idle (killed from outside) is replaced, not handed out.
                 if worker.has_exited() {
+                    shared.counts.stopped(Stop::Died);
                     state.live -= 1;
                     continue;
                 }
@@ -301,7 +321,10 @@ impl SandboxPool {
                 state.live += 1;
                 drop(state);
                 return match Worker::spawn(&shared.program, &shared.limits) {
-                    Ok(worker) => Ok(Lease::new(shared.clone(), worker)),
+                    Ok(worker) => {
+                        shared.counts.started();
+                        Ok(Lease::new(shared.clone(), worker))
+                    }
                     Err(err) => {
                         shared.release_slot();
                         Err(PoolError::Unavailable(err.to_string()))
@@ -386,20 +409,21 @@ impl Lease {
     fn exchange(&mut self, request: &Request, watchdog: Watchdog) -> Result<Response, PoolError> {
         let worker = self.worker.as_mut().expect("a lease holds a worker");
         let result = worker.exchange(request, watchdog);
-        if result.is_err() {
-            self.retire();
+        if let Err(error) = &result {
+            self.retire(Stop::of(error).unwrap_or(Stop::Died));
         }
         result
     }
 
     /// A response that makes no sense here: the worker is not trusted further.
     fn broken(&mut self, response: &Response) -> PoolError {
-        self.retire();
+        self.retire(Stop::OutOfTurn);
         PoolError::Died(format!("it answered out of turn: {response:?}"))
     }
 
-    fn retire(&mut self) {
+    fn retire(&mut self, why: Stop) {
         if let Some(mut worker) = self.worker.take() {
+            self.shared.counts.stopped(why);
             worker.kill();
             self.shared.release_slot();
         }

@@ -142,6 +142,7 @@ fn outbox_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ("DISABLE_ENDPOINT", outbox::DISABLE_ENDPOINT.into()),
         ("DELIVERIES", webhook_endpoints::DELIVERIES.into()),
         ("DELIVERY", webhook_endpoints::DELIVERY.into()),
+        ("OUTBOX_BACKLOG", webhook_endpoints::OUTBOX_BACKLOG.into()),
         ("ATTEMPTS", webhook_endpoints::ATTEMPTS.into()),
         ("REDELIVER", webhook_endpoints::REDELIVER.into()),
         ("PRUNE_OUTBOX", outbox::PRUNE_OUTBOX.into()),

@@ -61,6 +61,13 @@ pub(super) const ATTEMPTS: &str = "SELECT a.outbox_seq, a.attempt, a.at, a.statu
      ORDER BY a.outbox_seq, a.attempt";
 
 /// Delivery `$2` of endpoint `$1` due again at `$3`, tried until `$4`.
+/// The deliveries waiting for endpoints that take them now (not paused, not disabled), and
+/// when the earliest of them was due: a backlog that only grows, or an earliest due long past,
+/// is an outbox that does not keep up.
+pub(super) const OUTBOX_BACKLOG: &str = "SELECT count(*) AS waiting, min(o.due_at) AS earliest \
+    FROM outbox o JOIN webhook_endpoints e ON e.id = o.endpoint_id \
+    WHERE o.due_at IS NOT NULL AND e.paused_at IS NULL AND e.disabled_at IS NULL";
+
 pub(super) const REDELIVER: &str = "UPDATE outbox SET state = 'pending', due_at = $3, \
      retry_until = $4, claimed_until = NULL, done_at = NULL \
      WHERE endpoint_id = $1 AND id = $2 RETURNING seq";
@@ -265,6 +272,11 @@ impl Store {
         read!(self, |pool| read_deliveries(pool, endpoint, before, limit))
     }
 
+    /// How many deliveries wait for endpoints that take them, and when the earliest was due.
+    pub async fn outbox_backlog(&self) -> Result<(i64, Option<Timestamp>), StoreError> {
+        read!(self, |pool| read_backlog(pool))
+    }
+
     /// One delivery of an endpoint, with its attempts.
     pub async fn delivery(&self, endpoint: &str, id: &str) -> Result<Option<Delivery>, StoreError> {
         read!(self, |pool| read_delivery(pool, endpoint, id))
@@ -284,6 +296,15 @@ async fn read_endpoints<D: Dialect>(pool: &sqlx::Pool<D>) -> Result<Vec<Endpoint
     let mut conn = pool.acquire().await?;
     let rows = D::fetch_all(&mut conn, Statement::new(ENDPOINTS)).await?;
     rows.iter().map(endpoint::<D>).collect()
+}
+
+async fn read_backlog<D: Dialect>(
+    pool: &sqlx::Pool<D>,
+) -> Result<(i64, Option<Timestamp>), StoreError> {
+    let mut conn = pool.acquire().await?;
+    let row = D::fetch_optional(&mut conn, Statement::new(OUTBOX_BACKLOG)).await?;
+    let Some(row) = row else { return Ok((0, None)) };
+    Ok((D::int(&row, "waiting")?, D::maybe_time(&row, "earliest")?))
 }
 
 async fn read_deliveries<D: Dialect>(

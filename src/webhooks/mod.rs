@@ -24,6 +24,7 @@ use crate::domain::time::Timestamp;
 use crate::domain::webhooks::{
     new_endpoint_id, new_message_id, Delivery, Endpoint, EventType, EventTypes,
 };
+use crate::metrics::Exposition;
 use crate::outbound::Destinations;
 use crate::outbox::Outbox;
 use crate::store::{EndpointWrite, Store};
@@ -91,6 +92,34 @@ impl Webhooks {
             destinations,
             retry_for,
         }
+    }
+
+    /// The outbox's backlog for `/metrics`: deliveries waiting for endpoints that take them,
+    /// and how long past due the earliest is. Left out when the database cannot be read, so
+    /// the rest of the figures still reach the scraper.
+    pub async fn render_metrics(&self, out: &mut Exposition) {
+        let (waiting, earliest) = match self.store.outbox_backlog().await {
+            Ok(backlog) => backlog,
+            Err(err) => {
+                tracing::warn!(error = %err, "the outbox's backlog could not be read for /metrics");
+                return;
+            }
+        };
+        out.single(
+            "turnhouse_outbox_waiting",
+            "gauge",
+            "Webhook deliveries waiting (due now or retrying later) for endpoints that take them: \
+             not paused, not disabled.",
+            waiting,
+        );
+        let overdue = earliest.map_or(0.0, |at| Timestamp::now().since(at).as_secs_f64());
+        out.single(
+            "turnhouse_outbox_overdue_seconds",
+            "gauge",
+            "How long past due the earliest waiting delivery is (0 when none is): one that keeps \
+             growing is an outbox that does not keep up.",
+            overdue,
+        );
     }
 
     /// The scope of game `game`'s endpoints, for `caller`: theirs only if they own it.

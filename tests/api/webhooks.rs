@@ -279,20 +279,29 @@ async fn an_endpoint_that_fails_every_delivery_is_disabled_and_its_owner_sees_wh
         .set(json!({"secrets": [endpoint["secret"]], "status": 500}))
         .await;
     let hook = format!("{hook}/{}", endpoint["id"].as_str().unwrap(), hook = hooks);
+    const WAITING: &str = "turnhouse_outbox_waiting";
+    assert_eq!(app.metric(WAITING).await, Some(0.0));
     app.create_room(&owner, json!({"game": game})).await;
 
     let until = std::time::Instant::now() + WAIT;
+    let mut most_waiting = 0.0_f64;
     let disabled = loop {
+        let waiting = app.metric(WAITING).await.unwrap();
         let (_, now) = get(&app, &hook, &owner).await;
         if now["status"] == "disabled" {
             break now;
         }
+        most_waiting = most_waiting.max(waiting);
         assert!(std::time::Instant::now() < until, "still {now}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let reason = disabled["disabledReason"].as_str().unwrap();
     assert!(reason.contains("HTTP 500"), "{reason}");
     assert!(receiver.received().await.len() >= 2, "it was tried again");
+    // While it failed, its row waited for the operator to see; a disabled endpoint's rows are
+    // no backlog of the outbox's.
+    assert_eq!(most_waiting, 1.0);
+    assert_eq!(app.metric(WAITING).await, Some(0.0));
 
     // A disabled endpoint takes no ping either, until it is resumed.
     let response = app
