@@ -7,13 +7,13 @@ use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::extract::{parse_cursor, parse_query, Caller, OptionalJson};
+use super::extract::{client_address, parse_cursor, parse_query, Caller, OptionalJson};
 use super::pages::{page_of, page_size, rows_for};
 use super::rooms::{room_id, room_response};
 use super::sessions::within;
 use super::{route, ApiError, AppContext, RouteDef};
 use crate::domain::ids::is_well_formed;
-use crate::domain::records::AuditEntry;
+use crate::domain::records::{AuditEntry, Moderator};
 use crate::domain::username::Username;
 use crate::game::PlayerRef;
 use crate::moderation::{ModerationError, RoomsReached, UnpublishedRooms};
@@ -54,10 +54,10 @@ impl FromRequest for Admin {
     }
 }
 
-/// An admin's request and its JSON body (left out, it is `T::default()`). The body is read
-/// only once the caller is known to be an admin, so anyone else is answered `401` or `403`
-/// whatever they sent.
-pub struct AdminSays<T>(pub PlayerRef, pub T);
+/// An admin's request, with where it came from, and its JSON body (left out, it is
+/// `T::default()`). The body is read only once the caller is known to be an admin, so anyone
+/// else is answered `401` or `403` whatever they sent.
+pub struct AdminSays<T>(pub Moderator, pub T);
 
 impl<T: DeserializeOwned + Default + 'static> FromRequest for AdminSays<T> {
     type Error = ApiError;
@@ -66,10 +66,11 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for AdminSays<T> {
     fn from_request(req: &HttpRequest, payload: &mut actix_web::dev::Payload) -> Self::Future {
         let admin = Admin::from_request(req, payload);
         let body = OptionalJson::<T>::from_request(req, payload);
+        let client = client_address(req);
         Box::pin(async move {
-            let Admin(admin) = admin.await?;
+            let Admin(player) = admin.await?;
             let OptionalJson(body) = body.await?;
-            Ok(AdminSays(admin, body))
+            Ok(AdminSays(Moderator { player, client }, body))
         })
     }
 }
@@ -243,7 +244,7 @@ async fn close_room(
     let id = room_id(path)?;
     let why = reason(body.reason, true)?;
     let room = context.moderation.close_room(&admin, &id, &why).await?;
-    room_response(&context, StatusCode::OK, &room, Some(&admin)).await
+    room_response(&context, StatusCode::OK, &room, Some(&admin.player)).await
 }
 
 #[derive(Debug, Deserialize)]

@@ -487,6 +487,9 @@ pub struct AuditEntry {
     pub actor: Option<PlayerRef>,
     /// The admin's name then, or `turnhouse admin` for the command line.
     pub actor_name: String,
+    /// Where the admin's request came from: the client's address as the server saw it
+    /// (behind a trusted proxy, the one it names); `None` for the command line.
+    pub client: Option<String>,
     /// `suspend`, `unsuspend`, `rename`, `unpublish`, `close_room`, `grant`, `revoke`.
     pub action: String,
     pub target: AuditTarget,
@@ -494,6 +497,14 @@ pub struct AuditEntry {
     /// What else the action says: the role granted, a rename's old and new names, what
     /// became of a game's rooms.
     pub details: Value,
+}
+
+/// An admin taking an action, and where their request came from, for the audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moderator {
+    pub player: PlayerRef,
+    /// The client's address as the server saw it (behind a trusted proxy, the one it names).
+    pub client: String,
 }
 
 /// The kinds of admin action the audit log keeps.
@@ -534,7 +545,7 @@ pub struct AuditTarget {
 impl AuditEntry {
     /// An action `actor` takes now (the command line's when `None`).
     pub fn new(
-        actor: Option<&PlayerRef>,
+        actor: Option<&Moderator>,
         action: AuditAction,
         (kind, id): (&str, &str),
         reason: &str,
@@ -543,8 +554,12 @@ impl AuditEntry {
         Self {
             id: 0,
             at: now(),
-            actor: actor.cloned(),
-            actor_name: actor.map_or_else(|| "turnhouse admin".to_owned(), |a| a.username.clone()),
+            actor: actor.map(|a| a.player.clone()),
+            actor_name: actor.map_or_else(
+                || "turnhouse admin".to_owned(),
+                |a| a.player.username.clone(),
+            ),
+            client: actor.map(|a| a.client.clone()),
             action: action.as_str().to_owned(),
             target: AuditTarget {
                 kind: kind.to_owned(),

@@ -12,7 +12,7 @@ use super::bots::BotRoster;
 use super::idle::IdleRules;
 use super::transition::Transition;
 use super::EngineError;
-use crate::domain::records::{AuditAction, AuditEntry, EventKind};
+use crate::domain::records::{AuditAction, AuditEntry, EventKind, Moderator};
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 use crate::game::MAX_PLAYERS;
@@ -48,7 +48,7 @@ pub enum Action {
     /// `audited`: the close is an admin action of its own, kept in the audit log in the same
     /// commit (not when it follows from another, such as unpublishing the room's game).
     Close {
-        by: PlayerRef,
+        by: Moderator,
         reason: String,
         audited: bool,
     },
@@ -263,7 +263,7 @@ fn close_idle(step: &mut Transition, before: Timestamp) -> Result<(), EngineErro
 
 fn close(
     step: &mut Transition,
-    by: &PlayerRef,
+    by: &Moderator,
     reason: &str,
     audited: bool,
 ) -> Result<(), EngineError> {

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::rooms::{Reached, RoomsReached};
 use super::{Moderation, ModerationError};
-use crate::domain::records::{AuditAction, AuditEntry, PlayerRecord};
+use crate::domain::records::{AuditAction, AuditEntry, Moderator, PlayerRecord};
 use crate::domain::username::Username;
 use crate::engine::{Action, Precondition};
 use crate::game::PlayerRef;
@@ -24,7 +24,7 @@ impl Moderation {
     /// (`onPlayerQuit` runs, as for any quit).
     pub async fn suspend(
         &self,
-        admin: &PlayerRef,
+        admin: &Moderator,
         player_id: &str,
         reason: &str,
     ) -> Result<Suspension, ModerationError> {
@@ -73,7 +73,7 @@ impl Moderation {
     /// before; sessions ended stay ended).
     pub async fn unsuspend(
         &self,
-        admin: &PlayerRef,
+        admin: &Moderator,
         player_id: &str,
         reason: &str,
     ) -> Result<PlayerRef, ModerationError> {
@@ -106,7 +106,7 @@ impl Moderation {
     /// The player as named before, and the rooms renamed in.
     pub async fn rename(
         &self,
-        admin: &PlayerRef,
+        admin: &Moderator,
         player_id: &str,
         username: &Username,
         reason: &str,

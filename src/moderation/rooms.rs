@@ -8,9 +8,8 @@ use serde_json::json;
 
 use super::{Moderation, ModerationError};
 use crate::catalog::CatalogError;
-use crate::domain::records::{AuditAction, AuditEntry, Room};
+use crate::domain::records::{AuditAction, AuditEntry, Moderator, Room};
 use crate::engine::{Action, EngineError, Precondition};
-use crate::game::PlayerRef;
 
 /// Rooms changed at once when one admin action reaches many.
 const ROOMS_AT_ONCE: usize = 16;
@@ -52,7 +51,7 @@ impl Moderation {
     /// `rooms` says.
     pub async fn unpublish(
         &self,
-        admin: &PlayerRef,
+        admin: &Moderator,
         game_id: &str,
         reason: &str,
         rooms: UnpublishedRooms,
@@ -95,7 +94,7 @@ impl Moderation {
     /// reason.
     pub async fn close_room(
         &self,
-        admin: &PlayerRef,
+        admin: &Moderator,
         room_id: &str,
         reason: &str,
     ) -> Result<Arc<Room>, ModerationError> {
@@ -111,7 +110,7 @@ impl Moderation {
     pub(super) async fn close_quietly(
         &self,
         room_id: &str,
-        admin: &PlayerRef,
+        admin: &Moderator,
         reason: String,
     ) -> Reached {
         let close = Action::Close {

@@ -255,7 +255,9 @@ impl SandboxPool {
         time: Duration,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
         let result = self.run_on_a_worker(key, source, request, time);
-        self.shared.counts.called(result.as_ref().map(|(outcome, _)| outcome));
+        self.shared
+            .counts
+            .called(result.as_ref().map(|(outcome, _)| outcome));
         result
     }
 

@@ -70,11 +70,11 @@ pub(super) const UNPUBLISH: &str = "UPDATE games \
      WHERE id = $3 RETURNING id";
 
 pub(super) const INSERT_AUDIT: &str = "INSERT INTO audit_log \
-     (at, actor_id, actor_name, action, target_kind, target_id, reason, details) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+     (at, actor_id, actor_name, action, target_kind, target_id, reason, details, client) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 /// The newest entries of the audit log before id `$1` (all when null), newest first.
-pub(super) const AUDIT_PAGE: &str = "SELECT id, at, actor_id, actor_name, action, \
+pub(super) const AUDIT_PAGE: &str = "SELECT id, at, actor_id, actor_name, client, action, \
      target_kind, target_id, reason, details FROM audit_log \
      WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2";
 
@@ -331,7 +331,8 @@ pub(super) async fn insert_audit(
         .bind(entry.target.kind.as_str())
         .bind(entry.target.id.as_str())
         .bind(entry.reason.as_str())
-        .bind(entry.details.to_string());
+        .bind(entry.details.to_string())
+        .bind(entry.client.clone());
     conn.execute(statement).await
 }
 
@@ -397,6 +398,7 @@ pub(super) async fn audit_page<D: Dialect>(
                 at: D::time(row, "at")?,
                 actor,
                 actor_name: D::text(row, "actor_name")?,
+                client: D::maybe_text(row, "client")?,
                 action: D::text(row, "action")?,
                 target: AuditTarget {
                     kind: D::text(row, "target_kind")?,

@@ -210,10 +210,10 @@ UPDATE players SET username = $1, username_key = lower($1) WHERE id = $2 AND bot
 UPDATE games SET unpublished_at = coalesce(unpublished_at, $1), unpublish_reason = $2 WHERE id = $3 RETURNING id;
 
 -- SQLite and PostgreSQL: INSERT_AUDIT
-INSERT INTO audit_log (at, actor_id, actor_name, action, target_kind, target_id, reason, details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+INSERT INTO audit_log (at, actor_id, actor_name, action, target_kind, target_id, reason, details, client) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 
 -- SQLite and PostgreSQL: AUDIT_PAGE
-SELECT id, at, actor_id, actor_name, action, target_kind, target_id, reason, details FROM audit_log WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2;
+SELECT id, at, actor_id, actor_name, client, action, target_kind, target_id, reason, details FROM audit_log WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2;
 
 -- SQLite and PostgreSQL: SEATS_OF
 SELECT room_id FROM room_players WHERE player_id = $1 AND finished = FALSE AND active = TRUE ORDER BY room_seq;
@@ -382,6 +382,9 @@ SELECT seq, id, endpoint_id, type, room_id, state, created_at, due_at, retry_unt
 
 -- SQLite and PostgreSQL: DELIVERY
 SELECT seq, id, endpoint_id, type, room_id, state, created_at, due_at, retry_until, attempts, last_status FROM outbox WHERE endpoint_id = $1 AND id = $2;
+
+-- SQLite and PostgreSQL: OUTBOX_BACKLOG
+SELECT count(*) AS waiting, min(o.due_at) AS earliest FROM outbox o JOIN webhook_endpoints e ON e.id = o.endpoint_id WHERE o.due_at IS NOT NULL AND e.paused_at IS NULL AND e.disabled_at IS NULL;
 
 -- SQLite and PostgreSQL: ATTEMPTS
 SELECT a.outbox_seq, a.attempt, a.at, a.status, a.latency_ms, a.response, a.error FROM outbox_attempts a JOIN outbox o ON o.seq = a.outbox_seq WHERE o.endpoint_id = $1 AND a.outbox_seq BETWEEN $2 AND $3 ORDER BY a.outbox_seq, a.attempt;

@@ -208,6 +208,7 @@ async fn a_suspended_player_is_signed_out_and_leaves_every_room() {
     assert_eq!(entry["action"], "suspend");
     assert_eq!(entry["reason"], "spam in room names");
     assert_eq!(entry["actor"]["id"], admin.id.as_str());
+    assert_eq!(entry["client"], "127.0.0.1");
     assert_eq!(entry["details"]["sessionsEnded"], 1);
     let rows: Vec<(String, String, String)> = database_rows(
         &app.database,

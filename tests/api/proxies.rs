@@ -141,3 +141,44 @@ async fn the_frames_policy_names_the_public_origin() {
         "{policy}"
     );
 }
+
+/// An admin's action is kept with the address it came from: behind a trusted proxy, the client
+/// the proxy names; from the command line, none.
+#[tokio::test]
+async fn the_audit_log_keeps_the_client_address_an_action_came_from() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.serving.trusted_proxies = "127.0.0.0/8".parse().unwrap();
+    })
+    .await;
+    let admin = crate::moderation::new_admin(&app).await;
+    let player = app.register(&unique("audited")).await;
+    let suspended = app
+        .client
+        .post(format!(
+            "{}/admin/players/{}/suspend",
+            app.address, player.id
+        ))
+        .bearer_auth(&admin.token)
+        .header("x-forwarded-for", "203.0.113.9, 198.51.100.21")
+        .json(&json!({"reason": "spam"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(suspended.status(), StatusCode::OK);
+    let page: Value = app
+        .request(
+            reqwest::Method::GET,
+            "/admin/audit",
+            Some(&admin.token),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let entries = page["entries"].as_array().unwrap();
+    let suspend = entries.iter().find(|e| e["action"] == "suspend").unwrap();
+    assert_eq!(suspend["client"], "198.51.100.21", "{suspend}");
+    let grant = entries.iter().find(|e| e["action"] == "grant").unwrap();
+    assert_eq!(grant["client"], Value::Null, "{grant}");
+}

@@ -139,10 +139,22 @@ async fn every_attack_is_contained_and_the_room_plays_on() {
         }
     }
     // Each fault is counted for the operator, by kind.
-    let of_code = |wanted: &str| ATTACKS.iter().filter(|(_, _, code)| *code == wanted).count();
-    for (fault, code) in [("timeout", "hook_timeout"), ("memory", "hook_out_of_memory")] {
+    let of_code = |wanted: &str| {
+        ATTACKS
+            .iter()
+            .filter(|(_, _, code)| *code == wanted)
+            .count()
+    };
+    for (fault, code) in [
+        ("timeout", "hook_timeout"),
+        ("memory", "hook_out_of_memory"),
+    ] {
         let sample = format!("turnhouse_hook_faults_total{{fault=\"{fault}\"}}");
-        assert_eq!(app.metric(&sample).await, Some(of_code(code) as f64), "{sample}");
+        assert_eq!(
+            app.metric(&sample).await,
+            Some(of_code(code) as f64),
+            "{sample}"
+        );
     }
 }
 
@@ -316,8 +328,14 @@ async fn a_stalled_sandbox_process_is_killed_and_replaced() {
 
     // The operator sees both: one killed past its deadline, one found dead; three started.
     for (sample, count) in [
-        ("turnhouse_sandbox_processes_stopped_total{reason=\"timeout\"}", 1.0),
-        ("turnhouse_sandbox_processes_stopped_total{reason=\"died\"}", 1.0),
+        (
+            "turnhouse_sandbox_processes_stopped_total{reason=\"timeout\"}",
+            1.0,
+        ),
+        (
+            "turnhouse_sandbox_processes_stopped_total{reason=\"died\"}",
+            1.0,
+        ),
         ("turnhouse_sandbox_processes_started_total", 3.0),
         ("turnhouse_hook_faults_total{fault=\"timeout\"}", 1.0),
     ] {
