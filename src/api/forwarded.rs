@@ -11,7 +11,8 @@
 use std::net::IpAddr;
 use std::str::FromStr;
 
-use actix_web::http::header::HeaderMap;
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{web, HttpMessage, HttpRequest};
 use ipnet::IpNet;
 
 /// The operator's trusted proxies: networks (`10.0.0.0/8`) and single addresses (`127.0.0.1`).
@@ -90,6 +91,19 @@ impl Front {
         let host = host.and_then(plain_host)?;
         let https = client.map_or(self.tls, |client| client.https);
         Some(format!("{}://{host}", if https { "https" } else { "http" }))
+    }
+}
+
+/// The origin absolute addresses written for `req` use (see [`Front::origin_for`]).
+pub fn request_origin(req: &HttpRequest) -> Option<String> {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok());
+    let client = req.extensions().get::<Client>().copied();
+    match req.app_data::<web::Data<Front>>() {
+        Some(front) => front.origin_for(client.as_ref(), host),
+        None => Front::default().origin_for(None, host),
     }
 }
 

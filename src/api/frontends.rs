@@ -5,12 +5,13 @@
 //! (and inline, as builds do). A version never changes, so its files are cached for good.
 
 use actix_web::http::header::{self, ContentEncoding};
-use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::extract::{etag, matches_if_none_match};
+use super::forwarded::request_origin;
 use super::games::version_param;
 use super::origins::{game_page_notice, wants_document};
-use super::{ApiError, AppContext, Client, Front};
+use super::{ApiError, AppContext, Front};
 use crate::catalog::CatalogError;
 use crate::frontend::INDEX;
 use crate::store::{FileKey, StoredFile};
@@ -205,15 +206,7 @@ fn accepts_gzip(req: &HttpRequest) -> bool {
 /// public URL's, or the request's own scheme and `Host` (`Front::origin_for`); an `http:`
 /// source also matches the same folder over `https:`.
 fn folder_policy(req: &HttpRequest, game: &str, version: i64) -> String {
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok());
-    let origin = match req.app_data::<web::Data<Front>>() {
-        Some(front) => front.origin_for(req.extensions().get::<Client>(), host),
-        None => Front::default().origin_for(None, host),
-    };
-    let folder = match origin {
+    let folder = match request_origin(req) {
         Some(origin) => format!("{origin}{}", folder_path(game, version)),
         None => "'self'".to_owned(),
     };

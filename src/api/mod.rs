@@ -27,6 +27,7 @@ mod players;
 pub mod request_log;
 mod rooms;
 mod sessions;
+mod spec;
 mod streams;
 mod upload;
 mod webhooks;
@@ -114,6 +115,7 @@ pub fn routes(dev: bool) -> Vec<RouteDef> {
         route(Method::GET, "/healthz", health::check),
         route(Method::GET, "/metrics", metrics::show),
         route(Method::GET, "/time", health::time),
+        route(Method::GET, "/openapi.yaml", spec::show),
     ];
     all.extend(page::routes());
     if dev {

@@ -110,7 +110,7 @@ pub(crate) async fn publish_framed(app: &TestApp) {
 /// The frames' policy names the origin people reach the server at: the public URL when the
 /// operator gave one, else the scheme a trusted proxy says and the request's own `Host`.
 #[tokio::test]
-async fn the_frames_policy_names_the_public_origin() {
+async fn the_frames_policy_and_the_api_description_name_the_public_origin() {
     let folder = "/games/framed/versions/1/frontend/";
     let public = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
         config.mail.public_url = Some("https://games.example.org/".into());
@@ -122,6 +122,8 @@ async fn the_frames_policy_names_the_public_origin() {
         policy.contains(&format!("script-src https://games.example.org{folder} ")),
         "{policy}"
     );
+    let servers = "servers:\n  - url: https://games.example.org\n";
+    assert!(api_description(&public, &[]).await.contains(servers));
 
     let proxied = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
         config.serving.trusted_proxies = "127.0.0.1".parse().unwrap();
@@ -134,12 +136,31 @@ async fn the_frames_policy_names_the_public_origin() {
         policy.contains(&format!("script-src https://{host}{folder} ")),
         "{policy}"
     );
+    let servers = format!("servers:\n  - url: https://{host}\n");
+    let forwarded = [("x-forwarded-proto", "https")];
+    assert!(api_description(&proxied, &forwarded)
+        .await
+        .contains(&servers));
     // Without the proxy's word, the request's own scheme.
     let policy = policy_of(&proxied, &[]).await;
     assert!(
         policy.contains(&format!("script-src http://{host}{folder} ")),
         "{policy}"
     );
+    let servers = format!("servers:\n  - url: http://{host}\n");
+    assert!(api_description(&proxied, &[]).await.contains(&servers));
+}
+
+/// `GET /openapi.yaml` sent with `headers`.
+async fn api_description(app: &TestApp, headers: &[(&str, &str)]) -> String {
+    let mut request = app.client.get(format!("{}/openapi.yaml", app.address));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/yaml");
+    response.text().await.unwrap()
 }
 
 /// An admin's action is kept with the address it came from: behind a trusted proxy, the client
