@@ -151,7 +151,9 @@ async fn publish_connect_four(app: &TestApp) {
 const SCROLLS_SIDEWAYS: &str = "const d = document.documentElement; \
     return d.scrollWidth > d.clientWidth + 1 ? `${d.scrollWidth} > ${d.clientWidth}` : 'fits';";
 
-/// Waits (a few seconds at most, while the page settles) until `what` does not scroll sideways.
+/// Waits, while the page settles, until `what` does not scroll sideways. A frame still loading
+/// its game can be wider for a moment, and on a busy machine that moment lasts: only a page
+/// that stays too wide for 20 s fails.
 async fn fits(browser: &crate::webdriver::Browser, what: impl std::fmt::Display) {
     let started = std::time::Instant::now();
     loop {
@@ -159,7 +161,7 @@ async fn fits(browser: &crate::webdriver::Browser, what: impl std::fmt::Display)
         if width == "fits" {
             return;
         }
-        if started.elapsed() > std::time::Duration::from_secs(5) {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
             let wide = browser
                 .eval(
                     "const w = document.documentElement.clientWidth; \
