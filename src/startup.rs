@@ -286,6 +286,7 @@ fn front(config: &Config, tls: bool) -> Front {
         public_url: public_url.map(|url| url.trim_end_matches('/').to_owned()),
         body_time: Duration::from_secs(config.serving.body_timeout_secs),
         frontend_origin: config.serving.frontend_origin.clone(),
+        proxied_requests: ConnectionCounts::new(config.serving.max_connections_per_address),
     }
 }
 

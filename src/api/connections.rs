@@ -1,13 +1,21 @@
 //! Open connections per client address, capped (`--max-connections-per-address`): one address
 //! cannot hold every file descriptor with connections that trickle or sit idle. A connection
-//! past the cap is answered `429 too_many_connections` and closed at its first request. A
-//! trusted proxy's connections are not counted (they carry many clients): behind one, the
-//! proxy keeps its own per-client cap (nginx's `limit_conn`), and the server's limits count
-//! each client by the address the proxy names.
+//! past the cap is answered `429 too_many_connections` and closed at its first request.
+//!
+//! A trusted proxy's connections are not counted: they carry many clients. Each client the
+//! proxy names is capped instead by the requests it has open through it, streams included,
+//! until their responses end ([`HeldOpen`]): what a client holds open through a proxy holds a
+//! connection of the proxy's to this server. Past the cap a request is answered `429
+//! too_many_connections`, and the proxy's connection stays open for other clients.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use actix_web::body::{BodySize, BoxBody, MessageBody};
+use actix_web::web::Bytes;
 
 /// How many connections each address has open, and how many it may.
 #[derive(Debug)]
@@ -61,6 +69,37 @@ impl ConnectionCounts {
     /// How many addresses have connections open (for tests).
     pub fn addresses(&self) -> usize {
         self.open.lock().expect("never poisoned").len()
+    }
+}
+
+/// A response's body that keeps its request counted until it has been sent or dropped (a
+/// stream, until the client or the proxy goes away).
+pub struct HeldOpen {
+    body: BoxBody,
+    _counted: Counted,
+}
+
+impl HeldOpen {
+    pub fn new(body: BoxBody, counted: Counted) -> Self {
+        Self {
+            body,
+            _counted: counted,
+        }
+    }
+}
+
+impl MessageBody for HeldOpen {
+    type Error = Box<dyn std::error::Error>;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_next(cx)
     }
 }
 

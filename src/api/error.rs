@@ -59,6 +59,8 @@ pub enum ApiError {
     BodyTimeout(u64),
     #[error("this address has {0} connections open already; close some")]
     TooManyConnections(usize),
+    #[error("this client has {0} requests open already through the proxy (streams included); close some")]
+    TooManyProxiedRequests(usize),
     #[error("the username `{0}` is taken")]
     UsernameTaken(String),
     #[error("too many {what}; try again in {} s", retry_after_secs(*.retry_after))]
@@ -115,7 +117,9 @@ impl ApiError {
             ApiError::InvalidGameId(_) => (S::BAD_REQUEST, "invalid_game_id"),
             ApiError::BadPayload(_) => (S::BAD_REQUEST, "bad_payload"),
             ApiError::BodyTimeout(_) => (S::REQUEST_TIMEOUT, "body_timeout"),
-            ApiError::TooManyConnections(_) => (S::TOO_MANY_REQUESTS, "too_many_connections"),
+            ApiError::TooManyConnections(_) | ApiError::TooManyProxiedRequests(_) => {
+                (S::TOO_MANY_REQUESTS, "too_many_connections")
+            }
             ApiError::MissingToken => (S::UNAUTHORIZED, "missing_token"),
             ApiError::InvalidToken => (S::UNAUTHORIZED, "invalid_token"),
             ApiError::RouteNotFound { .. } => (S::NOT_FOUND, "route_not_found"),

@@ -64,6 +64,8 @@ pub struct Front {
     pub body_time: std::time::Duration,
     /// The origin authors' pages are served at, alone (`api/origins.rs`), if it is not this one.
     pub frontend_origin: Option<String>,
+    /// The requests each client behind a trusted proxy has open (see `api/connections.rs`).
+    pub proxied_requests: std::sync::Arc<super::connections::ConnectionCounts>,
 }
 
 impl Default for Front {
@@ -75,6 +77,7 @@ impl Default for Front {
             public_url: None,
             body_time: std::time::Duration::from_secs(10),
             frontend_origin: None,
+            proxied_requests: super::connections::ConnectionCounts::new(0),
         }
     }
 }

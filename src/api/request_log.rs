@@ -16,7 +16,7 @@ use actix_web::{web, Error, HttpMessage, ResponseError};
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::connections::Counted;
+use super::connections::{Counted, HeldOpen};
 use super::{ApiError, Client, Front};
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -66,13 +66,27 @@ pub async fn handle(
     let over = (req.conn_data::<Counted>())
         .filter(|counted| counted.over)
         .map(Counted::cap);
-    let response = match over {
-        Some(cap) => req.into_response(ApiError::TooManyConnections(cap).error_response()),
-        None => next
-            .call(req)
-            .instrument(span.clone())
-            .await?
-            .map_into_boxed_body(),
+    let proxied = front
+        .as_ref()
+        .zip(peer.zip(client.address))
+        // A request a trusted proxy sent for a client it names (one that names none is the
+        // proxy's own, and its connections are not capped).
+        .filter(|(front, (peer, address))| peer != address && front.proxies.trusts(*peer))
+        .map(|(front, (_, address))| front.proxied_requests.open(address));
+    let response = match (over, proxied) {
+        (Some(cap), _) => req.into_response(ApiError::TooManyConnections(cap).error_response()),
+        (None, Some(held)) if held.over => {
+            let cap = held.cap();
+            req.into_response(ApiError::TooManyProxiedRequests(cap).error_response())
+        }
+        (None, held) => {
+            let response = next.call(req).instrument(span.clone()).await?;
+            let response = response.map_into_boxed_body();
+            match held {
+                Some(held) => response.map_body(|_, body| BoxBody::new(HeldOpen::new(body, held))),
+                None => response,
+            }
+        }
     };
     let mut response = with_request_id(response, &id);
     let status = response.status().as_u16();

@@ -35,7 +35,8 @@ pub struct Serving {
     pub body_timeout_secs: u64,
 
     /// Connections one address may hold open at once (0: no cap); past it a connection is
-    /// answered `429 too_many_connections` and closed. A trusted proxy's are not counted.
+    /// answered `429 too_many_connections` and closed. A trusted proxy's are not counted:
+    /// each client it names may hold as many requests open through it, streams included.
     #[arg(
         global = true,
         long,

@@ -241,7 +241,7 @@ async fn a_body_sent_a_byte_at_a_time_is_cut_off_at_its_deadline() {
 
 /// One address holds at most `--max-connections-per-address` connections: the next is answered
 /// `429 too_many_connections` and closed, and once one of the others closes, a new one is
-/// served. A trusted proxy's connections are not counted.
+/// served. A trusted proxy's connections are not counted (its clients are: see `proxies.rs`).
 #[tokio::test]
 async fn an_address_holds_only_so_many_connections() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

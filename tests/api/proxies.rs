@@ -203,3 +203,60 @@ async fn the_audit_log_keeps_the_client_address_an_action_came_from() {
     let grant = entries.iter().find(|e| e["action"] == "grant").unwrap();
     assert_eq!(grant["client"], Value::Null, "{grant}");
 }
+
+/// Behind a trusted proxy, each client it names may hold only so many requests open at once,
+/// streams included (`--max-connections-per-address`): the next is answered `429
+/// too_many_connections`, another client is not held back, and a stream closed frees its place.
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_client_holds_only_so_many_requests_open() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.serving.max_connections_per_address = 2;
+        config.serving.trusted_proxies = "127.0.0.0/8".parse().unwrap();
+        // A closed stream is noticed when the next keep-alive cannot be written.
+        config.stream_keepalive_secs = 1;
+    })
+    .await;
+    let from = |client: &'static str, path: &str| {
+        app.client
+            .get(format!("{}{path}", app.address))
+            .header("x-forwarded-for", client)
+            .send()
+    };
+    let alice = "198.51.100.30";
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let stream = from(alice, "/rooms/stream").await.unwrap();
+        assert_eq!(stream.status(), StatusCode::OK);
+        streams.push(stream);
+    }
+    let refused = from(alice, "/healthz").await.unwrap();
+    let problem = assert_problem(
+        refused,
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_connections",
+    )
+    .await;
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("2 requests open"),
+        "{problem}"
+    );
+    let other = from("198.51.100.31", "/healthz").await.unwrap();
+    assert_eq!(other.status(), StatusCode::OK, "another client has its own");
+
+    drop(streams.pop());
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let status = from(alice, "/healthz").await.unwrap().status();
+        if status == StatusCode::OK {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "still {status} after a stream closed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

@@ -129,7 +129,7 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         r#"{"suspended":true,"sessionsEnded":1}"#,
         r#"{"status":403,"code":"player_suspended","reason":"spam in room names"}"#,
         "\"spam in room names\"\n",
-        r#"[{"action":"close_room","actorName":"alice","reason":"opened by mistake"},{"action":"suspend","actorName":"alice","reason":"spam in room names"},{"action":"grant","actorName":"turnhouse admin","reason":""}]"#,
+        r#"[{"action":"close_room","actorName":"alice","client":"127.0.0.1","reason":"opened by mistake"},{"action":"suspend","actorName":"alice","client":"127.0.0.1","reason":"spam in room names"},{"action":"grant","actorName":"turnhouse admin","client":null,"reason":""}]"#,
         // Webhooks: an owner's endpoint, its events signed and verified, its log and actions.
         r#"{"events":["room.created","room.started","player.joined"],"status":"active","secret":true}"#,
         r#"{"status":403,"code":"not_your_game"}"#,
