@@ -13,6 +13,7 @@ use super::games::version_param;
 use super::origins::{game_page_notice, wants_document};
 use super::{ApiError, AppContext, Front};
 use crate::catalog::CatalogError;
+use crate::domain::ids::is_well_formed;
 use crate::frontend::INDEX;
 use crate::store::{FileKey, StoredFile};
 
@@ -145,7 +146,9 @@ pub(super) async fn file(
 }
 
 /// What a game's HTML opened on its own shows instead (see `api/origins.rs`), with a link to
-/// the page people play on: the public URL, or this origin when authors' pages share it.
+/// the page people play on: the public URL, or this origin when authors' pages share it. The
+/// page frames a game with its room's id in the query (`?room=`), so the link leads to that
+/// room's view when it is there.
 fn notice(req: &HttpRequest, game: &str) -> HttpResponse {
     let front = req.app_data::<web::Data<Front>>();
     let main = match front {
@@ -156,7 +159,16 @@ fn notice(req: &HttpRequest, game: &str) -> HttpResponse {
         },
         None => Some(""),
     };
-    game_page_notice(game, main)
+    let room = web::Query::<RoomQuery>::from_query(req.query_string())
+        .ok()
+        .and_then(|query| query.into_inner().room)
+        .filter(|room| is_well_formed(room));
+    game_page_notice(game, main, room.as_deref())
+}
+
+#[derive(serde::Deserialize)]
+struct RoomQuery {
+    room: Option<String>,
 }
 
 /// The version number in a path; one that is not a version is not found.

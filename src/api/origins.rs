@@ -101,15 +101,21 @@ pub fn wants_document(req: &HttpRequest) -> bool {
 }
 
 /// What is shown instead of game `game`'s page opened on its own: what it is, and where to play
-/// it (`main`, the page people sign in on, when known).
-pub fn game_page_notice(game: &str, main: Option<&str>) -> HttpResponse {
+/// it (`main`, the page people sign in on, when known): the view of `room`, if it was framed
+/// for one, else the lobby.
+pub fn game_page_notice(game: &str, main: Option<&str>, room: Option<&str>) -> HttpResponse {
     let game = escape(game);
-    let link = match main {
-        Some(main) => format!(
+    let link = match (main, room) {
+        (Some(main), Some(room)) => format!(
+            "<p><a href=\"{}/#/room/{}\">Open its room</a> in Turnhouse to play it.</p>",
+            escape(main),
+            escape(room)
+        ),
+        (Some(main), None) => format!(
             "<p><a href=\"{}/\">Open Turnhouse</a> to play it.</p>",
             escape(main)
         ),
-        None => String::new(),
+        (None, _) => String::new(),
     };
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\

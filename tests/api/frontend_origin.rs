@@ -56,6 +56,24 @@ async fn a_games_page_opened_on_its_own_shows_what_it_is_instead() {
         assert!(text.contains("<a href=\"/\">Open Turnhouse</a>"), "{text}");
         assert!(!text.contains("<script"), "not the author's document");
     }
+    // Framed for a room (as the page frames it), the notice leads to that room's view; what is
+    // no room's id leads to the lobby.
+    let room = app
+        .create_room(
+            &app.register(&unique("host")).await,
+            json!({"game": "tictactoe"}),
+        )
+        .await;
+    let room = room["id"].as_str().unwrap();
+    let alone = get(&app, &format!("{page}?room={room}"), Some("document")).await;
+    let text = alone.text().await.unwrap();
+    assert!(
+        text.contains(&format!("<a href=\"/#/room/{room}\">Open its room</a>")),
+        "{text}"
+    );
+    let alone = get(&app, &format!("{page}?room=%3Cscript%3E"), Some("document")).await;
+    let text = alone.text().await.unwrap();
+    assert!(text.contains("<a href=\"/\">Open Turnhouse</a>"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,7 +143,7 @@ async fn authors_pages_are_served_only_at_their_own_origin_and_played_from_there
     alice.enter_frame("#game-frame").await;
     alice.wait_for_text("#status", "Your turn").await;
     let at = alice.eval("return location.href;", json!([])).await;
-    assert_eq!(at, json!(format!("{origin}{folder}")));
+    assert_eq!(at, json!(format!("{origin}{folder}?room={room}")));
     let before = app.room(&room).await["version"].as_i64().unwrap();
     alice.click("[data-cell=\"1,1\"]").await;
     alice.leave_frame().await;

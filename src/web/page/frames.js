@@ -34,7 +34,8 @@ export function gameFrame() {
 }
 
 export function drawFrame(board, room) {
-  const src = api.frontendUrl(room.game, room.gameVersion);
+  // The room's id lets the server link a game's page opened on its own back to this room.
+  const src = `${api.frontendUrl(room.game, room.gameVersion)}?room=${encodeURIComponent(room.id)}`;
   let frame = gameFrame();
   if (!frame || frame.dataset.src !== src) {
     frame = el('iframe', {
