@@ -11,11 +11,11 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::certificates::certificate;
 use crate::client::unique;
 use crate::helpers::free_port;
 use crate::helpers::TestApp;
 use crate::proxies::publish_framed;
-use crate::tls::certificate;
 
 /// A proxy (nginx, Caddy) in a folder of its own, stopped with the test.
 struct Nginx(Child);
@@ -278,7 +278,7 @@ async fn checks_through(dir: &Path, base: &str) {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn behind_nginx_each_client_has_its_own_limits_and_streams_and_frames_work() {
     let dir = tempfile::tempdir().unwrap();
     certificate(dir.path(), "site");
@@ -286,6 +286,7 @@ async fn behind_nginx_each_client_has_its_own_limits_and_streams_and_frames_work
     let (tls, plain) = (free_port(), free_port());
     let _nginx = nginx(dir.path(), backend, tls, plain).await;
     checks_through(dir.path(), &format!("https://127.0.0.1:{tls}")).await;
+    crate::https_browser::played_in_chromium(&format!("https://127.0.0.1:{tls}"), "nginx").await;
     // Plain HTTP at nginx goes to HTTPS.
     let redirected = browser_at(dir.path(), "127.0.0.2")
         .get(format!("http://127.0.0.1:{plain}/rooms"))

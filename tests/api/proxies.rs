@@ -97,7 +97,7 @@ pub(crate) async fn policy_of(app: &TestApp, headers: &[(&str, &str)]) -> String
 }
 
 /// Publishes the game `framed` with a build folder.
-pub(crate) async fn publish_framed(app: &TestApp) {
+pub(crate) async fn publish_framed(app: &crate::client::Api) {
     let author = app.register(&unique("author")).await;
     let form = crate::frontend_folders::with_source(file_part(
         "build.zip",

@@ -9,99 +9,10 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::certificates::{certificate, trusting};
 use crate::databases::fresh_database;
 use crate::helpers::unique;
 use crate::real_server::Server;
-
-/// Runs `openssl` in `dir`.
-fn openssl(dir: &Path, args: &[&str]) {
-    let status = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("openssl runs (scripts/test installs it)");
-    assert!(status.success(), "openssl {args:?}");
-}
-
-/// A CA of its own (`{name}-ca.pem`) and a certificate it signs for 127.0.0.1 (`{name}.pem`,
-/// key `{name}.key`), in `dir`.
-pub(crate) fn certificate(dir: &Path, name: &str) {
-    let ca = format!("/CN=Turnhouse test CA {name}");
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            &format!("{name}-ca.key"),
-            "-out",
-            &format!("{name}-ca.pem"),
-            "-days",
-            "2",
-            "-subj",
-            &ca,
-        ],
-    );
-    openssl(
-        dir,
-        &[
-            "req",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.csr"),
-            "-subj",
-            "/CN=127.0.0.1",
-        ],
-    );
-    std::fs::write(
-        dir.join(format!("{name}.ext")),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
-    )
-    .unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            &format!("{name}.csr"),
-            "-CA",
-            &format!("{name}-ca.pem"),
-            "-CAkey",
-            &format!("{name}-ca.key"),
-            "-CAcreateserial",
-            "-out",
-            &format!("{name}.pem"),
-            "-days",
-            "2",
-            "-extfile",
-            &format!("{name}.ext"),
-        ],
-    );
-}
-
-/// A client that trusts only the CA `{name}-ca.pem` in `dir`.
-pub(crate) fn trusting(dir: &Path, name: &str) -> reqwest::Client {
-    let pem = std::fs::read(dir.join(format!("{name}-ca.pem"))).unwrap();
-    reqwest::Client::builder()
-        .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
 
 async fn post(
     client: &reqwest::Client,
@@ -226,7 +137,7 @@ async fn started_and_watched(
     (id, x, stream)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_is_played_over_https_and_a_new_certificate_is_read_on_sighup() {
     let dir = tempfile::tempdir().unwrap();
     let certs = dir.path();
@@ -252,6 +163,13 @@ async fn a_game_is_played_over_https_and_a_new_certificate_is_read_on_sighup() {
     let first = trusting(certs, "first");
 
     let (id, x, mut stream) = started_and_watched(&first, &base).await;
+    // The page, in Chromium, with no warning: a game against a bot, and an author's page.
+    let api = crate::client::Api {
+        address: base.clone(),
+        client: first.clone(),
+    };
+    crate::proxies::publish_framed(&api).await;
+    crate::https_browser::played_in_chromium(&base, "own-tls").await;
 
     http2_is_taken(certs, &base);
     plain_http_is_redirected(&server, &base).await;

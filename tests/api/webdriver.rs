@@ -91,6 +91,9 @@ extern "C" fn end_browsers() {
         let _ = chromedriver.wait();
     }
     let _ = std::fs::remove_dir_all(&shared.profiles);
+    if let Some(dir) = crate::certificates::site_key_made().and_then(|key| key.path.parent()) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// A test's way to the shared chromedriver; browsers are sessions of it.
@@ -164,6 +167,12 @@ impl Driver {
             "--no-first-run".to_owned(),
             format!("--window-size={},{}", WINDOW.0, WINDOW.1),
             format!("--user-data-dir={}", profile.display()),
+            // The HTTPS tests' site certificates, all made for this one key, are trusted as a
+            // real certificate would be (see `certificates.rs`).
+            format!(
+                "--ignore-certificate-errors-spki-list={}",
+                crate::certificates::site_key().spki_sha256
+            ),
         ];
         let mut options = json!({"args": args});
         if let Some(binary) = chromium() {
