@@ -249,7 +249,7 @@ pub trait Game: Send + Sync {
     /// Asked once per version, for the turns inbox and the notices of a turn. By default what
     /// the state's `plrToMoveIndex` names ([`to_move_of`]).
     fn to_move(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
-        Ok(to_move_of(&game.state, &game.players))
+        Ok(to_move_of(&game.state, &game.players, game.joinable))
     }
 
     /// A move as the game expects it, for generic clients to suggest (a move box's

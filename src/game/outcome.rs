@@ -8,8 +8,13 @@ use serde_json::Value;
 use super::PlayerRef;
 
 /// The ids of the seated players `state` says are to move: the one at seat
-/// `state.plrToMoveIndex`, if there is one; none otherwise.
-pub fn to_move_of(state: &Value, players: &[PlayerRef]) -> Vec<String> {
+/// `state.plrToMoveIndex`, if there is one; none otherwise, and none while the room is still
+/// `joinable`: a game keeps that seat from its start (UrTurn's begin at 0), yet a room still
+/// waiting for players waits on them, not on a move.
+pub fn to_move_of(state: &Value, players: &[PlayerRef], joinable: bool) -> Vec<String> {
+    if joinable {
+        return Vec::new();
+    }
     let seat = state.get("plrToMoveIndex").and_then(Value::as_u64);
     let player = seat.and_then(|seat| players.get(usize::try_from(seat).ok()?));
     player.map(|p| vec![p.id.to_string()]).unwrap_or_default()
@@ -48,10 +53,13 @@ mod tests {
             username: id.to_uppercase(),
         };
         let players = [player("a"), player("b")];
-        assert_eq!(to_move_of(&json!({"plrToMoveIndex": 1}), &players), ["b"]);
-        assert!(to_move_of(&json!({"plrToMoveIndex": 2}), &players).is_empty());
-        assert!(to_move_of(&json!({"plrToMoveIndex": null}), &players).is_empty());
-        assert!(to_move_of(&json!({"turn": 0}), &players).is_empty());
+        let to_move = |state| to_move_of(&state, &players, false);
+        assert_eq!(to_move(json!({"plrToMoveIndex": 1})), ["b"]);
+        assert!(to_move(json!({"plrToMoveIndex": 2})).is_empty());
+        assert!(to_move(json!({"plrToMoveIndex": null})).is_empty());
+        assert!(to_move(json!({"turn": 0})).is_empty());
+        let waiting = to_move_of(&json!({"plrToMoveIndex": 0}), &players, true);
+        assert!(waiting.is_empty(), "a room still waiting for players");
     }
 
     #[test]

@@ -226,7 +226,7 @@ impl Game for HostedGame {
     /// their ids.
     fn to_move(&self, game: &BoardGame) -> Result<Vec<String>, HookError> {
         if !self.hooks.to_move {
-            return Ok(to_move_of(&game.state, &game.players));
+            return Ok(to_move_of(&game.state, &game.players, game.joinable));
         }
         match self.call_raw(Hook::ToMove, arguments(&(game,)), game) {
             Ok(Value::Array(list)) => Ok(player_ids(&list)),

@@ -75,6 +75,14 @@ pub(crate) async fn played_in_chromium(base: &str, name: &str) {
         )
         .await;
     browser.leave_frame().await;
+    // The game against the bot is over, and the framed room waits for a second player.
+    browser
+        .wait_for(
+            "no move to wait on the player",
+            "return document.getElementById('turns').hidden;",
+            json!([]),
+        )
+        .await;
     browser.screenshot("https").await;
 
     let console = browser.console().await;

@@ -4,7 +4,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{unique, TestApp, TestPlayer};
+use crate::helpers::{example, unique, TestApp, TestPlayer};
 use crate::sse_client::EventStream;
 
 /// The rooms of `player`'s inbox, by id, in its order.
@@ -181,4 +181,22 @@ async fn an_uploaded_game_says_whose_move_it_is_through_its_to_move_export() {
         (last["finished"].clone(), last["toMove"].clone()),
         (json!(true), json!([]))
     );
+}
+
+/// Without a `toMove` export, the seat `plrToMoveIndex` names is to move, but only once the
+/// room has stopped taking players: a room still waiting waits on nobody's move.
+#[tokio::test]
+async fn an_uploaded_game_without_to_move_waits_on_nobody_until_its_room_fills() {
+    let app = TestApp::spawn().await;
+    let game = unique("seat-to-move").replace('_', "-");
+    app.publish(&game, &example("tictactoe.js")).await;
+    let (x, o) = (app.new_player().await, app.new_player().await);
+    let room = app.create_room(&x, json!({"game": game})).await;
+    assert_eq!(room["state"]["plrToMoveIndex"], 0, "{room}");
+    assert_eq!(room["toMove"], json!([]), "{room}");
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert!(inbox(&app, &x).await.is_empty());
+    assert_eq!(app.join(&o, &room).await.status(), StatusCode::OK);
+    assert_eq!(app.room(&room).await["toMove"], json!([x.id]));
+    assert_eq!(ids(&inbox(&app, &x).await), [room.as_str()]);
 }

@@ -13,6 +13,8 @@ let turns = [];
 /** Whether the room on screen waits on the player while the tab is hidden. */
 let turnOnScreen = false;
 let asking = null;
+/** Asked for while a question was out: its answer may predate what changed, so ask again. */
+let askAgain = false;
 
 /** Asks the server for the player's turns and redraws what counts them. */
 export async function refreshTurns() {
@@ -21,11 +23,19 @@ export async function refreshTurns() {
     drawTurns();
     return;
   }
-  if (asking) return asking;
+  if (asking) {
+    askAgain = true;
+    return asking;
+  }
   asking = attempt(() => api.turns()).then((result) => {
     asking = null;
     if (result.ok) turns = result.data;
     drawTurns();
+    if (askAgain) {
+      askAgain = false;
+      return refreshTurns();
+    }
+    return undefined;
   });
   return asking;
 }
