@@ -57,6 +57,7 @@ mod sql;
 mod sqlite;
 #[cfg(test)]
 mod statements;
+mod turn_pushes;
 mod turns;
 mod types;
 mod webhook_endpoints;

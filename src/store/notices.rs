@@ -1,5 +1,6 @@
 //! The outbox's notices to players (mail and web pushes): written in the transaction that
-//! causes them (a turn begun, in the batch that commits it; a link asked for, with its token),
+//! causes them (a turn begun, in the batch that commits it; a link asked for, with its token;
+//! a push, by the dispatcher's round that takes the turn, see `turn_pushes.rs`),
 //! taken by one server at a time (`FOR UPDATE SKIP LOCKED` on PostgreSQL, the single writer on
 //! SQLite), settled and pruned like the webhooks' rows.
 //!
@@ -54,16 +55,6 @@ pub(super) const INSERT_CLOCK_WARNINGS: SetSql = SetSql {
          JOIN player_emails e ON e.player_id = v.player_id WHERE e.clock_mail = true \
          AND NOT EXISTS (SELECT 1 FROM muted_rooms m \
          WHERE m.player_id = v.player_id AND m.room_id = v.room_id)",
-};
-
-/// A push to each browser of each player a turn began for, unless they muted the room.
-pub(super) const INSERT_PUSHES: SetSql = SetSql {
-    columns: "player_id, room_id, version, at",
-    statement: "INSERT INTO notices (channel, kind, player_id, destination, room_id, version, \
-         created_at, state, due_at) SELECT 'push', 'turn', v.player_id, s.id, v.room_id, \
-         v.version, v.at, 'pending', v.at FROM v \
-         JOIN push_subscriptions s ON s.player_id = v.player_id WHERE NOT EXISTS \
-         (SELECT 1 FROM muted_rooms m WHERE m.player_id = v.player_id AND m.room_id = v.room_id)",
 };
 
 /// One notice: `$1` channel, `$2` kind, `$3` player, `$4` destination, `$5` body, `$6` now.
@@ -134,13 +125,7 @@ pub(super) async fn insert_turn_notices<D: Dialect>(
     if begun.is_empty() {
         return Ok(());
     }
-    execute_set::<D, _>(conn, INSERT_PUSHES, &begun, |row, (commit, player)| {
-        row.put("player_id", *player);
-        row.put("room_id", commit.room.id.as_str());
-        row.put("version", commit.room.version);
-        row.put("at", commit.room.updated_at);
-    })
-    .await?;
+    super::turn_pushes::insert_turn_pushes::<D>(conn, &begun).await?;
     let Some(after) = board.rules().mail_after else {
         board.written.notify_one();
         return Ok(());
@@ -232,10 +217,11 @@ impl WriteStep for NoticeWrite {
                 let Some(claim) = claim else {
                     return Ok(NoticeOutput::Claimed(Vec::new(), 0));
                 };
+                let mut held = super::turn_pushes::take_turn_pushes::<D>(conn).await?;
                 let past = Statement::new(DROP_PAST_TURNS)
                     .bind(claim.now)
                     .bind(DROP_AT_ONCE);
-                let held = D::fetch_all(conn, past).await?.len();
+                held += D::fetch_all(conn, past).await?.len();
                 let statement = Statement::new(D::CLAIM_NOTICES)
                     .bind(claim.now)
                     .bind(claim.lease_until)

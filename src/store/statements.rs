@@ -7,7 +7,7 @@ use super::reads::MemberRange;
 use super::types::RoomQuery;
 use super::{
     batch, emails, moderation, notices, outbox, postgres, profiles, push, ratings, reads, sessions,
-    sqlite, turns, webhook_endpoints, writer, writes,
+    sqlite, turn_pushes, turns, webhook_endpoints, writer, writes,
 };
 
 /// How many rows a set statement is shown with.
@@ -42,7 +42,15 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
             "INSERT_CLOCK_WARNINGS",
             set_text::<D>(notices::INSERT_CLOCK_WARNINGS),
         ),
-        ("INSERT_PUSHES", set_text::<D>(notices::INSERT_PUSHES)),
+        (
+            "INSERT_TURN_PUSHES",
+            set_text::<D>(turn_pushes::INSERT_TURN_PUSHES),
+        ),
+        (
+            "MAKE_TURN_PUSHES",
+            set_text::<D>(turn_pushes::MAKE_TURN_PUSHES),
+        ),
+        ("TAKE_TURN_PUSHES", D::TAKE_TURN_PUSHES.into()),
         ("INSERT_NOTICE", notices::INSERT_NOTICE.into()),
         (
             "INSERT_MAIL_TO_VERIFIED",

@@ -157,6 +157,10 @@ impl Dialect for Postgres {
          FOR UPDATE SKIP LOCKED) \
          RETURNING seq, channel, kind, player_id, destination, room_id, version, body, \
          created_at, attempts";
+    const TAKE_TURN_PUSHES: &'static str = "DELETE FROM turn_pushes \
+         WHERE (room_id, player_id, version) IN \
+         (SELECT room_id, player_id, version FROM turn_pushes LIMIT $1 FOR UPDATE SKIP LOCKED) \
+         RETURNING room_id, player_id, version, at";
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
          inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, \
