@@ -120,6 +120,7 @@ pub async fn services(config: &Config, games: GameRegistry) -> Result<Services, 
         public_url: settings.public_url(),
         after: settings.turn_mail_after.0,
         every: settings.turn_mail_every.0,
+        push_after: settings.push_after.0,
         from: mail_address(&settings.mail_from),
         destinations: hooks.destinations(),
     };

@@ -38,6 +38,12 @@ pub struct MailSettings {
     /// (`12h`, `30min`, or seconds).
     #[arg(global = true, long, env = "TURN_MAIL_EVERY", default_value = "12h", value_parser = parse_span)]
     pub turn_mail_every: Span,
+
+    /// How long a turn must have lasted before it is pushed to the player's browsers (`1s`,
+    /// `30s`, or seconds; 0 pushes at once): a turn taken within it, by a player at the board,
+    /// is never pushed.
+    #[arg(global = true, long, env = "PUSH_AFTER", default_value = "1s", value_parser = parse_span)]
+    pub push_after: Span,
 }
 
 impl Default for MailSettings {
@@ -48,6 +54,7 @@ impl Default for MailSettings {
             public_url: None,
             turn_mail_after: Span(Duration::from_secs(600)),
             turn_mail_every: Span(Duration::from_secs(12 * 3600)),
+            push_after: Span(Duration::from_secs(1)),
         }
     }
 }

@@ -115,13 +115,15 @@ pub(super) async fn run(
         }
         let free = IN_FLIGHT - in_flight.len();
         let claim = (free > 0).then_some(free as i64);
+        let mut next_push = None;
         let claimed = match store
             .notice_round(std::mem::take(&mut settled), rules.lease, claim)
             .await
         {
-            Ok((claimed, held)) => {
-                counts.held(Channel::Push, held);
-                claimed
+            Ok(round) => {
+                counts.held(Channel::Push, round.held);
+                next_push = round.next_push;
+                round.claimed
             }
             // What came of those settled is lost: their lease runs out, and they are sent
             // again.
@@ -154,8 +156,10 @@ pub(super) async fn run(
         if full {
             continue;
         }
+        // The next look: when a turn waiting is to be pushed, and at least once in a while.
+        let look = next_push.map_or(RESCAN, |at| at.since(Timestamp::now()).min(RESCAN));
         tokio::select! {
-            _ = tokio::time::sleep(RESCAN) => {}
+            _ = tokio::time::sleep(look) => {}
             _ = store.notices_written() => {}
             Some(outcome) = outcomes.recv() => {
                 in_flight.remove(&outcome.0.seq);

@@ -63,6 +63,8 @@ pub struct MailSetup {
     pub after: Duration,
     /// At most one digest per player per this.
     pub every: Duration,
+    /// How long a turn lasts before it is pushed.
+    pub push_after: Duration,
     /// Who mail comes from, and who push services write to about this server's pushes.
     pub from: String,
     /// Where pushes may go (the same guard as webhooks').
@@ -100,6 +102,7 @@ impl Notifications {
         let push_key = pusher.public_key().to_owned();
         store.set_notice_rules(NoticeRules {
             mail_after: mail.mailer.is_some().then_some(mail.after),
+            push_after: mail.push_after,
         });
         if store.solitude().is_some() {
             // No other server has the file open: notices a server took are nobody's now.

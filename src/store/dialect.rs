@@ -158,8 +158,8 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     /// Takes notices due at `$1` until `$2`, at most `$3`, in the columns `notices::claimed`
     /// reads.
     const CLAIM_NOTICES: &'static str;
-    /// Takes (removes) at most `$1` turns waiting to be pushed, in the columns
-    /// `turn_pushes::take_turn_pushes` reads.
+    /// Takes (removes) at most `$2` turns waiting to be pushed that began by `$1`, the
+    /// earliest first, in the columns `turn_pushes::take_turn_pushes` reads.
     const TAKE_TURN_PUSHES: &'static str;
 
     /// What the writer keeps from one batch to the next besides its connection.

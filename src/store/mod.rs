@@ -76,7 +76,7 @@ use crate::domain::records::{
 use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, Clock, PlayerRef};
 pub use emails::{EmailRecord, LinkPurpose, NewLink};
-pub use notices::NoticeRules;
+pub use notices::{NoticeRound, NoticeRules};
 pub use outbox::{Claimed, Dispatch, Dispatched, Next, Settled, ACTIVATION as WEBHOOK_ACTIVATION};
 use postgres::PgStore;
 pub use profiles::{GameStanding, RoomRating};

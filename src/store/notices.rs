@@ -33,6 +33,8 @@ pub struct NoticeRules {
     /// Mail is on: a player away this long after a turn began is mailed the digest of their
     /// turns, and warned of a clock of at least this long per move.
     pub mail_after: Option<Duration>,
+    /// A turn is pushed once it has lasted this long (see `turn_pushes.rs`).
+    pub push_after: Duration,
 }
 
 /// A digest of the player's turns for each player a turn began for, due once they have been
@@ -173,6 +175,17 @@ impl NoticeBoard {
     }
 }
 
+/// What a round of the dispatcher's came to.
+#[derive(Debug, Default)]
+pub struct NoticeRound {
+    /// The notices it took, to send.
+    pub claimed: Vec<ClaimedNotice>,
+    /// Pushes held back because their turn was over.
+    pub held: usize,
+    /// When the earliest turn still waiting is to be pushed.
+    pub next_push: Option<Timestamp>,
+}
+
 /// What the notices' dispatcher asks of the writer.
 pub(super) enum NoticeWrite {
     /// One round: keeps what came of the notices `settled`, then, if `claim` says so, takes
@@ -187,17 +200,20 @@ pub(super) enum NoticeWrite {
     Release(Option<Vec<i64>>),
 }
 
-/// Takes up to `limit` notices due at `now`, until `lease_until`.
+/// Takes up to `limit` notices due at `now`, until `lease_until`, after making pushes of the
+/// turns begun by `turns_before` that still stand.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Claim {
     now: Timestamp,
     lease_until: Timestamp,
     limit: i64,
+    turns_before: Timestamp,
 }
 
 pub(super) enum NoticeOutput {
-    /// The notices taken, and how many pushes were held back first (their turn over).
-    Claimed(Vec<ClaimedNotice>, usize),
+    /// The notices taken, how many pushes were held back first (their turn over), and when the
+    /// earliest turn still waiting to be pushed began.
+    Claimed(Vec<ClaimedNotice>, usize, Option<Timestamp>),
     Count(usize),
 }
 
@@ -215,9 +231,10 @@ impl WriteStep for NoticeWrite {
             NoticeWrite::Round { settled, claim } => {
                 settle::<D>(conn, settled).await?;
                 let Some(claim) = claim else {
-                    return Ok(NoticeOutput::Claimed(Vec::new(), 0));
+                    return Ok(NoticeOutput::Claimed(Vec::new(), 0, None));
                 };
-                let mut held = super::turn_pushes::take_turn_pushes::<D>(conn).await?;
+                let (mut held, next_turn) =
+                    super::turn_pushes::take_turn_pushes::<D>(conn, claim.turns_before).await?;
                 let past = Statement::new(DROP_PAST_TURNS)
                     .bind(claim.now)
                     .bind(DROP_AT_ONCE);
@@ -228,7 +245,7 @@ impl WriteStep for NoticeWrite {
                     .bind(claim.limit);
                 let rows = D::fetch_all(conn, statement).await?;
                 let claimed = rows.iter().map(claimed::<D>).collect::<Result<_, _>>()?;
-                Ok(NoticeOutput::Claimed(claimed, held))
+                Ok(NoticeOutput::Claimed(claimed, held, next_turn))
             }
             NoticeWrite::Prune { before, limit } => {
                 let statement = Statement::new(PRUNE_NOTICES).bind(*before).bind(*limit);
@@ -365,26 +382,34 @@ impl Store {
     }
 
     /// One round of the dispatcher's: keeps what came of the notices `settled`, then, with
-    /// `claim` set, takes up to that many notices due now for `lease`, after holding back the
-    /// pushes whose turn is over. Those taken, and how many were held back.
+    /// `claim` set, makes pushes of the turns that have lasted long enough and still stand, and
+    /// takes up to that many notices due now for `lease`, after holding back the pushes whose
+    /// turn is over. Those taken, how many were held back, and when the next turn waiting is
+    /// to be pushed.
     pub async fn notice_round(
         &self,
         settled: Vec<(ClaimedNotice, NoticeOutcome, Timestamp)>,
         lease: Duration,
         claim: Option<i64>,
-    ) -> Result<(Vec<ClaimedNotice>, usize), StoreError> {
+    ) -> Result<NoticeRound, StoreError> {
         let now = Timestamp::now();
+        let push_after = self.outbox.notices.rules().push_after;
         let claim = claim.map(|limit| Claim {
             now,
             lease_until: now.after(lease),
             limit,
+            turns_before: now.before(push_after),
         });
         match self
             .notice_write(NoticeWrite::Round { settled, claim })
             .await?
         {
-            NoticeOutput::Claimed(claimed, held) => Ok((claimed, held)),
-            NoticeOutput::Count(_) => Ok((Vec::new(), 0)),
+            NoticeOutput::Claimed(claimed, held, next) => Ok(NoticeRound {
+                claimed,
+                held,
+                next_push: next.map(|began| began.after(push_after)),
+            }),
+            NoticeOutput::Count(_) => Ok(NoticeRound::default()),
         }
     }
 

@@ -51,6 +51,7 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
             set_text::<D>(turn_pushes::MAKE_TURN_PUSHES),
         ),
         ("TAKE_TURN_PUSHES", D::TAKE_TURN_PUSHES.into()),
+        ("NEXT_TURN_PUSH", turn_pushes::NEXT_TURN_PUSH.into()),
         ("INSERT_NOTICE", notices::INSERT_NOTICE.into()),
         (
             "INSERT_MAIL_TO_VERIFIED",

@@ -1,8 +1,9 @@
 //! Turns waiting to be pushed: a row of `turn_pushes` for each turn begun for a player with a
-//! browser to push to, written in the batch that commits the turn; the notices' dispatcher
-//! takes them all in its next round and makes a push (a row of `notices` per browser) of each
-//! whose turn still stands. Most turns of players at a board are over by then: they cost one
-//! row in a table of a few pages, not a notice written, indexed and removed again.
+//! browser to push to, written in the batch that commits the turn. Once the turn has lasted
+//! `--push-after`, the notices' dispatcher takes it and makes a push (a row of `notices` per
+//! browser) if the turn still stands. A player at the board, who moves within it, is not
+//! pushed about a turn already taken, and their turns cost one row each, written and taken in
+//! the order they began, not a notice written, indexed and removed again.
 //!
 //! Taking is a `DELETE … RETURNING`, so that of several servers on one PostgreSQL database each
 //! row goes to one (`FOR UPDATE SKIP LOCKED`), and the pushes made of them are in the same
@@ -27,8 +28,10 @@ pub(super) const INSERT_TURN_PUSHES: SetSql = SetSql {
          WHERE m.player_id = v.player_id AND m.room_id = v.room_id)",
 };
 
-/// A push to each browser of the player, for each turn taken that still waits on them (unless
-/// they muted the room since): the room and player of each push made.
+/// A push to each browser of the player, for each turn taken that still waits on them, the
+/// same turn (their membership's `turn_since` is when it began: a turn taken and another
+/// begun since is not this one), unless they muted the room since: the room and player of
+/// each push made.
 pub(super) const MAKE_TURN_PUSHES: SetSql = SetSql {
     columns: "player_id, room_id, version, at",
     statement: "INSERT INTO notices (channel, kind, player_id, destination, room_id, version, \
@@ -36,7 +39,7 @@ pub(super) const MAKE_TURN_PUSHES: SetSql = SetSql {
          v.version, v.at, 'pending', v.at FROM v \
          JOIN push_subscriptions s ON s.player_id = v.player_id \
          WHERE EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = v.room_id \
-         AND m.player_id = v.player_id AND m.turn_since IS NOT NULL) \
+         AND m.player_id = v.player_id AND m.turn_since = v.at) \
          AND NOT EXISTS (SELECT 1 FROM muted_rooms u \
          WHERE u.player_id = v.player_id AND u.room_id = v.room_id) \
          RETURNING room_id, player_id",
@@ -59,15 +62,27 @@ pub(super) async fn insert_turn_pushes<D: Dialect>(
     .await
 }
 
-/// Takes every turn waiting and makes pushes of those that still stand (of a player's turns in
-/// one room, the latest only): how many were dropped because the turn was over.
+/// When the earliest turn waiting began.
+pub(super) const NEXT_TURN_PUSH: &str = "SELECT min(at) AS at FROM turn_pushes";
+
+/// Takes the turns waiting that began by `before` and makes pushes of those that still stand
+/// (of a player's turns in one room, the latest only): how many were dropped because the turn
+/// was over, and when the earliest turn still waiting began.
 pub(super) async fn take_turn_pushes<D: Dialect>(
     conn: &mut D::Connection,
-) -> Result<usize, StoreError> {
-    let taken = Statement::new(D::TAKE_TURN_PUSHES).bind(TAKE_AT_ONCE);
+    before: Timestamp,
+) -> Result<(usize, Option<Timestamp>), StoreError> {
+    let taken = Statement::new(D::TAKE_TURN_PUSHES)
+        .bind(before)
+        .bind(TAKE_AT_ONCE);
     let rows = D::fetch_all(conn, taken).await?;
+    let next = D::fetch_optional(conn, Statement::new(NEXT_TURN_PUSH)).await?;
+    let next = match next {
+        Some(row) => D::maybe_time(&row, "at")?,
+        None => None,
+    };
     if rows.is_empty() {
-        return Ok(0);
+        return Ok((0, next));
     }
     let mut latest: HashMap<(String, String), (i64, Timestamp)> = HashMap::new();
     for row in &rows {
@@ -90,5 +105,5 @@ pub(super) async fn take_turn_pushes<D: Dialect>(
             pushed.insert((D::text(&row, "room_id")?, D::text(&row, "player_id")?));
         }
     }
-    Ok(rows.len() - pushed.len())
+    Ok((rows.len() - pushed.len(), next))
 }

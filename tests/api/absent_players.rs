@@ -68,6 +68,8 @@ async fn three_correspondence_games_between_absent_players_reach_them_and_spare_
         config.mail.smtp_url = Some(url);
         config.mail.turn_mail_after = turnhouse::config::parse_span("1s").unwrap();
         config.mail.turn_mail_every = turnhouse::config::parse_span("1h").unwrap();
+        // Pushed at once, so that the three games' pushes come before the mail's while.
+        config.mail.push_after = turnhouse::config::parse_span("0").unwrap();
         config.webhooks.allow_private_destinations = true;
         config.idle_rooms.quickplay_seen_within_secs = 4;
     })

@@ -155,6 +155,50 @@ async fn each_turn_is_pushed_encrypted_and_signed_and_a_gone_browser_is_forgotte
     }
 }
 
+/// A turn taken within `--push-after`, as a player at the board takes it, is never pushed; one
+/// that lasts is pushed once, when it has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_taken_at_once_is_never_pushed() {
+    let app = TestApp::spawn_configured(turnhouse::games::builtin(), |config| {
+        config.webhooks.allow_private_destinations = true;
+        config.mail.push_after = turnhouse::config::parse_span("2s").unwrap();
+    })
+    .await;
+    let push = PushReceiver::start();
+    let (ada, bob) = (
+        app.register(&unique("ada")).await,
+        app.register(&unique("bob")).await,
+    );
+    let subscription = push.subscription("/send/ada").await;
+    assert_eq!(
+        subscribe(&app, &ada, &subscription).await.status(),
+        StatusCode::CREATED
+    );
+    let room = app.create_room(&bob, json!({"game": "tictactoe"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.join(&ada, &room).await.status(), StatusCode::OK);
+    let held_before = held_pushes(&app).await;
+    // Ada's turn, taken at once; then another, which she leaves waiting.
+    app.play_ok(&bob, &room, json!({"x": 0, "y": 0})).await;
+    app.play_ok(&ada, &room, json!({"x": 1, "y": 1})).await;
+    let waiting = app.play_ok(&bob, &room, json!({"x": 0, "y": 1})).await;
+    let pushed = push.wait_for(WAIT, |p| !p.is_empty()).await;
+    assert_eq!(pushed[0]["payload"]["version"], waiting["version"]);
+    let until = Instant::now() + WAIT;
+    while held_pushes(&app).await <= held_before {
+        assert!(
+            Instant::now() < until,
+            "the turn taken at once was not counted as held back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        push.received().await.len(),
+        1,
+        "the turn taken at once was pushed"
+    );
+}
+
 /// Two servers on one database take the notices due between them: each turn is pushed once,
 /// whichever server made it and whichever sends it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

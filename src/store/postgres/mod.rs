@@ -158,8 +158,9 @@ impl Dialect for Postgres {
          RETURNING seq, channel, kind, player_id, destination, room_id, version, body, \
          created_at, attempts";
     const TAKE_TURN_PUSHES: &'static str = "DELETE FROM turn_pushes \
-         WHERE (room_id, player_id, version) IN \
-         (SELECT room_id, player_id, version FROM turn_pushes LIMIT $1 FOR UPDATE SKIP LOCKED) \
+         WHERE (at, room_id, player_id, version) IN \
+         (SELECT at, room_id, player_id, version FROM turn_pushes WHERE at <= $1 \
+         ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED) \
          RETURNING room_id, player_id, version, at";
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \

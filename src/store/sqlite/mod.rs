@@ -129,8 +129,9 @@ impl Dialect for Sqlite {
          RETURNING seq, channel, kind, player_id, destination, room_id, version, body, \
          created_at, attempts";
     const TAKE_TURN_PUSHES: &'static str = "DELETE FROM turn_pushes \
-         WHERE (room_id, player_id, version) IN \
-         (SELECT room_id, player_id, version FROM turn_pushes LIMIT $1) \
+         WHERE (at, room_id, player_id, version) IN \
+         (SELECT at, room_id, player_id, version FROM turn_pushes WHERE at <= $1 \
+         ORDER BY at LIMIT $2) \
          RETURNING room_id, player_id, version, at";
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
