@@ -158,9 +158,12 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     /// Takes notices due at `$1` until `$2`, at most `$3`, in the columns `notices::claimed`
     /// reads.
     const CLAIM_NOTICES: &'static str;
-    /// Takes (removes) at most `$2` turns waiting to be pushed that began by `$1`, the
-    /// earliest first, in the columns `turn_pushes::take_turn_pushes` reads.
-    const TAKE_TURN_PUSHES: &'static str;
+    /// Takes (removes) the turns waiting to be pushed that began by `$1` and makes pushes of
+    /// those that still stand, in one statement answering `taken` and `made` (the turns taken
+    /// and those pushed), where the database can (PostgreSQL: several servers take turns at
+    /// once); `None` where the writer is alone (SQLite), which does it in steps
+    /// (`turn_pushes::take_turn_pushes`).
+    const TAKE_TURN_PUSHES: Option<&'static str>;
 
     /// What the writer keeps from one batch to the next besides its connection.
     type PreparedStatements: Default + Send;

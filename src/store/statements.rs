@@ -46,11 +46,13 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
             "INSERT_TURN_PUSHES",
             set_text::<D>(turn_pushes::INSERT_TURN_PUSHES),
         ),
+        ("MAKE_TURN_PUSHES", turn_pushes::MAKE_TURN_PUSHES.into()),
+        ("DUE_TURN_PUSHES", turn_pushes::DUE_TURN_PUSHES.into()),
+        ("DROP_TURN_PUSHES", turn_pushes::DROP_TURN_PUSHES.into()),
         (
-            "MAKE_TURN_PUSHES",
-            set_text::<D>(turn_pushes::MAKE_TURN_PUSHES),
+            "TAKE_TURN_PUSHES",
+            D::TAKE_TURN_PUSHES.unwrap_or("(in steps)").into(),
         ),
-        ("TAKE_TURN_PUSHES", D::TAKE_TURN_PUSHES.into()),
         ("NEXT_TURN_PUSH", turn_pushes::NEXT_TURN_PUSH.into()),
         ("INSERT_NOTICE", notices::INSERT_NOTICE.into()),
         (

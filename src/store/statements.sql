@@ -428,17 +428,20 @@ WITH v (player_id, room_id, version, at) AS (VALUES (?, ?, ?, ?), (?, ?, ?, ?)) 
 -- PostgreSQL: INSERT_TURN_PUSHES
 WITH v (player_id, room_id, version, at) AS (VALUES ($1, $2, $3, $4), ($5, $6, $7, $8)) INSERT INTO turn_pushes (room_id, player_id, version, at) SELECT v.room_id, v.player_id, v.version, v.at FROM v WHERE EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.player_id = v.player_id) AND NOT EXISTS (SELECT 1 FROM muted_rooms m WHERE m.player_id = v.player_id AND m.room_id = v.room_id);
 
--- SQLite: MAKE_TURN_PUSHES
-WITH v (player_id, room_id, version, at) AS (VALUES (?, ?, ?, ?), (?, ?, ?, ?)) INSERT INTO notices (channel, kind, player_id, destination, room_id, version, created_at, state, due_at) SELECT 'push', 'turn', v.player_id, s.id, v.room_id, v.version, v.at, 'pending', v.at FROM v JOIN push_subscriptions s ON s.player_id = v.player_id WHERE EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = v.room_id AND m.player_id = v.player_id AND m.turn_since = v.at) AND NOT EXISTS (SELECT 1 FROM muted_rooms u WHERE u.player_id = v.player_id AND u.room_id = v.room_id) RETURNING room_id, player_id;
+-- SQLite and PostgreSQL: MAKE_TURN_PUSHES
+INSERT INTO notices (channel, kind, player_id, destination, room_id, version, created_at, state, due_at) SELECT 'push', 'turn', t.player_id, s.id, t.room_id, t.version, t.at, 'pending', t.at FROM turn_pushes t JOIN room_players m ON m.room_id = t.room_id AND m.player_id = t.player_id AND m.turn_since = t.at JOIN push_subscriptions s ON s.player_id = t.player_id WHERE t.at <= $1 AND NOT EXISTS (SELECT 1 FROM muted_rooms u WHERE u.player_id = t.player_id AND u.room_id = t.room_id) RETURNING room_id, player_id;
 
--- PostgreSQL: MAKE_TURN_PUSHES
-WITH v (player_id, room_id, version, at) AS (VALUES ($1, $2, $3, $4), ($5, $6, $7, $8)) INSERT INTO notices (channel, kind, player_id, destination, room_id, version, created_at, state, due_at) SELECT 'push', 'turn', v.player_id, s.id, v.room_id, v.version, v.at, 'pending', v.at FROM v JOIN push_subscriptions s ON s.player_id = v.player_id WHERE EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = v.room_id AND m.player_id = v.player_id AND m.turn_since = v.at) AND NOT EXISTS (SELECT 1 FROM muted_rooms u WHERE u.player_id = v.player_id AND u.room_id = v.room_id) RETURNING room_id, player_id;
+-- SQLite and PostgreSQL: DUE_TURN_PUSHES
+SELECT count(*) AS taken FROM turn_pushes WHERE at <= $1;
+
+-- SQLite and PostgreSQL: DROP_TURN_PUSHES
+DELETE FROM turn_pushes WHERE at <= $1;
 
 -- SQLite: TAKE_TURN_PUSHES
-DELETE FROM turn_pushes WHERE (at, room_id, player_id, version) IN (SELECT at, room_id, player_id, version FROM turn_pushes WHERE at <= $1 ORDER BY at LIMIT $2) RETURNING room_id, player_id, version, at;
+(in steps);
 
 -- PostgreSQL: TAKE_TURN_PUSHES
-DELETE FROM turn_pushes WHERE (at, room_id, player_id, version) IN (SELECT at, room_id, player_id, version FROM turn_pushes WHERE at <= $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING room_id, player_id, version, at;
+WITH taken AS (DELETE FROM turn_pushes WHERE at <= $1 RETURNING room_id, player_id, version, at), made AS (INSERT INTO notices (channel, kind, player_id, destination, room_id, version, created_at, state, due_at) SELECT 'push', 'turn', t.player_id, s.id, t.room_id, t.version, t.at, 'pending', t.at FROM taken t JOIN room_players m ON m.room_id = t.room_id AND m.player_id = t.player_id AND m.turn_since = t.at JOIN push_subscriptions s ON s.player_id = t.player_id WHERE NOT EXISTS (SELECT 1 FROM muted_rooms u WHERE u.player_id = t.player_id AND u.room_id = t.room_id) RETURNING room_id, player_id) SELECT (SELECT count(*) FROM taken) AS taken, (SELECT count(*) FROM (SELECT DISTINCT room_id, player_id FROM made) d) AS made;
 
 -- SQLite and PostgreSQL: NEXT_TURN_PUSH
 SELECT min(at) AS at FROM turn_pushes;

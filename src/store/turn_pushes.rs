@@ -5,14 +5,14 @@
 //! pushed about a turn already taken, and their turns cost one row each, written and taken in
 //! the order they began, not a notice written, indexed and removed again.
 //!
-//! Taking is a `DELETE … RETURNING`, so that of several servers on one PostgreSQL database each
-//! row goes to one (`FOR UPDATE SKIP LOCKED`), and the pushes made of them are in the same
-//! transaction: a crash loses none and makes none twice.
+//! Taking removes the turns and makes their pushes in one transaction, so a crash loses none
+//! and makes none twice; on PostgreSQL in one statement whose `DELETE` takes each row for one
+//! server of several.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use super::dialect::{Dialect, SetSql};
-use super::sets::{execute_set, set_statements};
+use super::sets::execute_set;
 use super::sql::{Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use crate::domain::time::Timestamp;
@@ -28,25 +28,28 @@ pub(super) const INSERT_TURN_PUSHES: SetSql = SetSql {
          WHERE m.player_id = v.player_id AND m.room_id = v.room_id)",
 };
 
-/// A push to each browser of the player, for each turn taken that still waits on them, the
-/// same turn (their membership's `turn_since` is when it began: a turn taken and another
-/// begun since is not this one), unless they muted the room since: the room and player of
-/// each push made.
-pub(super) const MAKE_TURN_PUSHES: SetSql = SetSql {
-    columns: "player_id, room_id, version, at",
-    statement: "INSERT INTO notices (channel, kind, player_id, destination, room_id, version, \
-         created_at, state, due_at) SELECT 'push', 'turn', v.player_id, s.id, v.room_id, \
-         v.version, v.at, 'pending', v.at FROM v \
-         JOIN push_subscriptions s ON s.player_id = v.player_id \
-         WHERE EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = v.room_id \
-         AND m.player_id = v.player_id AND m.turn_since = v.at) \
-         AND NOT EXISTS (SELECT 1 FROM muted_rooms u \
-         WHERE u.player_id = v.player_id AND u.room_id = v.room_id) \
-         RETURNING room_id, player_id",
-};
+/// A push to each browser of the player, for each turn waiting that began by `$1` and still
+/// waits on them, the same turn (their membership's `turn_since` is when it began: a turn
+/// taken and another begun since is not this one), unless they muted the room since: the room
+/// and player of each push made.
+pub(super) const MAKE_TURN_PUSHES: &str = "INSERT INTO notices (channel, kind, player_id, \
+     destination, room_id, version, created_at, state, due_at) SELECT 'push', 'turn', \
+     t.player_id, s.id, t.room_id, t.version, t.at, 'pending', t.at FROM turn_pushes t \
+     JOIN room_players m ON m.room_id = t.room_id AND m.player_id = t.player_id \
+     AND m.turn_since = t.at \
+     JOIN push_subscriptions s ON s.player_id = t.player_id \
+     WHERE t.at <= $1 AND NOT EXISTS (SELECT 1 FROM muted_rooms u \
+     WHERE u.player_id = t.player_id AND u.room_id = t.room_id) \
+     RETURNING room_id, player_id";
 
-/// Turns taken in one round, at most.
-const TAKE_AT_ONCE: i64 = 10_000;
+/// How many turns waiting began by `$1`.
+pub(super) const DUE_TURN_PUSHES: &str = "SELECT count(*) AS taken FROM turn_pushes WHERE at <= $1";
+
+/// The turns waiting that began by `$1`, taken.
+pub(super) const DROP_TURN_PUSHES: &str = "DELETE FROM turn_pushes WHERE at <= $1";
+
+/// When the earliest turn waiting began.
+pub(super) const NEXT_TURN_PUSH: &str = "SELECT min(at) AS at FROM turn_pushes";
 
 /// Writes the turns `begun` in a batch's commits (each commit with the players it now waits on).
 pub(super) async fn insert_turn_pushes<D: Dialect>(
@@ -62,48 +65,45 @@ pub(super) async fn insert_turn_pushes<D: Dialect>(
     .await
 }
 
-/// When the earliest turn waiting began.
-pub(super) const NEXT_TURN_PUSH: &str = "SELECT min(at) AS at FROM turn_pushes";
-
-/// Takes the turns waiting that began by `before` and makes pushes of those that still stand
-/// (of a player's turns in one room, the latest only): how many were dropped because the turn
-/// was over, and when the earliest turn still waiting began.
+/// Takes the turns waiting that began by `before` and makes pushes of those that still stand:
+/// how many were dropped because the turn was over, and when the earliest turn still waiting
+/// began. All of it in the database: a round costs the moves' writer a few statements, not a
+/// row carried out and back for each turn.
 pub(super) async fn take_turn_pushes<D: Dialect>(
     conn: &mut D::Connection,
     before: Timestamp,
 ) -> Result<(usize, Option<Timestamp>), StoreError> {
-    let taken = Statement::new(D::TAKE_TURN_PUSHES)
-        .bind(before)
-        .bind(TAKE_AT_ONCE);
-    let rows = D::fetch_all(conn, taken).await?;
+    let (taken, made) = match D::TAKE_TURN_PUSHES {
+        Some(sql) => {
+            let row = D::fetch_optional(conn, Statement::new(sql).bind(before)).await?;
+            match row {
+                Some(row) => (D::int(&row, "taken")?, D::int(&row, "made")?),
+                None => (0, 0),
+            }
+        }
+        // The writer is alone: what it counts, makes and removes in one transaction is the
+        // same set of turns.
+        None => {
+            let due = Statement::new(DUE_TURN_PUSHES).bind(before);
+            let taken = match D::fetch_optional(conn, due).await? {
+                Some(row) => D::int(&row, "taken")?,
+                None => 0,
+            };
+            let mut pushed: HashSet<(String, String)> = HashSet::new();
+            if taken > 0 {
+                let made = Statement::new(MAKE_TURN_PUSHES).bind(before);
+                for row in D::fetch_all(conn, made).await? {
+                    pushed.insert((D::text(&row, "room_id")?, D::text(&row, "player_id")?));
+                }
+                D::execute(conn, Statement::new(DROP_TURN_PUSHES).bind(before)).await?;
+            }
+            (taken, pushed.len() as i64)
+        }
+    };
     let next = D::fetch_optional(conn, Statement::new(NEXT_TURN_PUSH)).await?;
     let next = match next {
         Some(row) => D::maybe_time(&row, "at")?,
         None => None,
     };
-    if rows.is_empty() {
-        return Ok((0, next));
-    }
-    let mut latest: HashMap<(String, String), (i64, Timestamp)> = HashMap::new();
-    for row in &rows {
-        let key = (D::text(row, "room_id")?, D::text(row, "player_id")?);
-        let turn = (D::int(row, "version")?, D::time(row, "at")?);
-        let kept = latest.entry(key).or_insert(turn);
-        if turn.0 > kept.0 {
-            *kept = turn;
-        }
-    }
-    let turns: Vec<_> = latest.into_iter().collect();
-    let mut pushed: HashSet<(String, String)> = HashSet::new();
-    for statement in set_statements::<D, _>(MAKE_TURN_PUSHES, &turns, |row, (key, turn)| {
-        row.put("player_id", key.1.as_str());
-        row.put("room_id", key.0.as_str());
-        row.put("version", turn.0);
-        row.put("at", turn.1);
-    }) {
-        for row in D::fetch_all(conn, statement).await? {
-            pushed.insert((D::text(&row, "room_id")?, D::text(&row, "player_id")?));
-        }
-    }
-    Ok((rows.len() - pushed.len(), next))
+    Ok(((taken - made).max(0) as usize, next))
 }

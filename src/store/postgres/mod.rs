@@ -157,11 +157,21 @@ impl Dialect for Postgres {
          FOR UPDATE SKIP LOCKED) \
          RETURNING seq, channel, kind, player_id, destination, room_id, version, body, \
          created_at, attempts";
-    const TAKE_TURN_PUSHES: &'static str = "DELETE FROM turn_pushes \
-         WHERE (at, room_id, player_id, version) IN \
-         (SELECT at, room_id, player_id, version FROM turn_pushes WHERE at <= $1 \
-         ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED) \
-         RETURNING room_id, player_id, version, at";
+    const TAKE_TURN_PUSHES: Option<&'static str> = Some(
+        "WITH taken AS (DELETE FROM turn_pushes WHERE at <= $1 \
+         RETURNING room_id, player_id, version, at), \
+         made AS (INSERT INTO notices (channel, kind, player_id, destination, room_id, version, \
+         created_at, state, due_at) SELECT 'push', 'turn', t.player_id, s.id, t.room_id, \
+         t.version, t.at, 'pending', t.at FROM taken t \
+         JOIN room_players m ON m.room_id = t.room_id AND m.player_id = t.player_id \
+         AND m.turn_since = t.at \
+         JOIN push_subscriptions s ON s.player_id = t.player_id \
+         WHERE NOT EXISTS (SELECT 1 FROM muted_rooms u \
+         WHERE u.player_id = t.player_id AND u.room_id = t.room_id) \
+         RETURNING room_id, player_id) \
+         SELECT (SELECT count(*) FROM taken) AS taken, \
+         (SELECT count(*) FROM (SELECT DISTINCT room_id, player_id FROM made) d) AS made",
+    );
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
          inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, \

@@ -128,11 +128,7 @@ impl Dialect for Sqlite {
          AND (claimed_until IS NULL OR claimed_until <= $1) ORDER BY due_at LIMIT $3) \
          RETURNING seq, channel, kind, player_id, destination, room_id, version, body, \
          created_at, attempts";
-    const TAKE_TURN_PUSHES: &'static str = "DELETE FROM turn_pushes \
-         WHERE (at, room_id, player_id, version) IN \
-         (SELECT at, room_id, player_id, version FROM turn_pushes WHERE at <= $1 \
-         ORDER BY at LIMIT $2) \
-         RETURNING room_id, player_id, version, at";
+    const TAKE_TURN_PUSHES: Option<&'static str> = None;
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
          INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
