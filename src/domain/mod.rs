@@ -2,6 +2,7 @@
 //! (`records.rs`), and the values in them (ids, times, names, tokens, ratings), validated at
 //! the edge so the core only ever sees well-formed ones.
 
+pub mod audit;
 pub mod credentials;
 pub mod game_id;
 pub mod game_name;
