@@ -23,7 +23,7 @@ use crate::domain::time::Timestamp;
 use crate::draining::Draining;
 use crate::metrics::Exposition;
 use crate::outbox::{retry_delay, OutboxRules};
-use crate::store::{PushSubscription, Store, Turn};
+use crate::store::{NoticeRound, PushSubscription, Store, Turn};
 
 /// How long the dispatcher goes without looking (other servers' notices, retries coming due).
 const RESCAN: Duration = Duration::from_secs(1);
@@ -115,23 +115,8 @@ pub(super) async fn run(
         }
         let free = IN_FLIGHT - in_flight.len();
         let claim = (free > 0).then_some(free as i64);
-        let mut next_push = None;
-        let claimed = match store
-            .notice_round(std::mem::take(&mut settled), rules.lease, claim)
-            .await
-        {
-            Ok(round) => {
-                counts.held(Channel::Push, round.held);
-                next_push = round.next_push;
-                round.claimed
-            }
-            // What came of those settled is lost: their lease runs out, and they are sent
-            // again.
-            Err(err) => {
-                tracing::warn!(error = %err, "could not keep what came of notices, nor take those due");
-                Vec::new()
-            }
-        };
+        let round = take_round(&store, &rules, &counts, std::mem::take(&mut settled), claim).await;
+        let (claimed, next_push) = (round.claimed, round.next_push);
         let full = claimed.len() == free && free > 0;
         let targets = targets_of(&store, &claimed).await;
         for (notice, target) in claimed.into_iter().zip(targets) {
@@ -170,6 +155,28 @@ pub(super) async fn run(
             }
         }
         tokio::time::sleep_until(round_began + PACE).await;
+    }
+}
+
+/// One round's write: keeps what came of `settled` and, with `claim` set, takes that many
+/// notices due, counting the pushes held back. Nothing taken if it fails: what came of those
+/// settled is then lost, their lease runs out, and they are sent again.
+async fn take_round(
+    store: &Store,
+    rules: &OutboxRules,
+    counts: &NoticeCounts,
+    settled: Vec<Outcome>,
+    claim: Option<i64>,
+) -> NoticeRound {
+    match store.notice_round(settled, rules.lease, claim).await {
+        Ok(round) => {
+            counts.held(Channel::Push, round.held);
+            round
+        }
+        Err(err) => {
+            tracing::warn!(error = %err, "could not keep what came of notices, nor take those due");
+            NoticeRound::default()
+        }
     }
 }
 
