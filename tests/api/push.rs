@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_problem, unique, TestApp, TestPlayer};
+use crate::helpers::{assert_problem, unique, Api, TestApp, TestPlayer};
 use crate::push_receiver::PushReceiver;
 use crate::sse_client::EventStream;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-async fn subscribe(app: &TestApp, player: &TestPlayer, subscription: &Value) -> reqwest::Response {
+async fn subscribe(app: &Api, player: &TestPlayer, subscription: &Value) -> reqwest::Response {
     app.request(
         Method::POST,
         "/players/me/push-subscriptions",
@@ -197,6 +197,48 @@ async fn a_turn_taken_at_once_is_never_pushed() {
         1,
         "the turn taken at once was pushed"
     );
+}
+
+/// A turn waiting for its push when the server is killed (`kill -9`) is pushed after the
+/// restart, once: it was kept with the turn's commit, and the push is made in the same
+/// transaction that takes it.
+#[tokio::test]
+async fn a_turn_waiting_for_its_push_through_a_kill_is_pushed_once_after_the_restart() {
+    let push = PushReceiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let database = crate::databases::fresh_database(dir.path(), "push.db").await;
+    let flags = ["--allow-private-destinations", "--push-after", "3"];
+    let server = crate::real_server::Server::start_with(&database, &flags);
+    let api = server.api.with_timeout(Duration::from_secs(10));
+    let (ada, bob) = (
+        api.register(&unique("ada")).await,
+        api.register(&unique("bob")).await,
+    );
+    let subscription = push.subscription("/send/ada").await;
+    assert_eq!(
+        subscribe(&api, &ada, &subscription).await.status(),
+        StatusCode::CREATED
+    );
+    let room = api.create_room(&bob, json!({"game": "tictactoe"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.join(&ada, &room).await.status(), StatusCode::OK);
+    api.play_ok(&bob, &room, json!({"x": 0, "y": 0})).await;
+    // Killed within the turn's three seconds: its push is not made yet.
+    server.kill();
+    assert!(push.received().await.is_empty());
+
+    let server = crate::real_server::Server::start_with(&database, &flags);
+    let api = server.api.with_timeout(Duration::from_secs(10));
+    let pushed = push.wait_for(WAIT, |p| !p.is_empty()).await;
+    assert_eq!(pushed[0]["payload"]["room"], room.as_str());
+    let sent = "turnhouse_notices_total{channel=\"push\",outcome=\"sent\"}";
+    let until = Instant::now() + WAIT;
+    while api.metric(sent).await.unwrap_or(0.0) < 1.0 {
+        assert!(Instant::now() < until, "the push was never counted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(push.received().await.len(), 1, "pushed once");
+    server.kill();
 }
 
 /// Two servers on one database take the notices due between them: each turn is pushed once,
