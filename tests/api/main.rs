@@ -5,6 +5,7 @@ mod account_abuse;
 mod accounts_browser;
 mod backup;
 mod behind_proxies;
+mod boardgameio;
 mod bots;
 mod browser;
 mod browser_bots;

@@ -1,0 +1,253 @@
+//! boardgame.io games on Turnhouse, unchanged: each game object in `tests/boardgameio/games/`
+//! is bundled with `turnhouse-boardgameio/server` (`clients/boardgameio/`) and
+//! boardgame.io 0.50.2 from the registry, uploaded as any game, and played by boardgame.io's
+//! own `Client` in Node through the `turnhouse-boardgameio/client` transport
+//! (`tests/boardgameio/play.cjs`), and over plain HTTP where the exact refusal is the point.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{unique, Api, TestApp, TestPlayer};
+
+/// `tests/boardgameio/`, installed and built once per test process: `npm ci` when its lock
+/// changed (it pins boardgame.io 0.50.2, esbuild and React), the adapter's files copied in
+/// afresh (npm copies a path dependency once, and the tests must run the adapter as it is in
+/// the tree), then its build script (`build/hooks/<game>.js`, `build/board/`).
+pub(crate) fn project() -> &'static PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("tests/boardgameio");
+        let installed = dir.join("node_modules/.package-lock.json");
+        let lock = std::fs::read(dir.join("package-lock.json")).unwrap();
+        let stale =
+            std::fs::read(dir.join("node_modules/.lock-installed")).ok() != Some(lock.clone());
+        if !installed.exists() || stale {
+            run_in(&dir, "npm", &["ci", "--no-audit", "--no-fund", "--silent"]);
+            std::fs::write(dir.join("node_modules/.lock-installed"), &lock).unwrap();
+        }
+        let adapter = dir.join("node_modules/turnhouse-boardgameio");
+        for file in ["package.json", "server.js", "client.js"] {
+            std::fs::copy(
+                root.join("clients/boardgameio").join(file),
+                adapter.join(file),
+            )
+            .unwrap();
+        }
+        run_in(&dir, "node", &["build.mjs"]);
+        dir
+    })
+}
+
+fn run_in(dir: &Path, program: &str, args: &[&str]) {
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap_or_else(|e| panic!("{program} runs (scripts/test installs npm): {e}"));
+    assert!(status.success(), "{program} {args:?} failed");
+}
+
+/// The uploadable bundle of `tests/boardgameio/entries/<game>.js`.
+pub(crate) fn bundle(game: &str) -> String {
+    std::fs::read_to_string(project().join(format!("build/hooks/{game}.js"))).unwrap()
+}
+
+/// Publishes the bundle of `game` as `id`.
+pub(crate) async fn publish(api: &Api, id: &str, game: &str) {
+    api.publish(id, &bundle(game)).await;
+}
+
+/// A room of `id` with `seats` players seated in order (the first opened it).
+pub(crate) async fn seated(api: &Api, id: &str, seats: usize) -> (String, Vec<TestPlayer>) {
+    let first = api.register(&unique("seat0")).await;
+    let room = api.create_room(&first, json!({"game": id})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    let mut players = vec![first];
+    for seat in 1..seats {
+        let player = api.register(&unique(&format!("seat{seat}"))).await;
+        assert_eq!(api.join(&player, &room).await.status(), StatusCode::OK);
+        players.push(player);
+    }
+    (room, players)
+}
+
+/// Runs `node <script> <arg>` in the project with `env`; returns what it printed, as JSON.
+fn node(script: &str, arg: &str, env: &[(&str, &str)], input: Option<&[u8]>) -> Value {
+    let mut command = Command::new("node");
+    command
+        .arg(script)
+        .arg(arg)
+        .current_dir(project())
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("node runs");
+    if let Some(input) = input {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    drop(child.stdin.take());
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "node {script} {arg} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// Plays `scenario` of `play.cjs` in `room` with boardgame.io's Client, one per seat.
+async fn play(api: &Api, scenario: &str, room: &str, players: &[TestPlayer]) -> Value {
+    let tokens: Vec<&str> = players.iter().map(|p| p.token.as_str()).collect();
+    let env = [
+        ("SERVER", api.address.as_str()),
+        ("ROOM", room),
+        ("TOKENS", &tokens.join(",")),
+    ];
+    let (scenario, env) = (scenario.to_owned(), env.map(|(k, v)| (k, v.to_owned())));
+    tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        node("play.cjs", &scenario, &env, None)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn boardgameios_client_plays_tictactoe_to_a_win_and_to_a_draw() {
+    let app = TestApp::spawn().await;
+    publish(&app, "bgio-tictactoe", "tictactoe").await;
+    let game = app.get_json("/games/bgio-tictactoe").await;
+    assert_eq!(game["minPlayers"], 2);
+    assert_eq!(game["maxPlayers"], 2);
+
+    let (room, players) = seated(&app, "bgio-tictactoe", 2).await;
+    let started = app.room(&room).await;
+    assert_eq!(
+        started["joinable"], false,
+        "the match starts when the room fills"
+    );
+    assert_eq!(
+        started["toMove"],
+        json!([players[0].id]),
+        "seat 0 moves first"
+    );
+
+    let won = play(&app, "tictactoe-win", &room, &players).await;
+    assert_eq!(won["gameover"], json!({"winner": "0"}));
+    let names: Vec<&str> = won["matchData"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [&players[0].username, &players[1].username]);
+    let finished = app.room(&room).await;
+    assert_eq!(finished["finished"], true, "ctx.gameover finishes the room");
+    assert_eq!(finished["toMove"], json!([]));
+    assert_eq!(finished["score"]["wins"][&players[0].id], 1, "{finished}");
+
+    let (room, players) = seated(&app, "bgio-tictactoe", 2).await;
+    let drawn = play(&app, "tictactoe-draw", &room, &players).await;
+    assert_eq!(drawn["gameover"], json!({"draw": true}));
+    let finished = app.room(&room).await;
+    assert_eq!(finished["finished"], true);
+    assert_eq!(finished["score"]["draws"], 1, "{finished}");
+}
+
+#[tokio::test]
+async fn phases_stages_and_simultaneous_moves_play_through_and_name_who_is_to_move() {
+    let app = TestApp::spawn().await;
+    publish(&app, "bgio-auction", "auction").await;
+    let (room, players) = seated(&app, "bgio-auction", 3).await;
+    let ids: Vec<&str> = players.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(
+        app.room(&room).await["toMove"],
+        json!(ids),
+        "everyone bids at once"
+    );
+
+    let result = play(&app, "stages", &room, &players).await;
+    assert_eq!(result["gameover"], json!({"winner": "2"}));
+    assert_eq!(result["answers"], 6);
+
+    // Whose move it was, version by version: the bidders, then the player to play, then the
+    // two who must answer (activePlayers), then one left to answer.
+    let history = app.events(&room).await;
+    let waits: Vec<usize> = history
+        .iter()
+        .filter(|e| e["kind"] == "move")
+        .map(|e| e["toMove"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(waits.last(), Some(&0), "{waits:?}");
+    assert!(waits.contains(&2) && waits.contains(&1), "{waits:?}");
+    let first_player = history
+        .iter()
+        .find(|e| e["kind"] == "move" && e["toMove"].as_array().unwrap().len() == 1)
+        .unwrap();
+    assert_eq!(
+        first_player["toMove"],
+        json!([players[1].id]),
+        "the highest bidder plays first"
+    );
+}
+
+#[tokio::test]
+async fn player_view_hides_each_hand_and_a_random_match_replays_exactly() {
+    let app = TestApp::spawn().await;
+    publish(&app, "bgio-cards", "cards").await;
+    let (room, players) = seated(&app, "bgio-cards", 2).await;
+
+    // Over plain HTTP too: each seat sees its own hand, a spectator none, and nobody the seed.
+    for (seat, player) in players.iter().enumerate() {
+        let mine: Value = app
+            .request(
+                reqwest::Method::GET,
+                &format!("/rooms/{room}"),
+                Some(&player.token),
+                None,
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        let hands = &mine["state"]["match"]["G"]["hands"];
+        assert_eq!(
+            hands[seat.to_string()].as_array().unwrap().len(),
+            3,
+            "{hands}"
+        );
+        assert_eq!(hands[(1 - seat).to_string()], 3, "{hands}");
+        assert!(mine["state"].get("seed").is_none(), "the seed stays hidden");
+        assert_eq!(mine["state"]["match"]["plugins"]["random"], json!({}));
+    }
+    let watched = app.room(&room).await;
+    assert_eq!(
+        watched["state"]["match"]["G"]["hands"],
+        json!({"0": 3, "1": 3})
+    );
+
+    let result = play(&app, "hands", &room, &players).await;
+    assert_eq!(result["table"].as_array().unwrap().len(), 4);
+
+    // The finished match shows its seed; the same hooks given it make every version again.
+    let events = app
+        .get_json(&format!("/rooms/{room}/events?limit=1000"))
+        .await;
+    let input = serde_json::to_vec(&events).unwrap();
+    let replay =
+        tokio::task::spawn_blocking(move || node("replay.cjs", "cards", &[], Some(&input)))
+            .await
+            .unwrap();
+    assert_eq!(
+        replay["versions"].as_u64().unwrap() as usize,
+        events["events"].as_array().unwrap().len()
+    );
+}

@@ -1,0 +1,4 @@
+import { hooks } from 'turnhouse-boardgameio/server';
+import { Auction } from '../games/auction.js';
+
+export default hooks(Auction);

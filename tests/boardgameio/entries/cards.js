@@ -1,0 +1,4 @@
+import { hooks } from 'turnhouse-boardgameio/server';
+import { Cards } from '../games/cards.js';
+
+export default hooks(Cards);

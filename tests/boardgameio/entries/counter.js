@@ -1,0 +1,4 @@
+import { hooks } from 'turnhouse-boardgameio/server';
+import { Counter } from '../games/counter.js';
+
+export default hooks(Counter);
