@@ -106,6 +106,8 @@ function randomSeed() {
  * options.setupData   passed to the game's setup
  * options.onPlayerQuit({G, ctx, playerID}) what a quit does: a gameover value ends the match
  *                     with it; undefined lets it go on. By default the one who left forfeits.
+ * options.playerEvents the events a player may send (default: those the game enables, but
+ *                     endGame, which would let any player declare any result)
  */
 function hooks(gameObject, options = {}) {
   // ProcessGameConfig changes the object it is given, so it gets a copy. This runs once, at
@@ -115,6 +117,10 @@ function hooks(gameObject, options = {}) {
   const reduce = CreateGameReducer({ game });
   const filter = getFilterPlayerView(game);
   const numPlayers = seatsOf(gameObject, options);
+  // boardgame.io's server runs any event a client sends, enabled or not; here only these.
+  const playerEvents = new Set(
+    options.playerEvents ?? game.flow.enabledEventNames.filter((name) => name !== 'endGame'),
+  );
 
   /** The patch for a new match state, with the room's clock re-armed when the turn changed. */
   function patchFor(room, match, deltalog) {
@@ -198,6 +204,9 @@ function hooks(gameObject, options = {}) {
       }
       const found = action.type === MAKE_MOVE ? game.flow.getMove(ctx, move.type, playerID) : null;
       if (action.type === MAKE_MOVE && !found) refuseAs('action/unavailable_move', move.type);
+      if (action.type === GAME_EVENT && !playerEvents.has(move.event)) {
+        refuseAs('action/action_disabled', `players may not send ${move.event}`);
+      }
       const ignoresStale = found && typeof found === 'object' && found.ignoreStaleStateID;
       if (move.stateID !== undefined && move.stateID !== match._stateID && !ignoresStale) {
         refuseAs('action/stale_state_id', `was ${move.stateID}, the match is at ${match._stateID}`);

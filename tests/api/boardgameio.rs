@@ -129,6 +129,16 @@ async fn boardgameios_client_plays_tictactoe_to_a_win_and_to_a_draw() {
     assert_eq!(game["maxPlayers"], 2);
 
     let (room, players) = seated(&app, "bgio-tictactoe", 2).await;
+    // boardgame.io enables endGame, but a player may not declare the result with it.
+    let (status, problem) = app
+        .post_value(
+            &format!("/rooms/{room}/moves"),
+            Some(&players[0].token),
+            json!({"event": "endGame", "args": [{"winner": "0"}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(problem["reason"], "action/action_disabled", "{problem}");
     let started = app.room(&room).await;
     assert_eq!(
         started["joinable"], false,
@@ -250,4 +260,339 @@ async fn player_view_hides_each_hand_and_a_random_match_replays_exactly() {
         replay["versions"].as_u64().unwrap() as usize,
         events["events"].as_array().unwrap().len()
     );
+}
+
+/// Plays `mv` as `player`, expecting boardgame.io's refusal `reason`; the room is unchanged.
+async fn refused(api: &Api, player: &TestPlayer, room: &str, mv: Value, reason: &str) {
+    let before = api.room(room).await["version"].clone();
+    let (status, problem) = api
+        .post_value(
+            &format!("/rooms/{room}/moves"),
+            Some(&player.token),
+            mv.clone(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{mv}: {problem}");
+    assert_eq!(problem["code"], "game_refused", "{problem}");
+    assert_eq!(problem["reason"], reason, "{mv}: {problem}");
+    assert_eq!(
+        api.room(room).await["version"],
+        before,
+        "a refusal changes nothing"
+    );
+}
+
+/// The match's `_stateID` and count after `mv`, which must be taken.
+async fn taken(api: &Api, player: &TestPlayer, room: &str, mv: Value) -> (i64, i64) {
+    let after = api.play_ok(player, room, mv).await;
+    let stored = &after["state"]["match"];
+    (
+        stored["_stateID"].as_i64().unwrap(),
+        stored["G"]["count"].as_i64().unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn stale_and_out_of_turn_actions_are_refused_with_boardgameios_reason_and_undo_follows_the_masters_rule(
+) {
+    let app = TestApp::spawn().await;
+    publish(&app, "bgio-counter", "counter").await;
+    let (room, players) = seated(&app, "bgio-counter", 2).await;
+    let (zero, one) = (&players[0], &players[1]);
+
+    refused(
+        &app,
+        one,
+        &room,
+        json!({"type": "add", "args": [1]}),
+        "action/inactive_player",
+    )
+    .await;
+    refused(
+        &app,
+        zero,
+        &room,
+        json!({"type": "jump", "args": []}),
+        "action/unavailable_move",
+    )
+    .await;
+    refused(
+        &app,
+        zero,
+        &room,
+        json!({"type": "add", "args": [7]}),
+        "action/invalid_move",
+    )
+    .await;
+    refused(&app, zero, &room, json!({"x": 1}), "invalid_action").await;
+    refused(
+        &app,
+        zero,
+        &room,
+        json!({"event": "endGame"}),
+        "action/action_disabled",
+    )
+    .await;
+
+    assert_eq!(
+        taken(
+            &app,
+            zero,
+            &room,
+            json!({"type": "add", "args": [3], "stateID": 0})
+        )
+        .await,
+        (1, 3)
+    );
+    // An action made on the state before is stale; one that names no state is not checked.
+    refused(
+        &app,
+        zero,
+        &room,
+        json!({"type": "add", "args": [1], "stateID": 0}),
+        "action/stale_state_id",
+    )
+    .await;
+    assert_eq!(
+        taken(&app, zero, &room, json!({"type": "add", "args": [2]})).await,
+        (2, 5)
+    );
+
+    // Undo and redo: only by the one player who may act now.
+    refused(
+        &app,
+        one,
+        &room,
+        json!({"undo": true}),
+        "action/action_disabled",
+    )
+    .await;
+    assert_eq!(
+        taken(&app, zero, &room, json!({"undo": true, "stateID": 2})).await,
+        (3, 3)
+    );
+    assert_eq!(
+        taken(&app, zero, &room, json!({"redo": true})).await,
+        (4, 5)
+    );
+    assert_eq!(
+        taken(&app, zero, &room, json!({"undo": true})).await,
+        (5, 3)
+    );
+
+    // The turn ends with the event; the next player has nothing to undo.
+    let ended = app.play_ok(zero, &room, json!({"event": "endTurn"})).await;
+    assert_eq!(ended["toMove"], json!([one.id]));
+    refused(
+        &app,
+        one,
+        &room,
+        json!({"undo": true}),
+        "action/action_invalid",
+    )
+    .await;
+    refused(
+        &app,
+        zero,
+        &room,
+        json!({"type": "add", "args": [1]}),
+        "action/inactive_player",
+    )
+    .await;
+    for n in [3, 3] {
+        app.play_ok(one, &room, json!({"type": "add", "args": [n]}))
+            .await;
+    }
+    let won = app
+        .play_ok(one, &room, json!({"type": "add", "args": [1]}))
+        .await;
+    assert_eq!(won["finished"], true);
+    assert_eq!(
+        won["state"]["match"]["ctx"]["gameover"],
+        json!({"winner": "1"})
+    );
+    assert_eq!(won["score"]["wins"][&one.id], 1, "{won}");
+    // ctx.gameover finished the room: Turnhouse itself turns the next action away.
+    let after = app
+        .play(one, &room, json!({"type": "add", "args": [1]}))
+        .await;
+    crate::helpers::assert_problem(after, StatusCode::CONFLICT, "room_finished").await;
+}
+
+#[tokio::test]
+async fn a_quit_is_a_forfeit_and_a_room_waiting_for_players_gives_the_seat_back() {
+    let app = TestApp::spawn().await;
+    publish(&app, "bgio-auction", "auction").await;
+    let (room, players) = seated(&app, "bgio-auction", 2).await;
+    assert_eq!(
+        app.room(&room).await["joinable"],
+        true,
+        "two of three seats taken"
+    );
+    assert_eq!(app.quit(&players[1], &room).await.status(), StatusCode::OK);
+    let third = app.register(&unique("seat")).await;
+    let fourth = app.register(&unique("seat")).await;
+    for player in [&third, &fourth] {
+        assert_eq!(app.join(player, &room).await.status(), StatusCode::OK);
+    }
+    let started = app.room(&room).await;
+    assert_eq!(
+        started["state"]["seats"],
+        json!([players[0].id, third.id, fourth.id])
+    );
+
+    // Seat 1 leaves mid-match: it forfeits, and the other two win.
+    assert_eq!(app.quit(&third, &room).await.status(), StatusCode::OK);
+    let over = app.room(&room).await;
+    assert_eq!(over["finished"], true);
+    assert_eq!(
+        over["state"]["match"]["ctx"]["gameover"],
+        json!({"winners": ["0", "2"], "forfeit": "1"})
+    );
+    assert_eq!(over["score"]["wins"][&players[0].id], 1, "{over}");
+    assert_eq!(over["score"]["wins"][&fourth.id], 1, "{over}");
+}
+
+#[tokio::test]
+async fn turnhouses_bots_play_a_boardgameio_game_through_ai_enumerate() {
+    let app = TestApp::spawn().await;
+    publish(&app, "bgio-tictactoe", "tictactoe").await;
+    assert_eq!(app.get_json("/games/bgio-tictactoe").await["bots"], true);
+    for level in ["easy", "hard"] {
+        let human = app.register(&unique("human")).await;
+        let mut room = app
+            .create_room(&human, json!({"game": "bgio-tictactoe", "bot": level}))
+            .await;
+        let id = room["id"].as_str().unwrap().to_owned();
+        // The human takes the first empty cell until the game ends; the bot answers each move.
+        while room["finished"] != true {
+            let cells = room["state"]["match"]["G"]["cells"]
+                .as_array()
+                .unwrap()
+                .clone();
+            let free = cells.iter().position(Value::is_null).unwrap();
+            room = app
+                .play_ok(&human, &id, json!({"type": "clickCell", "args": [free]}))
+                .await;
+        }
+        let gameover = &room["state"]["match"]["ctx"]["gameover"];
+        let history = app.events(&id).await;
+        let bot_moves = history
+            .iter()
+            .filter(|e| e["kind"] == "move" && e["player"]["id"] != human.id.as_str())
+            .count();
+        assert!(bot_moves >= 2, "the bot moved: {bot_moves}");
+        if level == "hard" {
+            // The hard bot plays tic-tac-toe exactly: against first-free-cell it wins.
+            assert_eq!(gameover, &json!({"winner": "1"}), "{room}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_rooms_clock_ends_the_turn_of_whoever_lets_it_run_out() {
+    let app = TestApp::spawn().await;
+    publish(&app, "bgio-counter", "counter").await;
+    let zero = app.register(&unique("zero")).await;
+    let one = app.register(&unique("one")).await;
+    let room = app
+        .create_room(
+            &zero,
+            json!({"game": "bgio-counter", "clock": {"moveSeconds": 1}}),
+        )
+        .await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    let joined: Value = app.join(&one, &room).await.json().await.unwrap();
+    assert!(
+        joined["triggerTimeoutAt"].is_string(),
+        "the first turn is timed: {joined}"
+    );
+    app.play_ok(&zero, &room, json!({"type": "add", "args": [1]}))
+        .await;
+    // Seat 0 neither moves again nor ends the turn: the clock ends it.
+    let mut waited = 0;
+    let timed_out = loop {
+        let history = app.events(&room).await;
+        if let Some(timeout) = history.iter().find(|e| e["kind"] == "timeout") {
+            break timeout.clone();
+        }
+        waited += 1;
+        assert!(waited < 100, "no timeout version after 10 s: {history:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(timed_out["toMove"], json!([one.id]), "{timed_out}");
+    let now = app.room(&room).await;
+    assert_eq!(now["state"]["match"]["ctx"]["currentPlayer"], "1");
+    assert!(
+        now["triggerTimeoutAt"].is_string(),
+        "the next turn is timed"
+    );
+}
+
+#[tokio::test]
+async fn the_matchs_state_survives_a_kill_9_mid_game_and_the_game_goes_on() {
+    use crate::real_server::Server;
+    let dir = tempfile::tempdir().unwrap();
+    let database = crate::databases::fresh_database(dir.path(), "bgio.db").await;
+    let timeout = std::time::Duration::from_secs(10);
+    let server = Server::start(&database);
+    let api = server.api.with_timeout(timeout);
+    publish(&api, "bgio-counter", "counter").await;
+    let (room, players) = seated(&api, "bgio-counter", 2).await;
+    let (zero, one) = (&players[0], &players[1]);
+    api.play_ok(zero, &room, json!({"type": "add", "args": [3]}))
+        .await;
+    let acknowledged = api
+        .play_ok(
+            zero,
+            &room,
+            json!({"type": "add", "args": [2], "stateID": 1}),
+        )
+        .await;
+    server.kill();
+
+    let server = Server::start(&database);
+    let api = server.api.with_timeout(timeout);
+    let after = api
+        .request(
+            reqwest::Method::GET,
+            &format!("/rooms/{room}"),
+            Some(&zero.token),
+            None,
+        )
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(
+        after["state"], acknowledged["state"],
+        "the match as acknowledged"
+    );
+    // The reducer goes on from it: the stale check, undo within the turn, the next turn.
+    refused(
+        &api,
+        zero,
+        &room,
+        json!({"type": "add", "args": [1], "stateID": 1}),
+        "action/stale_state_id",
+    )
+    .await;
+    assert_eq!(
+        taken(&api, zero, &room, json!({"undo": true, "stateID": 2})).await,
+        (3, 3)
+    );
+    api.play_ok(zero, &room, json!({"event": "endTurn"})).await;
+    for n in [3, 3] {
+        api.play_ok(one, &room, json!({"type": "add", "args": [n]}))
+            .await;
+    }
+    let won = api
+        .play_ok(one, &room, json!({"type": "add", "args": [1]}))
+        .await;
+    assert_eq!(
+        won["state"]["match"]["ctx"]["gameover"],
+        json!({"winner": "1"})
+    );
+    assert_eq!(won["finished"], true);
+    server.kill();
 }

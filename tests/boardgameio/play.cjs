@@ -25,6 +25,12 @@ function clientFor(game, playerID, credentials) {
     debug: false,
     multiplayer: Turnhouse({ server, onError: (problem) => errors.push({ playerID, problem }) }),
   });
+  // One subscription per client, which every wait shares: boardgame.io numbers subscriptions
+  // by how many there are, so one made after another ended can replace a third.
+  client.waiters = new Set();
+  client.subscribe((state) => {
+    for (const waiter of client.waiters) waiter(state);
+  });
   client.start();
   return client;
 }
@@ -32,20 +38,19 @@ function clientFor(game, playerID, credentials) {
 /** Resolves once `test(state)` holds for the client's state (checked on every change). */
 function until(client, what, test, ms = 10000) {
   return new Promise((resolve, reject) => {
-    let unsubscribe = () => {};
-    const timer = setTimeout(() => {
-      unsubscribe();
-      reject(new Error(`timed out waiting for ${what}; state: ${JSON.stringify(client.getState())}`));
-    }, ms);
-    const check = (state) => {
+    const waiter = (state) => {
       if (state && test(state)) {
         clearTimeout(timer);
-        setImmediate(() => unsubscribe());
+        client.waiters.delete(waiter);
         resolve(state);
       }
     };
-    unsubscribe = client.subscribe(check);
-    check(client.getState());
+    const timer = setTimeout(() => {
+      client.waiters.delete(waiter);
+      reject(new Error(`timed out waiting for ${what}; state: ${JSON.stringify(client.getState())}`));
+    }, ms);
+    client.waiters.add(waiter);
+    waiter(client.getState());
   });
 }
 
