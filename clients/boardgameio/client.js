@@ -73,7 +73,8 @@ class TurnhouseTransport extends Transport {
     this.match = null;
     this.matchDataKey = '';
     this.generation = 0;
-    this.pending = [];
+    this.pending = new Map();
+    this.nextMove = 0;
     this.onMessage = null;
   }
 
@@ -96,12 +97,21 @@ class TurnhouseTransport extends Transport {
         this.setConnectionStatus(true);
         this.receive(message.room);
       } else if (message.type === 'turnhouse:result') {
-        const settle = this.pending.shift();
+        const settle = this.pending.get(message.id);
+        this.pending.delete(message.id);
         if (settle) settle(message.ok ? null : message.problem || { title: 'refused' });
       }
     };
     window.addEventListener('message', this.onMessage);
     window.parent.postMessage({ type: 'turnhouse:ready' }, '*');
+    // The frame takes the board's height, so the whole board shows without a scrollbar.
+    if (typeof ResizeObserver === 'function' && !this.resizer) {
+      this.resizer = new ResizeObserver(() => {
+        const height = Math.ceil(document.documentElement.getBoundingClientRect().height);
+        window.parent.postMessage({ type: 'turnhouse:resize', height }, '*');
+      });
+      this.resizer.observe(document.body);
+    }
   }
 
   disconnect() {
@@ -109,6 +119,8 @@ class TurnhouseTransport extends Transport {
     if (this.abort) this.abort.abort();
     if (this.onMessage) window.removeEventListener('message', this.onMessage);
     this.onMessage = null;
+    if (this.resizer) this.resizer.disconnect();
+    this.resizer = null;
     this.setConnectionStatus(false);
   }
 
@@ -209,8 +221,10 @@ class TurnhouseTransport extends Transport {
   /** Sends a move; resolves to null when it was taken, or to the problem that refused it. */
   async send(move) {
     if (!this.server) {
-      const answer = new Promise((resolve) => this.pending.push(resolve));
-      window.parent.postMessage({ type: 'turnhouse:move', move }, '*');
+      this.nextMove += 1;
+      const id = this.nextMove;
+      const answer = new Promise((resolve) => this.pending.set(id, resolve));
+      window.parent.postMessage({ type: 'turnhouse:move', move, id }, '*');
       return answer;
     }
     try {

@@ -6,6 +6,7 @@ mod accounts_browser;
 mod backup;
 mod behind_proxies;
 mod boardgameio;
+mod boardgameio_browser;
 mod bots;
 mod browser;
 mod browser_bots;

@@ -106,7 +106,7 @@ async fn play_the_top_row(alice: &Browser, bob: &Browser, answer: Option<&str>) 
 }
 
 /// Alice opens a private room of `game` from the lobby; Bob joins from its link.
-async fn two_seated(
+pub(crate) async fn two_seated(
     app: &TestApp,
     driver: &Driver,
     game: &str,

@@ -9,8 +9,8 @@
 //   frame -> page  {type: "turnhouse:ready"}              asks for the state again
 //   frame -> page  {type: "turnhouse:resize", height}     its page's height in pixels: the
 //                                                         frame takes it (120 to 4000)
-//   frame -> page  {type: "turnhouse:move", move}         sent as the viewer's move, answered by
-//   page -> frame  {type: "turnhouse:result", ok, problem}
+//   frame -> page  {type: "turnhouse:move", move, id?}    sent as the viewer's move, answered by
+//   page -> frame  {type: "turnhouse:result", ok, problem, id?}  (id echoed when the move had one)
 //
 // penpal's (v5 and v6), which @urturn/client speaks: the frame sends {penpal: "syn"}, the page
 // answers "synAck" with its methods (getLocalPlayer, makeMove, getServerTimeOffsetMS), the
@@ -33,9 +33,25 @@ export function gameFrame() {
   return document.getElementById('game-frame');
 }
 
+/**
+ * The frame's address. The room's id lets the server link a game's page opened on its own back
+ * to this room; a page written for boardgame.io's Client reads it as `matchID`. A game whose
+ * state keeps `seats` (the players' ids in seat order, as boardgame.io games on Turnhouse do)
+ * is told the viewer's seat as `playerID`, from the live room, so a replay never reloads it.
+ */
+function frameSrc(room) {
+  const id = encodeURIComponent(room.id);
+  let src = `${api.frontendUrl(room.game, room.gameVersion)}?room=${id}&matchID=${id}`;
+  const live = pageState.current || room;
+  const seats = live.state && Array.isArray(live.state.seats) ? live.state.seats : null;
+  const mine = me();
+  const seat = seats && mine ? seats.indexOf(mine.id) : -1;
+  if (seat >= 0) src += `&playerID=${seat}`;
+  return src;
+}
+
 export function drawFrame(board, room) {
-  // The room's id lets the server link a game's page opened on its own back to this room.
-  const src = `${api.frontendUrl(room.game, room.gameVersion)}?room=${encodeURIComponent(room.id)}`;
+  const src = frameSrc(room);
   let frame = gameFrame();
   if (!frame || frame.dataset.src !== src) {
     frame = el('iframe', {
@@ -126,7 +142,9 @@ export async function onTurnhouseMessage(link, message) {
   else if (message.type === 'turnhouse:resize') resizeFrame(message.height);
   else if (message.type === 'turnhouse:move') {
     const { ok, problem } = await moveFromFrame(message.move);
-    link.window.postMessage({ type: 'turnhouse:result', ok, problem: problem || null }, '*');
+    // A move may carry an id, which its result echoes (answers can pass each other).
+    const id = message.id === undefined ? {} : { id: message.id };
+    link.window.postMessage({ type: 'turnhouse:result', ok, problem: problem || null, ...id }, '*');
   }
 }
 
