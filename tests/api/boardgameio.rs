@@ -596,3 +596,57 @@ async fn the_matchs_state_survives_a_kill_9_mid_game_and_the_game_goes_on() {
     assert_eq!(won["finished"], true);
     server.kill();
 }
+
+#[tokio::test]
+async fn turnhouse_dev_takes_a_boardgameio_bundle_and_its_board() {
+    use crate::dev::local;
+    use crate::dev_browser::DevServer;
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("tictactoe.js");
+    std::fs::write(&hooks, bundle("tictactoe")).unwrap();
+    let board = project().join("build/board");
+    let dev = DevServer::start(&[&hooks, Path::new("--frontend"), &board]);
+    let (api, session) = dev.api().await;
+    assert_eq!(
+        session["layout"],
+        json!({"seats": 2, "bot": null}),
+        "seats from the game"
+    );
+    let room = session["room"].as_str().unwrap().to_owned();
+    let seats: Vec<TestPlayer> = (0..2).map(|i| local(&session["players"][i])).collect();
+    let started = api.room(&room).await;
+    assert_eq!(started["state"]["seats"], json!([seats[0].id, seats[1].id]));
+    assert_eq!(
+        started["toMove"],
+        json!([seats[0].id]),
+        "the match has started"
+    );
+    assert_eq!(api.get_json("/games/tictactoe").await["hasFrontend"], true);
+    api.play_ok(&seats[0], &room, json!({"type": "clickCell", "args": [4]}))
+        .await;
+
+    // The bot in the second seat answers through ai.enumerate.
+    let bot = json!({"bot": {"seat": 2, "level": "hard"}});
+    let response = api.post("/dev/tictactoe/rooms", None, Some(&bot)).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let room = response.json::<Value>().await.unwrap()["room"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let after = api
+        .play_ok(&seats[0], &room, json!({"type": "clickCell", "args": [0]}))
+        .await;
+    let cells = after["state"]["match"]["G"]["cells"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        cells.iter().filter(|c| !c.is_null()).count(),
+        2,
+        "the bot replied"
+    );
+
+    // A rebuilt bundle (esbuild --watch writes it again) is published as the next version.
+    std::fs::write(&hooks, bundle("tictactoe") + "\n// rebuilt\n").unwrap();
+    dev.wait_for_terminal("published version 2").await;
+}

@@ -13,7 +13,7 @@ use crate::helpers::{assert_problem, TestApp};
 
 impl DevServer {
     /// The server as a client, and the dev session's state.
-    async fn api(&self) -> (Api, Value) {
+    pub(crate) async fn api(&self) -> (Api, Value) {
         let address = self.page.rsplit_once("/dev/").unwrap().0.to_owned();
         let api = Api {
             address,
@@ -25,7 +25,7 @@ impl DevServer {
     }
 }
 
-fn local(player: &Value) -> TestPlayer {
+pub(crate) fn local(player: &Value) -> TestPlayer {
     TestPlayer {
         id: player["id"].as_str().unwrap().into(),
         username: player["username"].as_str().unwrap().into(),
