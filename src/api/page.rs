@@ -69,6 +69,8 @@ static APP: Asset = asset!("app.js", "text/javascript; charset=utf-8");
 static STYLE: Asset = asset!("app.css", "text/css; charset=utf-8");
 static CLIENT: Asset = asset!("client.js", "text/javascript; charset=utf-8");
 static CLIENT_TYPES: Asset = asset!("client.d.ts", "application/typescript; charset=utf-8");
+/// The types of a game's hooks, for authors who write them in TypeScript.
+static HOOK_TYPES: Asset = asset!("hooks.d.ts", "application/typescript; charset=utf-8");
 /// The page's service worker, at the root so that its scope is the whole page.
 static SERVICE_WORKER: Asset = asset!("sw.js", "text/javascript; charset=utf-8");
 
@@ -133,6 +135,9 @@ pub fn routes() -> Vec<RouteDef> {
         }),
         route(Method::GET, "/client.d.ts", |req: HttpRequest| async move {
             serve(&req, &CLIENT_TYPES, false)
+        }),
+        route(Method::GET, "/hooks.d.ts", |req: HttpRequest| async move {
+            serve(&req, &HOOK_TYPES, false)
         }),
     ]
 }

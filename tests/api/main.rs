@@ -3,6 +3,7 @@
 mod absent_players;
 mod account_abuse;
 mod accounts_browser;
+mod author_folders;
 mod backup;
 mod behind_proxies;
 mod boardgameio;
