@@ -11,7 +11,9 @@
 //! It starts nothing itself. Each game is create, join and five moves (X wins along the top
 //! row), with `--in-flight` games at once over keep-alive connections; every game must end with
 //! X the winner, or it counts as an error. With `--hosted` the game is `examples/tictactoe.js`,
-//! uploaded first and run in the sandbox. In the same run and with the same client and
+//! uploaded first and run in the sandbox. With `--boardgameio BUNDLE` it is boardgame.io's
+//! tic-tac-toe bundled with `turnhouse-boardgameio/server` (see docs/boardgameio.md), uploaded
+//! first: the moves are `{"type": "clickCell", "args": [cell]}`, and seat "0" must win. In the same run and with the same client and
 //! concurrency it measures `GET /healthz`, the baseline the action rate is compared with, and
 //! `GET /time` (nothing asked of the database or the engine: the HTTP path alone).
 //! Then, one request at a time, it times the reads a frontend makes most: lobby listings, a
@@ -67,6 +69,10 @@ struct Args {
     /// Play the JavaScript tic-tac-toe of `examples/tictactoe.js` instead of the built-in one.
     #[arg(long)]
     hosted: bool,
+    /// Play boardgame.io's tic-tac-toe from this bundle (its hooks, built as
+    /// docs/boardgameio.md says) instead of the built-in one.
+    #[arg(long)]
+    boardgameio: Option<std::path::PathBuf>,
     /// Send `Accept-Encoding: gzip` with every action, as browsers and most HTTP libraries
     /// do, and read gzipped answers.
     #[arg(long)]
@@ -100,6 +106,8 @@ const PROBES: usize = 32;
 
 /// The hosted game's id, when `--hosted`.
 const HOSTED_GAME: &str = "loadgen-tictactoe";
+/// The boardgame.io game's id, when `--boardgameio`.
+const BOARDGAMEIO_GAME: &str = "loadgen-boardgameio";
 
 #[tokio::main]
 async fn main() {
@@ -122,6 +130,11 @@ async fn main() {
     if args.hosted {
         api.upload_hosted_game().await;
         api.game = HOSTED_GAME.to_owned();
+    }
+    if let Some(bundle) = &args.boardgameio {
+        let source = std::fs::read_to_string(bundle).expect("the boardgame.io bundle");
+        api.upload(BOARDGAMEIO_GAME, source.leak()).await;
+        api.game = BOARDGAMEIO_GAME.to_owned();
     }
     let api = Arc::new(api);
     let players: Vec<(Player, Player)> = {
@@ -778,23 +791,26 @@ impl Api {
         let id = room["id"].as_str().ok_or("a room id")?.to_owned();
         timed(format!("/rooms/{id}/join"), o, Value::Null).await?;
         let mut last = Value::Null;
+        let boardgameio = self.game == BOARDGAMEIO_GAME;
         for (n, (row, col)) in [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
             .into_iter()
             .enumerate()
         {
             let player = if n % 2 == 0 { x } else { o };
-            last = timed(
-                format!("/rooms/{id}/moves"),
-                player,
-                json!({"x": row, "y": col}),
-            )
-            .await?;
+            let mv = match boardgameio {
+                false => json!({"x": row, "y": col}),
+                true => json!({"type": "clickCell", "args": [row * 3 + col]}),
+            };
+            last = timed(format!("/rooms/{id}/moves"), player, mv).await?;
         }
-        let winner_seat = last["players"].as_array().and_then(|players| {
-            players
-                .iter()
-                .position(|p| p["id"] == last["state"]["winner"]["id"])
-        });
+        let winner_seat = match boardgameio {
+            false => last["players"].as_array().and_then(|players| {
+                players
+                    .iter()
+                    .position(|p| p["id"] == last["state"]["winner"]["id"])
+            }),
+            true => (last["state"]["match"]["ctx"]["gameover"]["winner"] == "0").then_some(0),
+        };
         if last["finished"] == true && winner_seat == Some(0) {
             Ok(())
         } else {

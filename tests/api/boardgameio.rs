@@ -13,45 +13,21 @@ use serde_json::{json, Value};
 
 use crate::helpers::{unique, Api, TestApp, TestPlayer};
 
-/// `tests/boardgameio/`, installed and built once per test process: `npm ci` when its lock
-/// changed (it pins boardgame.io 0.50.2, esbuild and React), the adapter's files copied in
-/// afresh (npm copies a path dependency once, and the tests must run the adapter as it is in
-/// the tree), then its build script (`build/hooks/<game>.js`, `build/board/`).
+/// `tests/boardgameio/`, installed and built once per test process by its `install` script
+/// (boardgame.io 0.50.2 and the rest from its lock, the adapter as it is in the tree, the
+/// bundles and the board).
 pub(crate) fn project() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let dir = root.join("tests/boardgameio");
-        let installed = dir.join("node_modules/.package-lock.json");
-        let lock = std::fs::read(dir.join("package-lock.json")).unwrap();
-        let stale =
-            std::fs::read(dir.join("node_modules/.lock-installed")).ok() != Some(lock.clone());
-        if !installed.exists() || stale {
-            run_in(&dir, "npm", &["ci", "--no-audit", "--no-fund", "--silent"]);
-            std::fs::write(dir.join("node_modules/.lock-installed"), &lock).unwrap();
-        }
-        let adapter = dir.join("node_modules/turnhouse-boardgameio");
-        let files = ["package.json", "server.js", "client.js"];
-        let types = ["server.d.ts", "client.d.ts", "hooks.d.ts"];
-        for file in files.into_iter().chain(types) {
-            std::fs::copy(
-                root.join("clients/boardgameio").join(file),
-                adapter.join(file),
-            )
-            .unwrap();
-        }
-        run_in(&dir, "node", &["build.mjs"]);
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/boardgameio");
+        let status = Command::new(dir.join("install"))
+            .status()
+            .unwrap_or_else(|e| {
+                panic!("tests/boardgameio/install runs (scripts/test installs npm): {e}")
+            });
+        assert!(status.success(), "tests/boardgameio/install failed");
         dir
     })
-}
-
-fn run_in(dir: &Path, program: &str, args: &[&str]) {
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap_or_else(|e| panic!("{program} runs (scripts/test installs npm): {e}"));
-    assert!(status.success(), "{program} {args:?} failed");
 }
 
 /// The uploadable bundle of `tests/boardgameio/entries/<game>.js`.
