@@ -17,6 +17,7 @@ for (const entry of readdirSync(`${here}entries`)) {
     format: 'esm',
     platform: 'neutral',
     mainFields: ['module', 'main'],
+    preserveSymlinks: true,
     define: production,
     outfile: `${out}/hooks/${entry}`,
     logLevel: 'warning',
@@ -30,6 +31,7 @@ await build({
   target: ['chrome100'],
   define: production,
   jsx: 'automatic',
+  preserveSymlinks: true,
   outfile: `${out}/board/main.js`,
   logLevel: 'warning',
 });
