@@ -57,7 +57,9 @@ pub(crate) async fn seated(api: &Api, id: &str, seats: usize) -> (String, Vec<Te
 /// Runs `node <script> <arg>` in the project with `env`; returns what it printed, as JSON.
 fn node(script: &str, arg: &str, env: &[(&str, &str)], input: Option<&[u8]>) -> Value {
     let mut command = Command::new("node");
+    // turnhouse-boardgameio is linked from its folder: it finds boardgame.io through the link.
     command
+        .arg("--preserve-symlinks")
         .arg(script)
         .arg(arg)
         .current_dir(project())
