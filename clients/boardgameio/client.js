@@ -75,6 +75,7 @@ class TurnhouseTransport extends Transport {
     this.generation = 0;
     this.pending = new Map();
     this.nextMove = 0;
+    this.running = false;
     this.onMessage = null;
   }
 
@@ -84,6 +85,7 @@ class TurnhouseTransport extends Transport {
   }
 
   connect() {
+    this.running = true;
     this.generation += 1;
     const generation = this.generation;
     if (this.server) {
@@ -115,6 +117,7 @@ class TurnhouseTransport extends Transport {
   }
 
   disconnect() {
+    this.running = false;
     this.generation += 1;
     if (this.abort) this.abort.abort();
     if (this.onMessage) window.removeEventListener('message', this.onMessage);
@@ -269,8 +272,9 @@ class TurnhouseTransport extends Transport {
     this.reconnect();
   }
 
+  /** Starts over with the new match or credentials, if the client is running. */
   reconnect() {
-    if (this.generation === 0) return;
+    if (!this.running) return;
     this.disconnect();
     this.connect();
   }
