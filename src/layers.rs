@@ -1,5 +1,5 @@
-//! The layers of the crate, and the test that keeps them. The product's slices (`moderation`
-//! over `standing`, `engine` (the rooms), `accounts` and `catalog`) each import only slices
+//! The layers of the crate, and the test that keeps them. The product's slices (`chat`, which
+//! stands on the store alone, `moderation` over `standing`, `engine` (the rooms), `accounts` and `catalog`) each import only slices
 //! below them, and never the HTTP layer (`api`) nor what composes them (`services`); below the
 //! slices, `game`, `sandbox`, `store` and `live` import none of them. `config`, `startup`,
 //! `seed` and `dev` (the `turnhouse dev` command) sit on top and may reach anything;
@@ -10,7 +10,8 @@
 /// What composes the slices and serves them: no slice or anything below imports these.
 const ABOVE: [&str; 6] = ["api", "services", "config", "startup", "seed", "dev"];
 /// The slices, highest first: each may import only those after it.
-const SLICES: [&str; 8] = [
+const SLICES: [&str; 9] = [
+    "chat",
     "moderation",
     "standing",
     "webhooks",
@@ -22,6 +23,19 @@ const SLICES: [&str; 8] = [
 ];
 /// Which slices a slice may not import: those above it, and its peers that it has no call to.
 const SLICES_APART: &[(&str, &[&str])] = &[
+    (
+        "chat",
+        &[
+            "moderation",
+            "standing",
+            "webhooks",
+            "notifications",
+            "engine",
+            "accounts",
+            "catalog",
+            "outbox",
+        ],
+    ),
     ("moderation", &["webhooks", "notifications", "outbox"]),
     (
         "standing",

@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod api;
 pub mod cache;
 pub mod catalog;
+pub mod chat;
 pub mod config;
 pub mod dev;
 pub mod domain;

@@ -1,12 +1,13 @@
 //! The product's slices, each a small service holding only the handles it needs, composed once
-//! at start: rooms (the engine), accounts, the catalog of games, moderation, standing, webhooks
-//! and notifications.
+//! at start: rooms (the engine), accounts, the catalog of games, moderation, chat, standing,
+//! webhooks and notifications.
 //! Handlers call the one they need.
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
 use crate::accounts::{AccountMail, Accounts};
 use crate::catalog::Catalog;
+use crate::chat::Chat;
 use crate::config::WebhookSettings;
 use crate::domain::public_url::PublicUrl;
 use crate::draining::Drain;
@@ -27,6 +28,7 @@ pub struct Services {
     pub accounts: Accounts,
     pub catalog: Catalog,
     pub moderation: Moderation,
+    pub chat: Chat,
     pub standing: Standings,
     pub webhooks: Webhooks,
     pub notifications: Notifications,
@@ -97,6 +99,7 @@ impl Services {
                 accounts.clone(),
                 catalog.clone(),
             ),
+            chat: Chat::new(store.clone()),
             notifications,
             public_url,
             drain,

@@ -319,6 +319,7 @@ fn context(
         accounts: services.accounts,
         catalog: services.catalog,
         moderation: services.moderation,
+        chat: services.chat,
         standing: services.standing,
         webhooks: services.webhooks,
         notifications: services.notifications,

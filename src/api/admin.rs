@@ -83,7 +83,7 @@ struct Reason {
 }
 
 /// The reason given: `400 invalid_body` when `required` and missing or blank, or too long.
-fn reason(given: Option<String>, required: bool) -> Result<String, ApiError> {
+pub(super) fn reason(given: Option<String>, required: bool) -> Result<String, ApiError> {
     let reason = given.unwrap_or_default().trim().to_owned();
     if required && reason.is_empty() {
         return Err(ApiError::InvalidBody(

@@ -77,6 +77,8 @@ pub enum ApiError {
     #[error(transparent)]
     Moderation(#[from] ModerationError),
     #[error(transparent)]
+    Chat(#[from] crate::chat::ChatError),
+    #[error(transparent)]
     Standing(#[from] StandingError),
     #[error(transparent)]
     Webhooks(#[from] WebhookError),
@@ -92,6 +94,7 @@ impl ApiError {
             ApiError::Accounts(err) => err,
             ApiError::Catalog(err) => err,
             ApiError::Moderation(err) => err,
+            ApiError::Chat(err) => err,
             ApiError::Standing(err) => err,
             ApiError::Webhooks(err) => err,
             ApiError::Notifications(err) => err,
@@ -134,6 +137,7 @@ impl ApiError {
             ApiError::Accounts(err) => slice_problem(err),
             ApiError::Catalog(err) => slice_problem(err),
             ApiError::Moderation(err) => slice_problem(err),
+            ApiError::Chat(err) => slice_problem(err),
             ApiError::Standing(err) => slice_problem(err),
             ApiError::Webhooks(err) => slice_problem(err),
             ApiError::Notifications(err) => slice_problem(err),

@@ -140,6 +140,8 @@ pub struct Limits {
     /// Sign-in codes asked for, per player.
     pub sign_in_codes: RateLimiter,
     pub actions: RateLimiter,
+    /// Chat messages, per player.
+    pub chat: RateLimiter,
     pub uploads: RateLimiter,
     /// Mailed links, per account and per address mailed (keys `player:…`, `address:…`).
     pub mail_links: RateLimiter,

@@ -4,6 +4,7 @@
 //! One stop in the life of a move: `docs/internals.md`.
 
 mod admin;
+mod chat;
 pub mod compress;
 pub mod connections;
 pub mod cors;
@@ -57,6 +58,7 @@ pub struct AppContext {
     pub accounts: Accounts,
     pub catalog: Catalog,
     pub moderation: Moderation,
+    pub chat: crate::chat::Chat,
     pub standing: Standings,
     pub webhooks: crate::webhooks::Webhooks,
     pub notifications: crate::notifications::Notifications,
@@ -130,6 +132,7 @@ pub fn routes(dev: bool) -> Vec<RouteDef> {
     all.extend(rooms::routes());
     all.extend(admin::routes());
     all.extend(webhooks::routes());
+    all.extend(chat::routes());
     for path in paths(&all) {
         let allow = allowed_methods(&all, path);
         all.push(route(

@@ -326,6 +326,10 @@ pub struct AbuseLimits {
     #[arg(global = true, long, env = "UPLOAD_RATE", default_value = "60/h")]
     pub upload_rate: RateSetting,
 
+    /// Chat messages per player (a room's table and gallery, and the lobby, together).
+    #[arg(global = true, long, env = "CHAT_RATE", default_value = "20/min")]
+    pub chat_rate: RateSetting,
+
     /// Mailed links (an address to confirm, a password reset) per account, and per address
     /// mailed: no one can make the server mail someone over and over.
     #[arg(global = true, long, env = "MAIL_LINK_RATE", default_value = "5/h")]
@@ -347,6 +351,7 @@ impl Default for AbuseLimits {
             sign_in_code_rate: rate("20/h"),
             action_rate: rate("1200/min"),
             upload_rate: rate("60/h"),
+            chat_rate: rate("20/min"),
             mail_link_rate: rate("5/h"),
             rate_limits: "on".into(),
         }
@@ -369,6 +374,7 @@ impl AbuseLimits {
             account_failures: limiter(self.account_failure_rate, "failed sign-ins to this account"),
             sign_in_codes: limiter(self.sign_in_code_rate, "sign-in codes"),
             actions: limiter(self.action_rate, "actions"),
+            chat: limiter(self.chat_rate, "chat messages"),
             mail_links: limiter(
                 self.mail_link_rate,
                 "mailed links for this account or address",

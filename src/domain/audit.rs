@@ -21,7 +21,8 @@ pub struct AuditEntry {
     /// Where the admin's request came from: the client's address as the server saw it
     /// (behind a trusted proxy, the one it names); `None` for the command line.
     pub client: Option<String>,
-    /// `suspend`, `unsuspend`, `rename`, `unpublish`, `close_room`, `grant`, `revoke`.
+    /// `suspend`, `unsuspend`, `rename`, `unpublish`, `close_room`, `grant`, `revoke`,
+    /// `mute_chat`, `delete_chat_message`.
     pub action: String,
     pub target: AuditTarget,
     pub reason: String,
@@ -48,6 +49,8 @@ pub enum AuditAction {
     Rename,
     Unpublish,
     CloseRoom,
+    MuteChat,
+    DeleteChatMessage,
 }
 
 impl AuditAction {
@@ -61,6 +64,8 @@ impl AuditAction {
             AuditAction::Rename => "rename",
             AuditAction::Unpublish => "unpublish",
             AuditAction::CloseRoom => "close_room",
+            AuditAction::MuteChat => "mute_chat",
+            AuditAction::DeleteChatMessage => "delete_chat_message",
         }
     }
 }

@@ -3,6 +3,7 @@
 //! the edge so the core only ever sees well-formed ones.
 
 pub mod audit;
+pub mod chat;
 pub mod credentials;
 pub mod game_id;
 pub mod game_name;

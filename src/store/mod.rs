@@ -37,6 +37,7 @@ macro_rules! read {
 }
 
 mod batch;
+mod chat;
 mod dialect;
 mod durable;
 mod emails;

@@ -6,8 +6,8 @@ use super::dialect::{Dialect, SetSql};
 use super::reads::MemberRange;
 use super::types::RoomQuery;
 use super::{
-    batch, emails, moderation, notices, outbox, postgres, profiles, push, ratings, reads, sessions,
-    sqlite, turn_pushes, turns, webhook_endpoints, writer, writes,
+    batch, chat, emails, moderation, notices, outbox, postgres, profiles, push, ratings, reads,
+    sessions, sqlite, turn_pushes, turns, webhook_endpoints, writer, writes,
 };
 
 /// How many rows a set statement is shown with.
@@ -26,6 +26,7 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
     list.extend(catalog());
     list.extend(outbox_statements::<D>());
     list.extend(notice_statements::<D>());
+    list.extend(chat_statements());
     list.push(("PLAYER_GAMES", reads::PLAYER_GAMES.into()));
     for (name, query, ranges) in listings() {
         let sql = reads::listing(&query, D::FALSE, &ranges).sql().to_owned();
@@ -94,6 +95,27 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
         ("SUBSCRIPTIONS_OF", push::SUBSCRIPTIONS_OF.into()),
         ("PUSH_TARGETS", set_text::<D>(push::PUSH_TARGETS)),
         ("REMOVE_SUBSCRIPTION", push::REMOVE_SUBSCRIPTION.into()),
+    ]
+}
+
+/// Chat: messages, reports, blocks, mutes and closed galleries.
+fn chat_statements() -> Vec<(&'static str, String)> {
+    vec![
+        ("INSERT_MESSAGE", chat::INSERT_MESSAGE.into()),
+        ("ROOM_MESSAGES_AFTER", chat::ROOM_MESSAGES_AFTER.into()),
+        ("LOBBY_MESSAGES_AFTER", chat::LOBBY_MESSAGES_AFTER.into()),
+        ("LOBBY_MESSAGES_BEFORE", chat::LOBBY_MESSAGES_BEFORE.into()),
+        ("MESSAGE", chat::MESSAGE.into()),
+        ("ROOM_CHAT", chat::ROOM_CHAT.into()),
+        ("MUTED_UNTIL", chat::MUTED_UNTIL.into()),
+        ("MUTE", chat::MUTE.into()),
+        ("DELETE_MESSAGE", chat::DELETE_MESSAGE.into()),
+        ("INSERT_REPORT", chat::INSERT_REPORT.into()),
+        ("OPEN_REPORTS", chat::OPEN_REPORTS.into()),
+        ("BLOCK", chat::BLOCK.into()),
+        ("UNBLOCK", chat::UNBLOCK.into()),
+        ("BLOCKS_OF", chat::BLOCKS_OF.into()),
+        ("CLOSE_GALLERY", chat::CLOSE_GALLERY.into()),
     ]
 }
 

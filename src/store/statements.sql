@@ -560,6 +560,51 @@ WITH v (seq, subscription, player_id, room_id) AS (VALUES ($1, $2, $3, $4), ($5,
 -- SQLite and PostgreSQL: REMOVE_SUBSCRIPTION
 DELETE FROM push_subscriptions WHERE player_id = $1 AND id = $2 RETURNING id;
 
+-- SQLite and PostgreSQL: INSERT_MESSAGE
+INSERT INTO chat_messages (room_id, channel, player_id, body, room_version, created_at) SELECT $1, $2, $3, $4, (SELECT version FROM rooms WHERE id = $5), $6 RETURNING id;
+
+-- SQLite and PostgreSQL: ROOM_MESSAGES_AFTER
+SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.room_id = $1 AND m.channel = $2 AND m.id > $3 AND NOT EXISTS (SELECT 1 FROM player_blocks b WHERE b.player_id = $4 AND b.blocked_id = m.player_id) ORDER BY m.id LIMIT $5;
+
+-- SQLite and PostgreSQL: LOBBY_MESSAGES_AFTER
+SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.room_id IS NULL AND m.channel = 'lobby' AND m.id > $1 AND NOT EXISTS (SELECT 1 FROM player_blocks b WHERE b.player_id = $2 AND b.blocked_id = m.player_id) ORDER BY m.id LIMIT $3;
+
+-- SQLite and PostgreSQL: LOBBY_MESSAGES_BEFORE
+SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.room_id IS NULL AND m.channel = 'lobby' AND m.id < $1 AND NOT EXISTS (SELECT 1 FROM player_blocks b WHERE b.player_id = $2 AND b.blocked_id = m.player_id) ORDER BY m.id DESC LIMIT $3;
+
+-- SQLite and PostgreSQL: MESSAGE
+SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.id = $1;
+
+-- SQLite and PostgreSQL: ROOM_CHAT
+SELECT r.finished, r.version, COALESCE(v.chat, TRUE) AS chat, EXISTS (SELECT 1 FROM room_players s WHERE s.room_id = r.id AND s.player_id = $2) AS seated, EXISTS (SELECT 1 FROM closed_galleries g WHERE g.room_id = r.id) AS gallery_closed, (SELECT e.player_id FROM room_events e WHERE e.room_id = r.id AND e.version = 1) AS opener FROM rooms r LEFT JOIN game_versions v ON v.game_id = r.game AND v.version = r.game_version WHERE r.id = $1;
+
+-- SQLite and PostgreSQL: MUTED_UNTIL
+SELECT chat_muted_until FROM players WHERE id = $1;
+
+-- SQLite and PostgreSQL: MUTE
+UPDATE players SET chat_muted_until = $2 WHERE id = $1 RETURNING id, username;
+
+-- SQLite and PostgreSQL: DELETE_MESSAGE
+UPDATE chat_messages SET body = NULL, deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL RETURNING id;
+
+-- SQLite and PostgreSQL: INSERT_REPORT
+INSERT INTO chat_reports (message_id, reporter_id, reason, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (message_id, reporter_id) DO NOTHING;
+
+-- SQLite and PostgreSQL: OPEN_REPORTS
+SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at, r.reporter_id, rp.username AS reporter_name, r.reason, r.created_at AS reported_at FROM chat_reports r JOIN chat_messages m ON m.id = r.message_id JOIN players p ON p.id = m.player_id JOIN players rp ON rp.id = r.reporter_id WHERE m.deleted_at IS NULL ORDER BY r.created_at DESC, m.id DESC LIMIT $1;
+
+-- SQLite and PostgreSQL: BLOCK
+INSERT INTO player_blocks (player_id, blocked_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (player_id, blocked_id) DO NOTHING;
+
+-- SQLite and PostgreSQL: UNBLOCK
+DELETE FROM player_blocks WHERE player_id = $1 AND blocked_id = $2 RETURNING blocked_id;
+
+-- SQLite and PostgreSQL: BLOCKS_OF
+SELECT p.id, p.username FROM player_blocks b JOIN players p ON p.id = b.blocked_id WHERE b.player_id = $1 ORDER BY b.created_at, p.id;
+
+-- SQLite and PostgreSQL: CLOSE_GALLERY
+INSERT INTO closed_galleries (room_id) VALUES ($1) ON CONFLICT (room_id) DO NOTHING;
+
 -- SQLite and PostgreSQL: PLAYER_GAMES
 WITH RECURSIVE g (game) AS (SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 ORDER BY game LIMIT 1) UNION ALL SELECT (SELECT game FROM room_players WHERE finished = $1 AND player_id = $2 AND game > g.game ORDER BY game LIMIT 1) FROM g WHERE g.game IS NOT NULL) SELECT game FROM g WHERE game IS NOT NULL LIMIT $3;
 

@@ -252,6 +252,15 @@ impl Api {
         self.get(path).await.json().await.expect("a JSON body")
     }
 
+    /// A GET's JSON body as `player` reads it, whatever its status.
+    pub async fn get_value_as(&self, path: &str, player: &TestPlayer) -> Value {
+        self.request(Method::GET, path, Some(&player.token), None)
+            .await
+            .json()
+            .await
+            .expect("a JSON body")
+    }
+
     /// A new player with a name of its own.
     pub async fn new_player(&self) -> TestPlayer {
         self.register(&unique("player")).await

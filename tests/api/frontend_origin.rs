@@ -143,7 +143,10 @@ async fn authors_pages_are_served_only_at_their_own_origin_and_played_from_there
     alice.enter_frame("#game-frame").await;
     alice.wait_for_text("#status", "Your turn").await;
     let at = alice.eval("return location.href;", json!([])).await;
-    assert_eq!(at, json!(format!("{origin}{folder}?room={room}&matchID={room}")));
+    assert_eq!(
+        at,
+        json!(format!("{origin}{folder}?room={room}&matchID={room}"))
+    );
     let before = app.room(&room).await["version"].as_i64().unwrap();
     alice.click("[data-cell=\"1,1\"]").await;
     alice.leave_frame().await;

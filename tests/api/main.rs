@@ -12,6 +12,7 @@ mod bots;
 mod browser;
 mod browser_bots;
 mod certificates;
+mod chat;
 mod client;
 mod clocks;
 mod clocks_exactly_once;

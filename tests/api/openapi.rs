@@ -108,6 +108,7 @@ fn the_spec_lists_every_problem_code() {
         "/src/accounts/error.rs",
         "/src/catalog/error.rs",
         "/src/moderation/error.rs",
+        "/src/chat/error.rs",
         "/src/standing/mod.rs",
         "/src/webhooks/error.rs",
         "/src/notifications/error.rs",

@@ -108,6 +108,9 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         // The stream, resumed twice: the last two versions, then only the last.
         "id: 7\nevent: version\nid: 8\nevent: version\n",
         r#"{"version":8,"kind":"move","player":"alice","move":{"x":0,"y":2},"finished":true,"players":["alice","bob"]}"#,
+        // Chat at the table: kept as plain text, and closed to anyone else.
+        r#"{"player":"bob","text":"<b>rematch?</b>"}"#,
+        r#"{"status":403,"code":"chat_not_allowed"}"#,
         // A rotated token: the old one refused, the new one working.
         "{\"status\":401,\"code\":\"invalid_token\"}\n20",
         r#"{"code":"missing_token","requestId":"trace-42"}"#,
