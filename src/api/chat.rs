@@ -209,19 +209,14 @@ struct LobbyPageQuery {
     limit: Option<i64>,
 }
 
-/// The lobby's messages after `after`, or the page before `before` (the newest page without
-/// either).
+/// The lobby's messages after `after`, or the page before `before` (with both, of those after
+/// `after`), or the newest page without either.
 async fn lobby_history(
     req: actix_web::HttpRequest,
     context: web::Data<AppContext>,
     MaybeSigned(viewer): MaybeSigned,
 ) -> Result<HttpResponse, ApiError> {
     let query: LobbyPageQuery = parse_query(&req)?;
-    if query.after.is_some() && query.before.is_some() {
-        return Err(ApiError::InvalidQuery(
-            "give after or before, not both".into(),
-        ));
-    }
     let before = match (query.after, query.before) {
         (None, None) => Some(i64::MAX),
         (_, before) => before,

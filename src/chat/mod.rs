@@ -164,8 +164,8 @@ impl Chat {
         self.stored(id).await
     }
 
-    /// The lobby's messages after id `after`, or the page before `before`; oldest first
-    /// either way.
+    /// The lobby's messages after id `after`, or the page before `before` (with both, of
+    /// those after `after`); oldest first either way.
     pub async fn lobby_history(
         &self,
         viewer: Option<&PlayerRef>,
@@ -176,6 +176,9 @@ impl Chat {
         let limit = limit.clamp(1, MAX_PAGE);
         let viewer = viewer.map(|v| &v.id);
         let mut page = self.store.lobby_chat(after, before, viewer, limit).await?;
+        if let (Some(after), Some(_)) = (after, before) {
+            page.retain(|m| m.id > after);
+        }
         page.sort_by_key(|m| m.id);
         Ok(page)
     }
