@@ -442,14 +442,15 @@ async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
     let room = room_in_view(&alice).await;
     assert_eq!(app.room(&room).await["clock"], json!({"moveSeconds": 60}));
 
-    // A game on a four-second clock, Alice (X) to move once Bob has joined.
+    // A game on an eight-second clock, Alice (X) to move once Bob has joined: long enough for
+    // both pages to show the countdown on a busy machine.
     let token = alice
         .eval(
             "return JSON.parse(localStorage.getItem('turnhouse.player')).token;",
             json!([]),
         )
         .await;
-    let body = json!({"game": "tictactoe", "clock": {"moveSeconds": 4}});
+    let body = json!({"game": "tictactoe", "clock": {"moveSeconds": 8}});
     let response = app
         .post("/rooms", Some(token.as_str().unwrap()), Some(&body))
         .await;
