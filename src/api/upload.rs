@@ -41,6 +41,8 @@ struct GameSettings {
     frontend_background: Option<String>,
     #[serde(default, deserialize_with = "super::extract::whole_number")]
     frontend_height: Option<usize>,
+    /// Whether players may talk in the game's rooms (`false` where talking is cheating).
+    chat: Option<bool>,
 }
 
 impl GameSettings {
@@ -53,6 +55,7 @@ impl GameSettings {
             max_players: self.max_players.or(fallback.max_players),
             frontend_background: self.frontend_background.or(fallback.frontend_background),
             frontend_height: self.frontend_height.or(fallback.frontend_height),
+            chat: self.chat.or(fallback.chat),
         }
     }
 }
@@ -293,6 +296,11 @@ fn form_setting(sent: &mut Sent, field: &str, text: String) -> Result<(), ApiErr
         "maxPlayers" => settings.max_players = whole(&text)?,
         "frontendBackground" => settings.frontend_background = Some(text),
         "frontendHeight" => settings.frontend_height = whole(&text)?,
+        "chat" => {
+            settings.chat = Some(text.trim().parse::<bool>().map_err(|_| {
+                ApiError::InvalidBody(format!("`chat` must be true or false, not `{text}`"))
+            })?)
+        }
         // An empty field is no example, as a form leaves a field it has no value for.
         "moveExample" if text.trim().is_empty() => sent.move_example = FieldUpdate::Remove,
         "moveExample" => {
@@ -306,7 +314,7 @@ fn form_setting(sent: &mut Sent, field: &str, text: String) -> Result<(), ApiErr
         other => {
             return Err(ApiError::InvalidBody(format!(
                 "unknown form field `{other}`: expected source, frontend, name, description, \
-                 minPlayers, maxPlayers, moveExample, frontendBackground or frontendHeight"
+                 minPlayers, maxPlayers, moveExample, frontendBackground, frontendHeight or chat"
             )))
         }
     }
@@ -379,6 +387,7 @@ fn checked(sent: Sent) -> Result<Upload, ApiError> {
         frontend_background: settings.frontend_background,
         frontend_height,
         move_example: sent.move_example,
+        chat: settings.chat,
     }))
 }
 

@@ -38,6 +38,8 @@ pub struct GameUpload {
     pub frontend_height: Option<u32>,
     /// A move as the game expects it, for generic clients to suggest.
     pub move_example: FieldUpdate<serde_json::Value>,
+    /// Whether players may talk in its rooms.
+    pub chat: Option<bool>,
 }
 
 /// The longest a game's name may be, in characters.
@@ -58,6 +60,7 @@ struct SourceSettings {
     min_players: Option<usize>,
     max_players: Option<usize>,
     move_example: Option<serde_json::Value>,
+    chat: Option<bool>,
 }
 
 impl SourceSettings {
@@ -207,6 +210,9 @@ impl Catalog {
             frontend_height: (upload.frontend_height)
                 .or_else(|| previous.and_then(|p| p.frontend_height)),
             move_example,
+            chat: (upload.chat.or(own.chat))
+                .or(previous.map(|p| p.chat))
+                .unwrap_or(true),
             hooks,
             created_at: now(),
         };

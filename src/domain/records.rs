@@ -280,6 +280,8 @@ pub struct NewGameVersion {
     pub frontend_height: Option<u32>,
     /// An example move, as JSON text, if the author gave one.
     pub move_example: Option<String>,
+    /// Whether players may talk in its rooms.
+    pub chat: bool,
     /// What the source supports (the optional hooks it exports).
     pub hooks: Capabilities,
     pub created_at: Timestamp,
@@ -318,6 +320,8 @@ pub struct GameVersionRecord {
     pub frontend_background: Option<String>,
     pub frontend_height: Option<u32>,
     pub move_example: Option<Value>,
+    /// Whether players may talk in its rooms.
+    pub chat: bool,
     /// What the source supports (the optional hooks it exports).
     pub hooks: Capabilities,
     pub owner: PlayerRef,
@@ -351,6 +355,8 @@ pub struct GameListing {
     pub frontend_height: Option<u32>,
     /// A move as the game expects it, when the game gives one.
     pub move_example: Option<Value>,
+    /// Whether players may talk in its rooms (the author may turn it off).
+    pub chat: bool,
     /// `bots`, `onTimeout` and `onPlayerView`.
     #[serde(flatten)]
     pub capabilities: Capabilities,
@@ -371,6 +377,7 @@ impl GameListing {
             frontend_background: None,
             frontend_height: None,
             move_example,
+            chat: true,
             capabilities,
             builtin: true,
             owner: None,
@@ -412,6 +419,7 @@ impl GameVersionRecord {
             ),
             frontend_height: Some(self.frontend_height.unwrap_or(DEFAULT_FRONTEND_HEIGHT)),
             move_example: self.move_example.clone(),
+            chat: self.chat,
             capabilities: self.hooks,
             unpublished_at: self.unpublished_at,
         }

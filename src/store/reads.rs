@@ -57,7 +57,7 @@ pub(super) const ACCOUNT_BY_NAME: &str = "SELECT id, username, created_at FROM p
 /// is null.
 pub(super) const VERSIONS: &str = "SELECT v.game_id, v.version, v.name, v.description, \
      v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, \
-     v.on_player_view, v.enumerate_moves, v.winners, v.to_move, \
+     v.on_player_view, v.enumerate_moves, v.winners, v.to_move, v.chat, \
      (SELECT count(*) FROM game_frontend_files f \
       WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, \
      v.frontend_background, v.frontend_height, v.created_at, g.owner_id, \

@@ -106,6 +106,7 @@ pub(super) fn game_version<D: Sql>(row: &D::Row) -> Result<GameVersionRecord, St
         frontend_files: D::int(row, "frontend_files")?,
         frontend_background: D::maybe_text(row, "frontend_background")?,
         frontend_height: D::maybe_int(row, "frontend_height")?.and_then(|h| u32::try_from(h).ok()),
+        chat: D::flag(row, "chat")?,
         hooks: Capabilities {
             timeouts: D::flag(row, "on_timeout")?,
             player_view: D::flag(row, "on_player_view")?,

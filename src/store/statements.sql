@@ -96,7 +96,7 @@ SELECT id, username, created_at FROM players WHERE id = $1;
 SELECT id, username, created_at FROM players WHERE (username = $1 OR username_key = lower($1)) ORDER BY username = $1 DESC LIMIT 1;
 
 -- SQLite and PostgreSQL: VERSIONS
-SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, v.winners, v.to_move, (SELECT count(*) FROM game_frontend_files f WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, v.frontend_background, v.frontend_height, v.created_at, g.owner_id, p.username AS owner_name, g.created_at AS game_created_at, g.unpublished_at FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) ORDER BY v.game_id;
+SELECT v.game_id, v.version, v.name, v.description, v.min_players, v.max_players, v.format, v.sha256, v.move_example, v.on_timeout, v.on_player_view, v.enumerate_moves, v.winners, v.to_move, v.chat, (SELECT count(*) FROM game_frontend_files f WHERE f.game_id = v.game_id AND f.version = v.version) AS frontend_files, v.frontend_background, v.frontend_height, v.created_at, g.owner_id, p.username AS owner_name, g.created_at AS game_created_at, g.unpublished_at FROM game_versions v JOIN games g ON g.id = v.game_id JOIN players p ON p.id = g.owner_id WHERE ($1 IS NULL OR v.game_id = $1) AND v.version = coalesce($2, (SELECT max(version) FROM game_versions l WHERE l.game_id = v.game_id)) ORDER BY v.game_id;
 
 -- SQLite and PostgreSQL: GAME_SOURCE
 SELECT source AS text FROM game_versions WHERE game_id = $1 AND version = $2;
@@ -285,7 +285,7 @@ WITH v (room_id, player_id) AS (VALUES ($1, $2), ($3, $4)) SELECT c.room_id, c.r
 INSERT INTO games (id, owner_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING;
 
 -- SQLite and PostgreSQL: INSERT_GAME_VERSION
-INSERT INTO game_versions (game_id, version, name, description, min_players, max_players, format, source, sha256, created_at, move_example, on_timeout, on_player_view, enumerate_moves, frontend_background, frontend_height, winners, to_move) SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 FROM game_versions WHERE game_id = $1 RETURNING version;
+INSERT INTO game_versions (game_id, version, name, description, min_players, max_players, format, source, sha256, created_at, move_example, on_timeout, on_player_view, enumerate_moves, frontend_background, frontend_height, winners, to_move, chat) SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18 FROM game_versions WHERE game_id = $1 RETURNING version;
 
 -- SQLite and PostgreSQL: COPY_FRONTEND_FILES
 INSERT INTO game_frontend_files (game_id, version, path, content_type, etag, body, gzip) SELECT game_id, $2, path, content_type, etag, body, gzip FROM game_frontend_files WHERE game_id = $1 AND version = $3;

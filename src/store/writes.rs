@@ -116,9 +116,10 @@ pub(super) const INSERT_GAME: &str =
 pub(super) const INSERT_GAME_VERSION: &str =
     "INSERT INTO game_versions (game_id, version, name, description, min_players, \
      max_players, format, source, sha256, created_at, move_example, on_timeout, \
-     on_player_view, enumerate_moves, frontend_background, frontend_height, winners, to_move) \
+     on_player_view, enumerate_moves, frontend_background, frontend_height, winners, to_move, \
+     chat) \
      SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-     $12, $13, $14, $15, $16, $17 \
+     $12, $13, $14, $15, $16, $17, $18 \
      FROM game_versions WHERE game_id = $1 RETURNING version";
 
 /// Version `$3`'s frontend files, as version `$2`'s.
@@ -255,7 +256,8 @@ pub(super) async fn publish<D: Dialect>(
         .bind(upload.frontend_background.clone())
         .bind(upload.frontend_height.map(i64::from))
         .bind(upload.hooks.winners)
-        .bind(upload.hooks.to_move);
+        .bind(upload.hooks.to_move)
+        .bind(upload.chat);
     let version = match D::fetch_optional(conn, insert).await? {
         Some(row) => D::int(&row, "version")?,
         None => {

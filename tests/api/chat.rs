@@ -481,3 +481,51 @@ fn chrono_ms(text: &str) -> i64 {
         .unwrap()
         .timestamp_millis()
 }
+
+#[tokio::test]
+async fn a_game_whose_author_turned_chat_off_has_no_chat_in_its_rooms() {
+    let app = TestApp::spawn().await;
+    let author = app.register(&unique("author")).await;
+    let upload = app
+        .client
+        .put(format!("{}/games/silent-ttt?chat=false", app.address))
+        .bearer_auth(&author.token)
+        .header("content-type", "application/javascript")
+        .body(crate::helpers::example("tictactoe.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upload.status(), StatusCode::CREATED);
+    assert_eq!(app.get_value("/games/silent-ttt").await["chat"], false);
+    assert_eq!(app.get_value("/games/tictactoe").await["chat"], true);
+    let (room, x, _) = app.started_game("silent-ttt").await;
+    let (status, problem) = say(&app, &x, &room, "table", "psst").await;
+    assert_eq!(
+        (status, problem["code"].clone()),
+        (StatusCode::CONFLICT, json!("chat_off"))
+    );
+    assert_eq!(
+        read(&app, Some(&x), &room, "table").await.0,
+        StatusCode::CONFLICT
+    );
+
+    // A new version that says nothing of it keeps it off; one that turns it on has chat.
+    let again = app
+        .upload(
+            &author,
+            "silent-ttt",
+            &crate::helpers::example("tictactoe.js"),
+        )
+        .await;
+    assert_eq!(again.status(), StatusCode::OK);
+    assert_eq!(app.get_value("/games/silent-ttt").await["chat"], false);
+    let form = reqwest::multipart::Form::new().text("chat", "true");
+    let on = app.upload_form(&author, "silent-ttt", "", form).await;
+    assert_eq!(on.status(), StatusCode::OK);
+    assert_eq!(app.get_value("/games/silent-ttt").await["chat"], true);
+    let (room, x, _) = app.started_game("silent-ttt").await;
+    assert_eq!(
+        say(&app, &x, &room, "table", "now we talk").await.0,
+        StatusCode::CREATED
+    );
+}
