@@ -158,18 +158,9 @@ impl WriteStep for ChatWrite {
                 author,
                 text,
                 at,
-            } => {
-                let statement = Statement::new(INSERT_MESSAGE)
-                    .bind(room_id.clone())
-                    .bind(channel.as_str())
-                    .bind(author.as_str())
-                    .bind(text.as_str())
-                    .bind(room_id.clone().unwrap_or_default())
-                    .bind(*at);
-                let row = D::fetch_optional(conn, statement).await?;
-                let row = row.ok_or_else(|| StoreError::Corrupt("no message id".into()))?;
-                ChatWritten::Message(D::int(&row, "id")?)
-            }
+            } => ChatWritten::Message(
+                insert_message::<D>(conn, room_id, *channel, author, text, *at).await?,
+            ),
             ChatWrite::Report {
                 message,
                 reporter,
@@ -196,21 +187,7 @@ impl WriteStep for ChatWrite {
                 player,
                 until,
                 audit,
-            } => {
-                let statement = Statement::new(MUTE).bind(player.as_str()).bind(*until);
-                let row = D::fetch_optional(conn, statement).await?;
-                let player = match row {
-                    Some(row) => Some(PlayerRef {
-                        id: D::text(&row, "id")?.into(),
-                        username: D::text(&row, "username")?,
-                    }),
-                    None => None,
-                };
-                if player.is_some() {
-                    insert_audit(conn, audit).await?;
-                }
-                ChatWritten::Player(player)
-            }
+            } => ChatWritten::Player(mute::<D>(conn, player, *until, audit).await?),
             ChatWrite::Block {
                 player,
                 blocked,
@@ -236,6 +213,46 @@ impl WriteStep for ChatWrite {
             }
         })
     }
+}
+
+/// Inserts a message; its id.
+async fn insert_message<D: Dialect>(
+    conn: &mut D::Connection,
+    room_id: &Option<String>,
+    channel: Channel,
+    author: &PlayerId,
+    text: &str,
+    at: Timestamp,
+) -> Result<i64, StoreError> {
+    let statement = Statement::new(INSERT_MESSAGE)
+        .bind(room_id.clone())
+        .bind(channel.as_str())
+        .bind(author.as_str())
+        .bind(text)
+        .bind(room_id.clone().unwrap_or_default())
+        .bind(at);
+    let row = D::fetch_optional(conn, statement).await?;
+    let row = row.ok_or_else(|| StoreError::Corrupt("no message id".into()))?;
+    D::int(&row, "id")
+}
+
+/// Mutes a player until `until` (`None` lifts it), with the audit's row: the player, if any.
+async fn mute<D: Dialect>(
+    conn: &mut D::Connection,
+    player: &PlayerId,
+    until: Option<Timestamp>,
+    audit: &AuditEntry,
+) -> Result<Option<PlayerRef>, StoreError> {
+    let statement = Statement::new(MUTE).bind(player.as_str()).bind(until);
+    let Some(row) = D::fetch_optional(conn, statement).await? else {
+        return Ok(None);
+    };
+    let muted = PlayerRef {
+        id: D::text(&row, "id")?.into(),
+        username: D::text(&row, "username")?,
+    };
+    insert_audit(conn, audit).await?;
+    Ok(Some(muted))
 }
 
 fn message<D: Dialect>(row: &D::Row) -> Result<ChatMessage, StoreError> {
