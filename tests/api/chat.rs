@@ -529,3 +529,39 @@ async fn a_game_whose_author_turned_chat_off_has_no_chat_in_its_rooms() {
         StatusCode::CREATED
     );
 }
+
+#[tokio::test]
+async fn a_kill_9_loses_no_acknowledged_message() {
+    use crate::real_server::Server;
+    let dir = tempfile::tempdir().unwrap();
+    let database = crate::databases::fresh_database(dir.path(), "chat.db").await;
+    let server = Server::start(&database);
+    let api = server.api.with_timeout(std::time::Duration::from_secs(10));
+    let (room, x, o) = api.started_tictactoe().await;
+    let mut acknowledged = Vec::new();
+    for n in 0..20 {
+        let who = if n % 2 == 0 { &x } else { &o };
+        let (status, sent) = api
+            .post_value(
+                &format!("/rooms/{room}/chat"),
+                Some(&who.token),
+                json!({"text": format!("message {n}"), "channel": "table"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+        acknowledged.push(sent);
+    }
+    server.kill();
+
+    let server = Server::start(&database);
+    let api = server.api.with_timeout(std::time::Duration::from_secs(10));
+    let kept = api
+        .get_value_as(&format!("/rooms/{room}/chat?channel=table"), &x)
+        .await;
+    assert_eq!(
+        kept["messages"],
+        Value::Array(acknowledged),
+        "every message as acknowledged"
+    );
+    server.kill();
+}
