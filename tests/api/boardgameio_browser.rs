@@ -31,6 +31,17 @@ async fn a_boardgameio_react_board_plays_to_a_win_in_two_frames() {
     let (alice, bob, _, _, room) = two_seated(&app, &driver, "bgio-ttt").await;
 
     // Each frame is told its match and seat in its address, and boardgame.io's client knows it.
+    // Bob's frame is loaded again once he has a seat: wait for that before looking inside.
+    for (browser, seat) in [(&alice, 0), (&bob, 1)] {
+        browser
+            .wait_for(
+                "the frame of the viewer's seat",
+                "const f = document.getElementById('game-frame'); \
+                 return !!f && f.src.endsWith('&playerID=' + arguments[0]);",
+                json!([seat]),
+            )
+            .await;
+    }
     frame_waits_for(&alice, "#seat", "player 0").await;
     frame_waits_for(&bob, "#seat", "player 1").await;
     frame_waits_for(&alice, "#turn", "your turn").await;
