@@ -184,30 +184,24 @@ class TurnhouseTransport extends Transport {
     this.match = match;
     if (!previous || match._stateID < previous._stateID) {
       // The first state, or one from before (a replay, or the room played again).
-      this.notifyClient({
-        type: 'sync',
-        args: [
-          this.matchID,
-          { state: match, filteredMetadata: matchData, initialState: match, log: state.deltalog || [] },
-        ],
-      });
+      this.sync(matchData);
     } else {
       this.notifyClient({ type: 'update', args: [this.matchID, match, state.deltalog || []] });
     }
   }
 
-  /** Puts the client back on the last state the server sent, after a refused action. */
-  resync() {
-    if (!this.match) return;
-    const state = this.room.state;
-    const matchData = JSON.parse(this.matchDataKey || '[]');
+  /** Puts the client on the last state the server sent, whatever it holds now. */
+  sync(matchData) {
+    const log = this.room.state.deltalog || [];
     this.notifyClient({
       type: 'sync',
-      args: [
-        this.matchID,
-        { state: this.match, filteredMetadata: matchData, initialState: this.match, log: state.deltalog || [] },
-      ],
+      args: [this.matchID, { state: this.match, filteredMetadata: matchData, initialState: this.match, log }],
     });
+  }
+
+  /** After a refused action: the client's own guess at it is undone. */
+  resync() {
+    if (this.match) this.sync(JSON.parse(this.matchDataKey || '[]'));
   }
 
   sendAction(state, action) {

@@ -107,11 +107,10 @@ impl Chat {
             _ => {}
         }
         self.not_muted(&author.id).await?;
-        let id = self
+        Ok(self
             .store
-            .send_chat(Some(room_id), channel, &author.id, &text, Timestamp::now())
-            .await?;
-        self.stored(id).await
+            .send_chat(Some(room_id), channel, author, &text)
+            .await?)
     }
 
     /// A room's messages of `channel` after id `after`, oldest first, as `viewer` may read
@@ -157,11 +156,10 @@ impl Chat {
     ) -> Result<ChatMessage, ChatError> {
         let text = checked_text(text)?;
         self.not_muted(&author.id).await?;
-        let id = self
+        Ok(self
             .store
-            .send_chat(None, Channel::Lobby, &author.id, &text, Timestamp::now())
-            .await?;
-        self.stored(id).await
+            .send_chat(None, Channel::Lobby, author, &text)
+            .await?)
     }
 
     /// The lobby's messages after id `after`, or the page before `before` (with both, of

@@ -17,42 +17,61 @@ use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
 
 /// A message (`$1` room or null, `$2` channel, `$3` author, `$4` text, `$6` when), with the
-/// room's version as it is now; returns its id.
+/// room's version as it is now; returns its id and that version.
 pub(super) const INSERT_MESSAGE: &str = "INSERT INTO chat_messages \
      (room_id, channel, player_id, body, room_version, created_at) \
-     SELECT $1, $2, $3, $4, (SELECT version FROM rooms WHERE id = $5), $6 RETURNING id";
+     SELECT $1, $2, $3, $4, (SELECT version FROM rooms WHERE id = $5), $6 \
+     RETURNING id, room_version";
+
+/// Messages (`m`) with their authors' names (`p`), as [`message`] reads them; the statements
+/// below add their conditions.
+macro_rules! messages_from {
+    () => {
+        "SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, \
+         m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id "
+    };
+}
+
+/// Leaves out the messages of the players viewer `$n` blocked.
+macro_rules! unblocked {
+    ($viewer:literal) => {
+        concat!(
+            "AND NOT EXISTS (SELECT 1 FROM player_blocks b WHERE b.player_id = ",
+            $viewer,
+            " AND b.blocked_id = m.player_id) "
+        )
+    };
+}
 
 /// Messages of room `$1`'s channel `$2` after id `$3`, oldest first, at most `$5`, but those
 /// of players viewer `$4` blocked.
-pub(super) const ROOM_MESSAGES_AFTER: &str = "SELECT m.id, m.room_id, m.channel, m.player_id, \
-     p.username, m.body, m.room_version, m.created_at, m.deleted_at \
-     FROM chat_messages m JOIN players p ON p.id = m.player_id \
-     WHERE m.room_id = $1 AND m.channel = $2 AND m.id > $3 AND NOT EXISTS \
-     (SELECT 1 FROM player_blocks b WHERE b.player_id = $4 AND b.blocked_id = m.player_id) \
-     ORDER BY m.id LIMIT $5";
+pub(super) const ROOM_MESSAGES_AFTER: &str = concat!(
+    messages_from!(),
+    "WHERE m.room_id = $1 AND m.channel = $2 AND m.id > $3 ",
+    unblocked!("$4"),
+    "ORDER BY m.id LIMIT $5"
+);
 
 /// The lobby's messages after id `$1`, oldest first, at most `$3`, but those of players
 /// viewer `$2` blocked.
-pub(super) const LOBBY_MESSAGES_AFTER: &str = "SELECT m.id, m.room_id, m.channel, m.player_id, \
-     p.username, m.body, m.room_version, m.created_at, m.deleted_at \
-     FROM chat_messages m JOIN players p ON p.id = m.player_id \
-     WHERE m.room_id IS NULL AND m.channel = 'lobby' AND m.id > $1 AND NOT EXISTS \
-     (SELECT 1 FROM player_blocks b WHERE b.player_id = $2 AND b.blocked_id = m.player_id) \
-     ORDER BY m.id LIMIT $3";
+pub(super) const LOBBY_MESSAGES_AFTER: &str = concat!(
+    messages_from!(),
+    "WHERE m.room_id IS NULL AND m.channel = 'lobby' AND m.id > $1 ",
+    unblocked!("$2"),
+    "ORDER BY m.id LIMIT $3"
+);
 
 /// The lobby's messages before id `$1`, newest first, at most `$3`, but those of players
 /// viewer `$2` blocked: a page further back.
-pub(super) const LOBBY_MESSAGES_BEFORE: &str = "SELECT m.id, m.room_id, m.channel, m.player_id, \
-     p.username, m.body, m.room_version, m.created_at, m.deleted_at \
-     FROM chat_messages m JOIN players p ON p.id = m.player_id \
-     WHERE m.room_id IS NULL AND m.channel = 'lobby' AND m.id < $1 AND NOT EXISTS \
-     (SELECT 1 FROM player_blocks b WHERE b.player_id = $2 AND b.blocked_id = m.player_id) \
-     ORDER BY m.id DESC LIMIT $3";
+pub(super) const LOBBY_MESSAGES_BEFORE: &str = concat!(
+    messages_from!(),
+    "WHERE m.room_id IS NULL AND m.channel = 'lobby' AND m.id < $1 ",
+    unblocked!("$2"),
+    "ORDER BY m.id DESC LIMIT $3"
+);
 
 /// Message `$1`.
-pub(super) const MESSAGE: &str = "SELECT m.id, m.room_id, m.channel, m.player_id, \
-     p.username, m.body, m.room_version, m.created_at, m.deleted_at \
-     FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.id = $1";
+pub(super) const MESSAGE: &str = concat!(messages_from!(), "WHERE m.id = $1");
 
 /// What decides who may read and write room `$1`'s chat, for player `$2`.
 pub(super) const ROOM_CHAT: &str = "SELECT r.finished, r.version, COALESCE(v.chat, TRUE) AS chat, \
@@ -139,10 +158,11 @@ pub(super) enum ChatWrite {
     },
 }
 
-/// What a chat write produced: a message's id, the player muted, or whether it changed
+/// What a chat write produced: a message kept, the player muted, or whether it changed
 /// anything.
 pub(super) enum ChatWritten {
-    Message(i64),
+    /// A message's id, and the room's version it was written at.
+    Message(i64, Option<i64>),
     Player(Option<PlayerRef>),
     Changed(bool),
 }
@@ -158,9 +178,11 @@ impl WriteStep for ChatWrite {
                 author,
                 text,
                 at,
-            } => ChatWritten::Message(
-                insert_message::<D>(conn, room_id, *channel, author, text, *at).await?,
-            ),
+            } => {
+                let (id, version) =
+                    insert_message::<D>(conn, room_id, *channel, author, text, *at).await?;
+                ChatWritten::Message(id, version)
+            }
             ChatWrite::Report {
                 message,
                 reporter,
@@ -215,7 +237,7 @@ impl WriteStep for ChatWrite {
     }
 }
 
-/// Inserts a message; its id.
+/// Inserts a message; its id, and the room's version it was written at.
 async fn insert_message<D: Dialect>(
     conn: &mut D::Connection,
     room_id: &Option<String>,
@@ -223,7 +245,7 @@ async fn insert_message<D: Dialect>(
     author: &PlayerId,
     text: &str,
     at: Timestamp,
-) -> Result<i64, StoreError> {
+) -> Result<(i64, Option<i64>), StoreError> {
     let statement = Statement::new(INSERT_MESSAGE)
         .bind(room_id.clone())
         .bind(channel.as_str())
@@ -233,7 +255,7 @@ async fn insert_message<D: Dialect>(
         .bind(at);
     let row = D::fetch_optional(conn, statement).await?;
     let row = row.ok_or_else(|| StoreError::Corrupt("no message id".into()))?;
-    D::int(&row, "id")
+    Ok((D::int(&row, "id")?, D::maybe_int(&row, "room_version")?))
 }
 
 /// Mutes a player until `until` (`None` lifts it), with the audit's row: the player, if any.
@@ -362,24 +384,33 @@ impl Store {
         Ok(output)
     }
 
-    /// Keeps a message; its id.
+    /// Keeps a message, written now: the message as kept.
     pub async fn send_chat(
         &self,
         room_id: Option<&str>,
         channel: Channel,
-        author: &PlayerId,
+        author: &PlayerRef,
         text: &str,
-        at: Timestamp,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<ChatMessage, StoreError> {
+        let at = Timestamp::now();
         let write = ChatWrite::Send {
             room_id: room_id.map(str::to_owned),
             channel,
-            author: author.clone(),
+            author: author.id.clone(),
             text: text.to_owned(),
             at,
         };
         match self.chat_write(write).await? {
-            ChatWritten::Message(id) => Ok(id),
+            ChatWritten::Message(id, room_version) => Ok(ChatMessage {
+                id,
+                room_id: room_id.map(str::to_owned),
+                channel,
+                author: author.clone(),
+                text: Some(text.to_owned()),
+                room_version,
+                created_at: at,
+                deleted_at: None,
+            }),
             _ => Err(StoreError::Corrupt("a message's write said no id".into())),
         }
     }

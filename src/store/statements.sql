@@ -561,7 +561,7 @@ WITH v (seq, subscription, player_id, room_id) AS (VALUES ($1, $2, $3, $4), ($5,
 DELETE FROM push_subscriptions WHERE player_id = $1 AND id = $2 RETURNING id;
 
 -- SQLite and PostgreSQL: INSERT_MESSAGE
-INSERT INTO chat_messages (room_id, channel, player_id, body, room_version, created_at) SELECT $1, $2, $3, $4, (SELECT version FROM rooms WHERE id = $5), $6 RETURNING id;
+INSERT INTO chat_messages (room_id, channel, player_id, body, room_version, created_at) SELECT $1, $2, $3, $4, (SELECT version FROM rooms WHERE id = $5), $6 RETURNING id, room_version;
 
 -- SQLite and PostgreSQL: ROOM_MESSAGES_AFTER
 SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.room_id = $1 AND m.channel = $2 AND m.id > $3 AND NOT EXISTS (SELECT 1 FROM player_blocks b WHERE b.player_id = $4 AND b.blocked_id = m.player_id) ORDER BY m.id LIMIT $5;

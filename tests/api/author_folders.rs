@@ -12,29 +12,10 @@ use serde_json::json;
 
 use crate::boardgameio::project;
 use crate::helpers::{unique, TestApp, TestPlayer};
+use crate::readme::fenced;
 
 const BOARDGAMEIO_DOC: &str = include_str!("../../docs/boardgameio.md");
 const HOSTING_DOC: &str = include_str!("../../docs/hosting.md");
-
-/// The fenced blocks of `page`, in order, each with its language (empty for a bare fence).
-fn fenced(page: &str) -> Vec<(String, String)> {
-    let mut blocks = Vec::new();
-    let mut current: Option<(String, String)> = None;
-    for line in page.lines() {
-        let fence = line.trim_start().strip_prefix("```");
-        match (&mut current, fence) {
-            (None, Some(language)) => current = Some((language.trim().to_owned(), String::new())),
-            (Some(_), Some(_)) => blocks.push(current.take().unwrap()),
-            (Some((_, body)), None) => {
-                // Blocks nested in a list are indented; their lines are not.
-                body.push_str(line);
-                body.push('\n');
-            }
-            (None, None) => {}
-        }
-    }
-    blocks
-}
 
 /// Each `shell` block of `page` with the bare block right after it: what it prints.
 fn shell_examples(page: &str) -> Vec<(String, String)> {

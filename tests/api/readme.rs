@@ -20,28 +20,34 @@ const PAGES: [(&str, &str); 6] = [
     ("docs/internals.md", include_str!("../../docs/internals.md")),
 ];
 
-/// The fenced blocks of `language` in every page, in order.
-pub fn blocks(language: &str) -> Vec<String> {
-    let fence = format!("```{language}");
-    let mut found = Vec::new();
-    for (_, page) in PAGES {
-        let mut current: Option<String> = None;
-        for line in page.lines() {
-            match &mut current {
-                None if line.trim_end() == fence => current = Some(String::new()),
-                Some(block) if line.trim_end() == "```" => {
-                    found.push(std::mem::take(block));
-                    current = None;
-                }
-                Some(block) => {
-                    block.push_str(line);
-                    block.push('\n');
-                }
-                None => {}
+/// The fenced blocks of `page`, in order, each with its language (empty for a bare fence). A
+/// fence may be indented, as in a list; the block's lines are kept as they are.
+pub fn fenced(page: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    for line in page.lines() {
+        let fence = line.trim_start().strip_prefix("```");
+        match (&mut current, fence) {
+            (None, Some(language)) => current = Some((language.trim().to_owned(), String::new())),
+            (Some(_), Some(_)) => blocks.push(current.take().expect("a block is open")),
+            (Some((_, body)), None) => {
+                body.push_str(line);
+                body.push('\n');
             }
+            (None, None) => {}
         }
     }
-    found
+    blocks
+}
+
+/// The fenced blocks of `language` in every page, in order.
+pub fn blocks(language: &str) -> Vec<String> {
+    PAGES
+        .iter()
+        .flat_map(|(_, page)| fenced(page))
+        .filter(|(found, _)| found == language)
+        .map(|(_, body)| body)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
