@@ -99,7 +99,7 @@ impl Services {
                 accounts.clone(),
                 catalog.clone(),
             ),
-            chat: Chat::new(store.clone()),
+            chat: Chat::new(store.clone(), rooms.hub()),
             notifications,
             public_url,
             drain,

@@ -14,6 +14,7 @@ use crate::domain::chat::{Channel, ChatMessage, ChatReport};
 use crate::domain::ids::{is_well_formed, PlayerId};
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
+use crate::views::MessageView;
 
 pub fn routes() -> Vec<RouteDef> {
     vec![
@@ -40,49 +41,18 @@ pub fn routes() -> Vec<RouteDef> {
 const MAX_MUTE_MINUTES: f64 = 30.0 * 24.0 * 60.0;
 const DEFAULT_PAGE: i64 = 50;
 
-/// A message as the API shows it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MessageView {
-    id: i64,
-    room: Option<String>,
-    channel: &'static str,
-    player: PlayerRef,
-    /// Null once an admin deleted it.
-    text: Option<String>,
-    deleted: bool,
-    /// The room's version when it was written.
-    version: Option<i64>,
-    created_at: Timestamp,
-}
-
-impl From<ChatMessage> for MessageView {
-    fn from(m: ChatMessage) -> Self {
-        Self {
-            id: m.id,
-            room: m.room_id,
-            channel: m.channel.as_str(),
-            player: m.author,
-            text: m.text,
-            deleted: m.deleted_at.is_some(),
-            version: m.room_version,
-            created_at: m.created_at,
-        }
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Page {
-    messages: Vec<MessageView>,
+struct Page<'a> {
+    messages: Vec<MessageView<'a>>,
     /// Where the next page starts (`?after=`): the last message's id, or the one asked.
     next_after: i64,
 }
 
-fn page(messages: Vec<ChatMessage>, after: i64) -> Page {
+fn page(messages: &[ChatMessage], after: i64) -> Page<'_> {
     let next_after = messages.last().map_or(after, |m| m.id);
     Page {
-        messages: messages.into_iter().map(MessageView::from).collect(),
+        messages: messages.iter().map(MessageView::from).collect(),
         next_after,
     }
 }
@@ -140,7 +110,7 @@ async fn send_to_room(
         .chat
         .send_to_room(&player, &room, channel, &body.text)
         .await?;
-    Ok(HttpResponse::Created().json(MessageView::from(sent)))
+    Ok(HttpResponse::Created().json(MessageView::from(&sent)))
 }
 
 #[derive(Deserialize)]
@@ -177,7 +147,7 @@ async fn room_history(
             query.limit.unwrap_or(DEFAULT_PAGE),
         )
         .await?;
-    Ok(HttpResponse::Ok().json(page(messages, after)))
+    Ok(HttpResponse::Ok().json(page(&messages, after)))
 }
 
 /// The room's opener closes its gallery.
@@ -198,7 +168,7 @@ async fn send_to_lobby(
 ) -> Result<HttpResponse, ApiError> {
     context.limits.chat.admit(&player.id)?;
     let sent = context.chat.send_to_lobby(&player, &body.text).await?;
-    Ok(HttpResponse::Created().json(MessageView::from(sent)))
+    Ok(HttpResponse::Created().json(MessageView::from(&sent)))
 }
 
 #[derive(Deserialize)]
@@ -231,7 +201,7 @@ async fn lobby_history(
             query.limit.unwrap_or(DEFAULT_PAGE),
         )
         .await?;
-    Ok(HttpResponse::Ok().json(page(messages, query.after.unwrap_or(0))))
+    Ok(HttpResponse::Ok().json(page(&messages, query.after.unwrap_or(0))))
 }
 
 #[derive(Default, Deserialize)]
@@ -255,19 +225,19 @@ async fn report(
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ReportView {
-    message: MessageView,
-    reporter: PlayerRef,
-    reason: String,
+struct ReportView<'a> {
+    message: MessageView<'a>,
+    reporter: &'a PlayerRef,
+    reason: &'a str,
     reported_at: Timestamp,
 }
 
-impl From<ChatReport> for ReportView {
-    fn from(r: ChatReport) -> Self {
+impl<'a> From<&'a ChatReport> for ReportView<'a> {
+    fn from(r: &'a ChatReport) -> Self {
         Self {
-            message: r.message.into(),
-            reporter: r.reporter,
-            reason: r.reason,
+            message: (&r.message).into(),
+            reporter: &r.reporter,
+            reason: &r.reason,
             reported_at: r.created_at,
         }
     }
@@ -290,7 +260,7 @@ async fn reports(
         .chat
         .reports(query.limit.unwrap_or(DEFAULT_PAGE))
         .await?;
-    let reports: Vec<ReportView> = found.into_iter().map(ReportView::from).collect();
+    let reports: Vec<ReportView> = found.iter().map(ReportView::from).collect();
     Ok(HttpResponse::Ok().json(serde_json::json!({ "reports": reports })))
 }
 
@@ -303,7 +273,7 @@ async fn delete(
     let message = message_id(path)?;
     let why = reason(body.reason, true)?;
     let deleted = context.chat.delete(&admin, message, &why).await?;
-    Ok(HttpResponse::Ok().json(MessageView::from(deleted)))
+    Ok(HttpResponse::Ok().json(MessageView::from(&deleted)))
 }
 
 #[derive(Default, Deserialize)]

@@ -58,13 +58,17 @@ pub async fn room(
     let params: RoomStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
     let after = resume_after(&req, params.after, "a version the client has seen")?;
+    let chat_after = resumed_chat(&req)?;
     let player = viewer.as_ref().map(|v| v.player.clone());
     let room = room_id(path)?;
+    let chat = (context.chat)
+        .follow_room(&room, player.as_ref().map(|p| &p.id), chat_after)
+        .await?;
     // Present before the feed reads who is: the stream's first word on it counts its viewer.
     let here = viewer
         .as_ref()
         .map(|v| context.rooms.arrive(&room, &v.player.id));
-    let feed = context.rooms.room_feed(&room, after, player).await?;
+    let feed = context.rooms.room_feed(&room, after, player, chat).await?;
     Ok(event_stream_response(feed, &context, viewer, here))
 }
 
@@ -102,24 +106,38 @@ pub(super) fn resume_after(
         )));
     }
     match req.headers().get("last-event-id") {
-        Some(value) => Ok(Some(last_event_id(value)?)),
+        Some(value) => Ok(Some(last_event_id(value)?.0)),
         None => Ok(after),
     }
 }
 
-fn last_event_id(value: &header::HeaderValue) -> Result<i64, ApiError> {
-    value
-        .to_str()
-        .ok()
-        .map(str::trim)
-        // Digits only, as openapi.yaml's pattern says: no sign, no spaces inside.
-        .filter(|text| (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|text| text.parse::<i64>().ok())
-        .ok_or_else(|| {
-            ApiError::InvalidHeader(
-                "Last-Event-ID must be the id of an event the stream sent (0 or more)".into(),
-            )
-        })
+/// Where a room stream's chat resumes: after the message the `Last-Event-ID` header names
+/// (`<version>:<message>`), else from now.
+fn resumed_chat(req: &HttpRequest) -> Result<Option<i64>, ApiError> {
+    match req.headers().get("last-event-id") {
+        Some(value) => Ok(last_event_id(value)?.1),
+        None => Ok(None),
+    }
+}
+
+/// An event's id: a number, or (a room's stream with chat) `<version>:<message>`.
+fn last_event_id(value: &header::HeaderValue) -> Result<(i64, Option<i64>), ApiError> {
+    // Digits only, as openapi.yaml's pattern says: no sign, no spaces inside.
+    let number = |text: &str| {
+        Some(text)
+            .filter(|t| (1..=18).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|t| t.parse::<i64>().ok())
+    };
+    let text = value.to_str().ok().map(str::trim).unwrap_or_default();
+    let id = match text.split_once(':') {
+        Some((first, second)) => number(first).zip(number(second).map(Some)),
+        None => number(text).map(|first| (first, None)),
+    };
+    id.ok_or_else(|| {
+        ApiError::InvalidHeader(
+            "Last-Event-ID must be the id of an event the stream sent (0 or more)".into(),
+        )
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,8 +148,9 @@ struct LobbyStreamParams {
 }
 
 /// `GET /rooms/stream`: how many players are online, then every public room (of `?game=`)
-/// created, opened, filled, emptied or finished from now on, and each change of how many are
-/// online. A signed-in viewer counts as online while it is open.
+/// created, opened, filled, emptied or finished from now on, each change of how many are
+/// online, and the lobby's chat (after the `Last-Event-ID` message, or from now). A signed-in
+/// viewer counts as online while it is open.
 pub async fn lobby(
     req: HttpRequest,
     context: web::Data<AppContext>,
@@ -140,8 +159,11 @@ pub async fn lobby(
     let params: LobbyStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
     // Present before the feed reads the count: the stream's first word on it counts its viewer.
+    let chat_after = resume_after(&req, None, "a message the client has seen")?;
+    let reader = viewer.as_ref().map(|v| &v.player.id);
+    let chat = context.chat.follow_lobby(reader, chat_after).await?;
     let here = (viewer.as_ref()).map(|v| context.rooms.arrive(LOBBY, &v.player.id));
-    let feed = context.rooms.lobby_feed(params.game).await?;
+    let feed = context.rooms.lobby_feed(params.game, chat).await?;
     Ok(event_stream_response(feed, &context, viewer, here))
 }
 

@@ -7,6 +7,9 @@ mod error;
 
 pub use error::ChatError;
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use serde_json::json;
 
 use crate::domain::audit::{AuditAction, AuditEntry, Moderator};
@@ -14,6 +17,7 @@ use crate::domain::chat::{Channel, ChatMessage, ChatReport, RoomChat, MAX_MESSAG
 use crate::domain::ids::PlayerId;
 use crate::domain::time::Timestamp;
 use crate::game::PlayerRef;
+use crate::live::{ChatFollow, ChatSignal, Hub, RoomSeat};
 use crate::store::Store;
 
 /// The most messages a page holds.
@@ -22,6 +26,8 @@ pub const MAX_PAGE: i64 = 100;
 #[derive(Clone)]
 pub struct Chat {
     store: Store,
+    /// Where the streams hear of messages written, deleted, and blocks.
+    hub: Arc<Hub>,
 }
 
 /// A message as written: trimmed, within the length, plain text (line breaks and tabs are
@@ -51,8 +57,73 @@ fn checked_text(text: &str) -> Result<String, ChatError> {
 }
 
 impl Chat {
-    pub fn new(store: Store) -> Self {
-        Self { store }
+    pub fn new(store: Store, hub: Arc<Hub>) -> Self {
+        Self { store, hub }
+    }
+
+    /// Keeps a message and tells the streams of its place.
+    async fn send(
+        &self,
+        room_id: Option<&str>,
+        channel: Channel,
+        author: &PlayerRef,
+        text: &str,
+    ) -> Result<ChatMessage, ChatError> {
+        let (message, prev) = (self.store)
+            .send_chat(room_id, channel, author, text)
+            .await?;
+        let signal = ChatSignal::written(message.clone(), prev);
+        self.hub.publish_chat(room_id, signal);
+        Ok(message)
+    }
+
+    /// What a stream of room `room_id` shows `viewer` of its chat, after message `after` (from
+    /// when the stream starts with `None`); `None` where the room has no chat (or is not).
+    pub async fn follow_room(
+        &self,
+        room_id: &str,
+        viewer: Option<&PlayerId>,
+        after: Option<i64>,
+    ) -> Result<Option<ChatFollow>, ChatError> {
+        let room = self.store.room_chat(room_id, viewer).await?;
+        let Some(room) = room.filter(|room| room.chat) else {
+            return Ok(None);
+        };
+        let seat = RoomSeat {
+            seated: room.seated,
+            finished: room.finished,
+        };
+        let blocked = self.blocked_by(viewer).await?;
+        let place = Some((room_id.to_owned(), seat));
+        let follow = ChatFollow::new(self.store.clone(), place, viewer.cloned(), blocked, after);
+        Ok(Some(follow))
+    }
+
+    /// What a lobby stream shows `viewer` of the lobby's chat, after message `after` (from when
+    /// the stream starts with `None`).
+    pub async fn follow_lobby(
+        &self,
+        viewer: Option<&PlayerId>,
+        after: Option<i64>,
+    ) -> Result<ChatFollow, ChatError> {
+        let blocked = self.blocked_by(viewer).await?;
+        Ok(ChatFollow::new(
+            self.store.clone(),
+            None,
+            viewer.cloned(),
+            blocked,
+            after,
+        ))
+    }
+
+    async fn blocked_by(&self, viewer: Option<&PlayerId>) -> Result<HashSet<PlayerId>, ChatError> {
+        Ok(match viewer {
+            Some(viewer) => (self.store.blocks_of(viewer).await?)
+                .into_iter()
+                .map(|p| p.id)
+                .collect(),
+            None => HashSet::new(),
+        })
     }
 
     /// `ChatError::Muted` while an admin's mute of the player lasts.
@@ -107,10 +178,7 @@ impl Chat {
             _ => {}
         }
         self.not_muted(&author.id).await?;
-        Ok(self
-            .store
-            .send_chat(Some(room_id), channel, author, &text)
-            .await?)
+        self.send(Some(room_id), channel, author, &text).await
     }
 
     /// A room's messages of `channel` after id `after`, oldest first, as `viewer` may read
@@ -156,10 +224,7 @@ impl Chat {
     ) -> Result<ChatMessage, ChatError> {
         let text = checked_text(text)?;
         self.not_muted(&author.id).await?;
-        Ok(self
-            .store
-            .send_chat(None, Channel::Lobby, author, &text)
-            .await?)
+        self.send(None, Channel::Lobby, author, &text).await
     }
 
     /// The lobby's messages after id `after`, or the page before `before` (with both, of
@@ -226,8 +291,13 @@ impl Chat {
             reason,
             details,
         );
-        self.store.delete_chat(message, audit).await?;
-        self.stored(message).await
+        let deleted = self.store.delete_chat(message, audit).await?;
+        let now = self.stored(message).await?;
+        if deleted {
+            let signal = ChatSignal::deleted(now.clone());
+            self.hub.publish_chat(now.room_id.as_deref(), signal);
+        }
+        Ok(now)
     }
 
     /// An admin mutes a player for `minutes` (0 lifts the mute): the player, and until when.
@@ -260,15 +330,18 @@ impl Chat {
         if self.store.account(blocked.as_str()).await?.is_none() {
             return Err(ChatError::PlayerNotFound);
         }
-        Ok(self
-            .store
+        self.store
             .block(&player.id, blocked, Timestamp::now())
-            .await?)
+            .await?;
+        self.hub.chat_blocks_changed(&player.id);
+        Ok(())
     }
 
     /// Whether `player` had blocked `blocked`.
     pub async fn unblock(&self, player: &PlayerRef, blocked: &PlayerId) -> Result<bool, ChatError> {
-        Ok(self.store.unblock(&player.id, blocked).await?)
+        let unblocked = self.store.unblock(&player.id, blocked).await?;
+        self.hub.chat_blocks_changed(&player.id);
+        Ok(unblocked)
     }
 
     pub async fn blocks(&self, player: &PlayerRef) -> Result<Vec<PlayerRef>, ChatError> {

@@ -40,7 +40,7 @@ use room_locks::RoomLocks;
 use crate::catalog::Catalog;
 use crate::domain::records::{Room, RoomEvent};
 use crate::game::{Clock, PlayerRef};
-use crate::live::{Hub, LobbyFeed, PresenceBook, RoomFeed};
+use crate::live::{ChatFollow, Hub, LobbyFeed, PresenceBook, RoomFeed};
 use crate::metrics::Exposition;
 use crate::sandbox::SandboxPool;
 use crate::store::{RoomQuery, Store};
@@ -156,6 +156,11 @@ impl Engine {
         );
     }
 
+    /// Where the streams hear what happens, for the slices that tell them (chat).
+    pub fn hub(&self) -> Arc<Hub> {
+        self.hub.clone()
+    }
+
     pub async fn rooms(&self, query: &RoomQuery) -> Result<Vec<(i64, Room)>, EngineError> {
         Ok(self.store.rooms(query).await?)
     }
@@ -181,14 +186,20 @@ impl Engine {
 
     /// Every version of the room after `after`, then each new one as it is committed; by
     /// default (`None`) from the current version. Each as `viewer` may see it.
+    /// `chat`, what the stream shows of the room's chat, if it has one.
     pub async fn room_feed(
         &self,
         room_id: &str,
         after: Option<i64>,
         viewer: Option<PlayerRef>,
+        mut chat: Option<ChatFollow>,
     ) -> Result<RoomFeed, EngineError> {
-        // Subscribe before reading, so a version committed in between is not missed.
+        // Subscribe before reading, so a version (or message) committed in between is not
+        // missed.
         let subscription = self.hub.subscribe(room_id);
+        if let Some(chat) = &mut chat {
+            chat.start().await?;
+        }
         let room = self.room(room_id).await?;
         let after = match after {
             None => room.version - 1,
@@ -208,16 +219,24 @@ impl Engine {
             after,
             framer,
             (players, self.online(room_id)),
+            chat,
         ))
     }
 
-    /// Changes to the public rooms of `game` (of every game with `None`) from now on.
-    pub async fn lobby_feed(&self, game: Option<String>) -> Result<LobbyFeed, EngineError> {
+    /// Changes to the public rooms of `game` (of every game with `None`) from now on, and
+    /// the lobby's `chat`.
+    pub async fn lobby_feed(
+        &self,
+        game: Option<String>,
+        mut chat: ChatFollow,
+    ) -> Result<LobbyFeed, EngineError> {
         if let Some(game) = &game {
             self.catalog.require_game(game).await?;
         }
         let online = online_count_frame(self.online_count());
-        Ok(LobbyFeed::new(self.hub.subscribe_lobby(), game, online))
+        let changes = self.hub.subscribe_lobby();
+        chat.start().await?;
+        Ok(LobbyFeed::new(changes, game, online, chat))
     }
 
     /// Creates a room: `onRoomStart`, then the creator joins (and a bot, if asked for, before

@@ -8,7 +8,8 @@
 use tokio::sync::mpsc;
 
 use super::Engine;
-use crate::store::Change;
+use crate::live::ChatSignal;
+use crate::store::{Change, ChatChange};
 
 pub(super) async fn follow(mut changes: mpsc::Receiver<Change>, engine: Engine) {
     let (rooms, hub) = (&engine.rooms, &engine.hub);
@@ -37,10 +38,36 @@ pub(super) async fn follow(mut changes: mpsc::Receiver<Change>, engine: Engine) 
                 }
             }
             Change::Presence { server, rooms } => engine.presence.heard(&server, rooms),
+            Change::Chat(change) => heard_chat(&engine, change),
             Change::Resync => {
                 rooms.clear();
                 hub.resync();
             }
+        }
+    }
+}
+
+/// Tells this server's streams what another server did to a chat: they read new messages
+/// from the history; a deletion is read here once, for all of them.
+fn heard_chat(engine: &Engine, change: ChatChange) {
+    let hub = &engine.hub;
+    match change {
+        ChatChange::Written { room } => hub.publish_chat(room.as_deref(), ChatSignal::Reached),
+        ChatChange::Blocks(player) => hub.chat_blocks_changed(&player),
+        ChatChange::Deleted { message } => {
+            let engine = engine.clone();
+            tokio::spawn(async move {
+                match engine.store.chat_message(message).await {
+                    Ok(Some(message)) => {
+                        let room = message.room_id.clone();
+                        (engine.hub).publish_chat(room.as_deref(), ChatSignal::deleted(message));
+                    }
+                    Ok(None) => {}
+                    Err(err) => {
+                        tracing::warn!(error = %err, message, "could not read a message another server deleted")
+                    }
+                }
+            });
         }
     }
 }

@@ -10,6 +10,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use tokio::sync::broadcast::{self, error::RecvError};
 
+use super::chat_feed::{with_id, without_id, ChatFollow, ChatOut};
 use super::hub::{LobbyUpdate, RoomSubscription, RoomUpdate};
 use crate::domain::records::RoomEvent;
 use crate::store::{Store, StoreError};
@@ -53,6 +54,11 @@ pub struct RoomFeed {
     players: Vec<String>,
     /// The players online the stream last said, if it said.
     shown_online: Option<Vec<String>>,
+    /// The room's chat as its viewer reads it, unless the game has none. Then each event's
+    /// id is `<version>:<message>`, so that a client resumes both where it was.
+    chat: Option<ChatFollow>,
+    /// The history may hold messages after the chat's cursor that the channel will not say.
+    chat_behind: bool,
 }
 
 impl RoomFeed {
@@ -66,6 +72,7 @@ impl RoomFeed {
         after: i64,
         framer: Option<Arc<dyn Framer>>,
         (players, online): (Vec<String>, Arc<Vec<String>>),
+        chat: Option<ChatFollow>,
     ) -> Self {
         Self {
             store,
@@ -78,6 +85,44 @@ impl RoomFeed {
             online,
             players,
             shown_online: None,
+            chat_behind: chat.as_ref().is_some_and(ChatFollow::resumes),
+            chat,
+        }
+    }
+
+    /// Queues a version's frame, its id naming the chat's cursor too where there is chat.
+    fn queue_version(&mut self, frame: Bytes) {
+        match &self.chat {
+            None => self.pending.push_back(frame),
+            Some(chat) => {
+                let id = format!("{}:{}", self.sent, chat.cursor());
+                self.pending.extend(with_id(id, without_id(frame)));
+            }
+        }
+    }
+
+    /// Queues what the chat says, each message's id naming the version the stream is at.
+    fn queue_chat(&mut self, out: Vec<ChatOut>) {
+        for (message, frame) in out {
+            match message {
+                Some(message) => {
+                    let id = format!("{}:{message}", self.sent);
+                    self.pending.extend(with_id(id, frame));
+                }
+                None => self.pending.push_back(frame),
+            }
+        }
+    }
+
+    /// The stream moved on to `event`: its players are those online it shows, and they and
+    /// the others read the chat's channels as the room now is.
+    fn moved_to(&mut self, event: &RoomEvent) {
+        self.sent = event.version;
+        self.players.clear();
+        self.players
+            .extend(event.players.iter().map(|p| p.id.to_string()));
+        if let Some(chat) = &mut self.chat {
+            chat.seen_version(event);
         }
     }
 
@@ -104,13 +149,6 @@ impl RoomFeed {
             self.pending.push_back(frame);
         }
     }
-
-    /// The stream moved on to `event`: its players are those online it shows.
-    fn seated(&mut self, event: &RoomEvent) {
-        self.players.clear();
-        self.players
-            .extend(event.players.iter().map(|p| p.id.to_string()));
-    }
 }
 
 impl Feed for RoomFeed {
@@ -130,14 +168,21 @@ impl Feed for RoomFeed {
                     let Some(frame) = self.frame(event).await else {
                         return Ok(None);
                     };
-                    self.sent = event.version;
-                    self.seated(event);
-                    self.pending.push_back(frame);
+                    self.moved_to(event);
+                    self.queue_version(frame);
                 }
                 if !self.catching_up {
                     self.queue_presence();
                 }
                 continue;
+            }
+            if self.chat_behind {
+                self.chat_behind = false;
+                if let Some(chat) = &mut self.chat {
+                    let out = chat.catch_up().await?;
+                    self.queue_chat(out);
+                    continue;
+                }
             }
             let update = self.subscription.recv().await;
             match update.as_deref() {
@@ -159,10 +204,22 @@ impl Feed for RoomFeed {
                             continue;
                         }
                     };
-                    self.sent = event.version;
-                    self.seated(event);
+                    let Some(frame) = frame else {
+                        return Ok(None);
+                    };
+                    self.moved_to(event);
+                    self.queue_version(frame);
                     self.queue_presence();
-                    return Ok(frame);
+                }
+                Ok(RoomUpdate::Chat(signal)) => {
+                    if let Some(chat) = &mut self.chat {
+                        let out = chat.take(signal).await?;
+                        self.queue_chat(out);
+                    }
+                }
+                Ok(RoomUpdate::Resync) => {
+                    self.catching_up = true;
+                    self.chat_behind = true;
                 }
                 // Versions were skipped (this reader lagged and the channel dropped some, or
                 // they were written by another process), or another server says there are
@@ -171,6 +228,7 @@ impl Feed for RoomFeed {
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(room = %self.header.id, missed, "a stream fell behind; catching up from the history");
                     self.catching_up = true;
+                    self.chat_behind = true;
                 }
                 Err(RecvError::Closed) => return Ok(None),
             }
@@ -191,20 +249,37 @@ impl RoomFeed {
 pub struct LobbyFeed {
     receiver: broadcast::Receiver<Arc<LobbyUpdate>>,
     game: Option<String>,
-    /// What the stream says first (how many players are online).
-    first: Option<Bytes>,
+    pending: VecDeque<Bytes>,
+    /// The lobby's chat as the viewer reads it: each message's id is its own.
+    chat: ChatFollow,
+    /// The history may hold messages after the chat's cursor that the channel will not say.
+    chat_behind: bool,
 }
 
 impl LobbyFeed {
+    /// `receiver` must be taken before the chat's cursor is read, as a room's subscription.
+    /// `first` is what the stream says first (how many players are online).
     pub(crate) fn new(
         receiver: broadcast::Receiver<Arc<LobbyUpdate>>,
         game: Option<String>,
         first: Bytes,
+        chat: ChatFollow,
     ) -> Self {
         Self {
             receiver,
             game,
-            first: Some(first),
+            pending: VecDeque::from([first]),
+            chat_behind: chat.resumes(),
+            chat,
+        }
+    }
+
+    fn queue_chat(&mut self, out: Vec<ChatOut>) {
+        for (message, frame) in out {
+            match message {
+                Some(message) => self.pending.extend(with_id(message.to_string(), frame)),
+                None => self.pending.push_back(frame),
+            }
         }
     }
 }
@@ -213,20 +288,36 @@ impl Feed for LobbyFeed {
     /// The next change to a public room of the feed's game; after a lag, a `resync` event
     /// instead of the changes missed.
     async fn next(&mut self) -> Result<Option<Bytes>, StoreError> {
-        if let Some(first) = self.first.take() {
-            return Ok(Some(first));
-        }
         loop {
-            match self.receiver.recv().await {
-                // A resync or a count of players online (no game) concerns every lobby stream.
-                Ok(update)
-                    if update.game.is_empty()
-                        || self.game.as_ref().is_none_or(|game| *game == update.game) =>
+            if let Some(frame) = self.pending.pop_front() {
+                return Ok(Some(frame));
+            }
+            if self.chat_behind {
+                self.chat_behind = false;
+                let out = self.chat.catch_up().await?;
+                self.queue_chat(out);
+                continue;
+            }
+            match self.receiver.recv().await.as_deref() {
+                // A count of players online (no game) concerns every lobby stream.
+                Ok(LobbyUpdate::Rooms { game, frame })
+                    if game.is_empty() || self.game.as_ref().is_none_or(|g| g == game) =>
                 {
-                    return Ok(Some(update.frame.clone()))
+                    return Ok(Some(frame.clone()));
                 }
-                Ok(_) => {}
-                Err(RecvError::Lagged(_)) => return Ok(Some(resync_frame())),
+                Ok(LobbyUpdate::Rooms { .. }) => {}
+                Ok(LobbyUpdate::Resync) => {
+                    self.chat_behind = true;
+                    return Ok(Some(resync_frame()));
+                }
+                Ok(LobbyUpdate::Chat(signal)) => {
+                    let out = self.chat.take(signal).await?;
+                    self.queue_chat(out);
+                }
+                Err(RecvError::Lagged(_)) => {
+                    self.chat_behind = true;
+                    return Ok(Some(resync_frame()));
+                }
                 Err(RecvError::Closed) => return Ok(None),
             }
         }

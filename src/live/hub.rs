@@ -8,9 +8,11 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use tokio::sync::broadcast;
 
+use super::chat_feed::ChatSignal;
+use crate::domain::ids::PlayerId;
 use crate::domain::records::{LobbyChange, Room, RoomEvent};
 use crate::views::{
-    lobby_frame, online_count_frame, resync_frame, version_frame, EventView, RoomHeader, RoomView,
+    lobby_frame, online_count_frame, version_frame, EventView, RoomHeader, RoomView,
 };
 
 /// How many versions a room's channel holds for a reader that has not caught up; one further
@@ -36,6 +38,8 @@ pub enum RoomUpdate {
     /// Not a version: who has a stream of the room open now, on any server (each stream shows
     /// those of them who play in it).
     Online(Arc<Vec<String>>),
+    /// Not a version: the room's chat.
+    Chat(Arc<ChatSignal>),
 }
 
 /// Who a room's versions are shown to as they are: everyone alike, or each viewer as the game's
@@ -46,11 +50,16 @@ pub enum Shown {
     PerViewer,
 }
 
-/// A public room that opened, filled, emptied or finished.
+/// What the lobby's streams are told.
 #[derive(Debug)]
-pub struct LobbyUpdate {
-    pub game: String,
-    pub frame: Bytes,
+pub enum LobbyUpdate {
+    /// A public room of `game` opened, filled, emptied or finished; with no game, what every
+    /// lobby stream is told (how many are online, or to list the rooms again).
+    Rooms { game: String, frame: Bytes },
+    /// Changes may have gone unheard: list the rooms again (and read the chat's history).
+    Resync,
+    /// The lobby's chat.
+    Chat(Arc<ChatSignal>),
 }
 
 pub struct Hub {
@@ -103,7 +112,7 @@ impl Hub {
     /// what anyone may see of it.
     pub fn publish_lobby(&self, game: &str, change: LobbyChange, room: &RoomView) {
         if self.lobby_watched() {
-            let update = LobbyUpdate {
+            let update = LobbyUpdate::Rooms {
                 game: game.to_owned(),
                 frame: lobby_frame(change, room),
             };
@@ -122,7 +131,7 @@ impl Hub {
     /// Tells the lobby how many players are online now.
     pub fn publish_online_count(&self, players: usize) {
         if self.lobby_watched() {
-            let _ = self.lobby.send(Arc::new(LobbyUpdate {
+            let _ = self.lobby.send(Arc::new(LobbyUpdate::Rooms {
                 game: String::new(),
                 frame: online_count_frame(players),
             }));
@@ -131,6 +140,38 @@ impl Hub {
 
     pub fn lobby_watched(&self) -> bool {
         self.lobby.receiver_count() > 0
+    }
+
+    /// Tells the streams of a room's chat (the lobby's with `None`) what happened in it.
+    pub fn publish_chat(&self, room_id: Option<&str>, signal: ChatSignal) {
+        let signal = Arc::new(signal);
+        match room_id {
+            Some(room_id) => {
+                let sender = self.rooms.lock().expect("hub lock").get(room_id).cloned();
+                if let Some(sender) = sender {
+                    let _ = sender.send(Arc::new(RoomUpdate::Chat(signal)));
+                }
+            }
+            None if self.lobby_watched() => {
+                let _ = self.lobby.send(Arc::new(LobbyUpdate::Chat(signal)));
+            }
+            None => {}
+        }
+    }
+
+    /// `player` blocked or unblocked someone: each of their streams, in any room or the
+    /// lobby, reads whom they block again (a block is rare; every stream is asked).
+    pub fn chat_blocks_changed(&self, player: &PlayerId) {
+        let signal = Arc::new(ChatSignal::Blocks(player.clone()));
+        let senders: Vec<_> = (self.rooms.lock().expect("hub lock").values())
+            .cloned()
+            .collect();
+        for sender in senders {
+            let _ = sender.send(Arc::new(RoomUpdate::Chat(signal.clone())));
+        }
+        if self.lobby_watched() {
+            let _ = self.lobby.send(Arc::new(LobbyUpdate::Chat(signal)));
+        }
     }
 
     /// Tells the watchers of `room_id` that it reached `version` on another server: each reads
@@ -156,10 +197,7 @@ impl Hub {
             let _ = sender.send(Arc::new(RoomUpdate::Resync));
         }
         if self.lobby_watched() {
-            let _ = self.lobby.send(Arc::new(LobbyUpdate {
-                game: String::new(),
-                frame: resync_frame(),
-            }));
+            let _ = self.lobby.send(Arc::new(LobbyUpdate::Resync));
         }
     }
 

@@ -8,11 +8,13 @@
 //! lagged, or a version written elsewhere). The history is the truth; the channel only says
 //! "there is more".
 
+mod chat_feed;
 mod feed;
 mod game_log_feed;
 mod hub;
 mod presence;
 
+pub use chat_feed::{ChatFollow, ChatSignal, RoomSeat};
 pub use feed::{Feed, Framer, LobbyFeed, RoomFeed};
 pub use game_log_feed::GameLogFeed;
 pub use hub::{Hub, LobbyUpdate, RoomSubscription, RoomUpdate, Shown};

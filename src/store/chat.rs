@@ -23,6 +23,14 @@ pub(super) const INSERT_MESSAGE: &str = "INSERT INTO chat_messages \
      SELECT $1, $2, $3, $4, (SELECT version FROM rooms WHERE id = $5), $6 \
      RETURNING id, room_version";
 
+/// The id of the last message written in room `$1` (0 before the first).
+pub(super) const LAST_ROOM_MESSAGE: &str =
+    "SELECT COALESCE(MAX(id), 0) AS id FROM chat_messages WHERE room_id = $1";
+
+/// The id of the last message written in the lobby (0 before the first).
+pub(super) const LAST_LOBBY_MESSAGE: &str = "SELECT COALESCE(MAX(id), 0) AS id FROM chat_messages \
+     WHERE room_id IS NULL AND channel = 'lobby'";
+
 /// Messages (`m`) with their authors' names (`p`), as [`message`] reads them; the statements
 /// below add their conditions.
 macro_rules! messages_from {
@@ -50,6 +58,13 @@ pub(super) const ROOM_MESSAGES_AFTER: &str = concat!(
     "WHERE m.room_id = $1 AND m.channel = $2 AND m.id > $3 ",
     unblocked!("$4"),
     "ORDER BY m.id LIMIT $5"
+);
+
+/// Every message of room `$1` after id `$2`, of either channel, oldest first, at most `$3`:
+/// what a stream of the room catches up on (it leaves out what its viewer may not read).
+pub(super) const ROOM_STREAM_AFTER: &str = concat!(
+    messages_from!(),
+    "WHERE m.room_id = $1 AND m.id > $2 ORDER BY m.id LIMIT $3"
 );
 
 /// The lobby's messages after id `$1`, oldest first, at most `$3`, but those of players
@@ -90,7 +105,7 @@ pub(super) const MUTE: &str =
 
 /// Message `$1`'s text removed at `$2`, unless it already was; returns it.
 pub(super) const DELETE_MESSAGE: &str = "UPDATE chat_messages SET body = NULL, deleted_at = $2 \
-     WHERE id = $1 AND deleted_at IS NULL RETURNING id";
+     WHERE id = $1 AND deleted_at IS NULL RETURNING id, room_id";
 
 /// Player `$2`'s report of message `$1` for reason `$3` at `$4`, once.
 pub(super) const INSERT_REPORT: &str = "INSERT INTO chat_reports (message_id, reporter_id, \
@@ -161,8 +176,9 @@ pub(super) enum ChatWrite {
 /// What a chat write produced: a message kept, the player muted, or whether it changed
 /// anything.
 pub(super) enum ChatWritten {
-    /// A message's id, and the room's version it was written at.
-    Message(i64, Option<i64>),
+    /// A message's id, the room's version it was written at, and the id of the message
+    /// written before it in the same place (0 if none).
+    Message(i64, Option<i64>, i64),
     Player(Option<PlayerRef>),
     Changed(bool),
 }
@@ -179,9 +195,12 @@ impl WriteStep for ChatWrite {
                 text,
                 at,
             } => {
+                let place = room_id.as_deref();
+                let prev = last_message::<D>(conn, place).await?;
                 let (id, version) =
                     insert_message::<D>(conn, room_id, *channel, author, text, *at).await?;
-                ChatWritten::Message(id, version)
+                announce::<D>(conn, &format!("m {}", place.unwrap_or(LOBBY))).await?;
+                ChatWritten::Message(id, version, prev)
             }
             ChatWrite::Report {
                 message,
@@ -199,11 +218,14 @@ impl WriteStep for ChatWrite {
             }
             ChatWrite::Delete { message, audit } => {
                 let statement = Statement::new(DELETE_MESSAGE).bind(*message).bind(audit.at);
-                let deleted = D::fetch_optional(conn, statement).await?.is_some();
-                if deleted {
+                let deleted = D::fetch_optional(conn, statement).await?;
+                if let Some(row) = &deleted {
                     insert_audit(conn, audit).await?;
+                    let place = D::maybe_text(row, "room_id")?;
+                    let place = place.as_deref().unwrap_or(LOBBY);
+                    announce::<D>(conn, &format!("d {message} {place}")).await?;
                 }
-                ChatWritten::Changed(deleted)
+                ChatWritten::Changed(deleted.is_some())
             }
             ChatWrite::Mute {
                 player,
@@ -220,13 +242,16 @@ impl WriteStep for ChatWrite {
                     .bind(blocked.as_str())
                     .bind(*at);
                 D::execute(conn, statement).await?;
+                announce::<D>(conn, &format!("b {player}")).await?;
                 ChatWritten::Changed(true)
             }
             ChatWrite::Unblock { player, blocked } => {
                 let statement = Statement::new(UNBLOCK)
                     .bind(player.as_str())
                     .bind(blocked.as_str());
-                ChatWritten::Changed(D::fetch_optional(conn, statement).await?.is_some())
+                let unblocked = D::fetch_optional(conn, statement).await?.is_some();
+                announce::<D>(conn, &format!("b {player}")).await?;
+                ChatWritten::Changed(unblocked)
             }
             ChatWrite::CloseGallery { room_id } => {
                 let statement = Statement::new(CLOSE_GALLERY).bind(room_id.as_str());
@@ -234,6 +259,34 @@ impl WriteStep for ChatWrite {
                 ChatWritten::Changed(true)
             }
         })
+    }
+}
+
+/// The lobby's name as a place messages are written (room ids are hex, so never this).
+pub const LOBBY: &str = "lobby";
+
+/// The id of the last message written in room `place` (the lobby with `None`), after taking
+/// the place's lock where other servers write too: the message written next follows it.
+async fn last_message<D: Dialect>(
+    conn: &mut D::Connection,
+    place: Option<&str>,
+) -> Result<i64, StoreError> {
+    if let Some(lock) = D::CHAT_LOCK {
+        D::execute(conn, Statement::new(lock).bind(place.unwrap_or(LOBBY))).await?;
+    }
+    let statement = match place {
+        Some(room) => Statement::new(LAST_ROOM_MESSAGE).bind(room),
+        None => Statement::new(LAST_LOBBY_MESSAGE),
+    };
+    let row = D::fetch_optional(conn, statement).await?;
+    row.map_or(Ok(0), |row| D::int(&row, "id"))
+}
+
+/// Tells other servers of a chat change once it commits, where there are any.
+async fn announce<D: Dialect>(conn: &mut D::Connection, change: &str) -> Result<(), StoreError> {
+    match D::CHAT_NOTIFY {
+        Some(notify) => D::execute(conn, Statement::new(notify).bind(change)).await,
+        None => Ok(()),
     }
 }
 
@@ -301,6 +354,11 @@ async fn messages<D: Dialect>(
 ) -> Result<Vec<ChatMessage>, StoreError> {
     let rows = D::fetch_all(&mut *pool.acquire().await?, statement).await?;
     rows.iter().map(message::<D>).collect()
+}
+
+async fn last_id<D: Dialect>(pool: &Pool<D>, statement: Statement) -> Result<i64, StoreError> {
+    let row = D::fetch_optional(&mut *pool.acquire().await?, statement).await?;
+    row.map_or(Ok(0), |row| D::int(&row, "id"))
 }
 
 async fn one_message<D: Dialect>(
@@ -384,14 +442,16 @@ impl Store {
         Ok(output)
     }
 
-    /// Keeps a message, written now: the message as kept.
+    /// Keeps a message, written now: the message as kept, and the id of the message written
+    /// before it in the same place (0 if none), which a stream that has that one can follow on
+    /// from.
     pub async fn send_chat(
         &self,
         room_id: Option<&str>,
         channel: Channel,
         author: &PlayerRef,
         text: &str,
-    ) -> Result<ChatMessage, StoreError> {
+    ) -> Result<(ChatMessage, i64), StoreError> {
         let at = Timestamp::now();
         let write = ChatWrite::Send {
             room_id: room_id.map(str::to_owned),
@@ -401,16 +461,19 @@ impl Store {
             at,
         };
         match self.chat_write(write).await? {
-            ChatWritten::Message(id, room_version) => Ok(ChatMessage {
-                id,
-                room_id: room_id.map(str::to_owned),
-                channel,
-                author: author.clone(),
-                text: Some(text.to_owned()),
-                room_version,
-                created_at: at,
-                deleted_at: None,
-            }),
+            ChatWritten::Message(id, room_version, prev) => Ok((
+                ChatMessage {
+                    id,
+                    room_id: room_id.map(str::to_owned),
+                    channel,
+                    author: author.clone(),
+                    text: Some(text.to_owned()),
+                    room_version,
+                    created_at: at,
+                    deleted_at: None,
+                },
+                prev,
+            )),
             _ => Err(StoreError::Corrupt("a message's write said no id".into())),
         }
     }
@@ -451,6 +514,31 @@ impl Store {
         .bind(viewer)
         .bind(limit);
         read!(self, |pool| messages(pool, statement))
+    }
+
+    /// Every message of a room after id `after`, of either channel, oldest first, at most
+    /// `limit`.
+    pub async fn room_chat_stream(
+        &self,
+        room_id: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<ChatMessage>, StoreError> {
+        let statement = Statement::new(ROOM_STREAM_AFTER)
+            .bind(room_id)
+            .bind(after)
+            .bind(limit);
+        read!(self, |pool| messages(pool, statement))
+    }
+
+    /// The id of the last message written in a room (the lobby with `None`); 0 before the
+    /// first.
+    pub async fn last_chat_message(&self, room_id: Option<&str>) -> Result<i64, StoreError> {
+        let statement = match room_id {
+            Some(room) => Statement::new(LAST_ROOM_MESSAGE).bind(room),
+            None => Statement::new(LAST_LOBBY_MESSAGE),
+        };
+        read!(self, |pool| last_id(pool, statement))
     }
 
     pub async fn chat_message(&self, id: i64) -> Result<Option<ChatMessage>, StoreError> {

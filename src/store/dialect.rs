@@ -164,6 +164,14 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     /// once); `None` where the writer is alone (SQLite), which does it in steps
     /// (`turn_pushes::take_turn_pushes`).
     const TAKE_TURN_PUSHES: Option<&'static str>;
+    /// Held until the transaction ends, on place `$1` (a room's id, or `lobby`): where
+    /// several servers write messages (PostgreSQL), a place's messages commit in the order of
+    /// their ids, so a stream that read up to one id has every message before it. `None`
+    /// where the writer is alone (SQLite), which commits in that order anyway.
+    const CHAT_LOCK: Option<&'static str>;
+    /// Tells other servers, once the transaction commits, of chat change `$1` (see
+    /// `postgres::listener`); `None` where there are no others to tell.
+    const CHAT_NOTIFY: Option<&'static str>;
 
     /// What the writer keeps from one batch to the next besides its connection.
     type PreparedStatements: Default + Send;

@@ -93,8 +93,8 @@ use writer::Writer;
 use writes::{NewBot, RoomCopies, Seen};
 
 pub use types::{
-    Change, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomPresence, RoomQuery, RoomWritten,
-    StorageFault, StoreError, StoredFile,
+    Change, ChatChange, Deadline, FileKey, QuickPlayGuard, RoomCommit, RoomPresence, RoomQuery,
+    RoomWritten, StorageFault, StoreError, StoredFile,
 };
 pub use writes::GAME_LOG_LINES;
 

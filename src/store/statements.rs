@@ -103,6 +103,9 @@ fn chat_statements() -> Vec<(&'static str, String)> {
     vec![
         ("INSERT_MESSAGE", chat::INSERT_MESSAGE.into()),
         ("ROOM_MESSAGES_AFTER", chat::ROOM_MESSAGES_AFTER.into()),
+        ("ROOM_STREAM_AFTER", chat::ROOM_STREAM_AFTER.into()),
+        ("LAST_ROOM_MESSAGE", chat::LAST_ROOM_MESSAGE.into()),
+        ("LAST_LOBBY_MESSAGE", chat::LAST_LOBBY_MESSAGE.into()),
         ("LOBBY_MESSAGES_AFTER", chat::LOBBY_MESSAGES_AFTER.into()),
         ("LOBBY_MESSAGES_BEFORE", chat::LOBBY_MESSAGES_BEFORE.into()),
         ("MESSAGE", chat::MESSAGE.into()),
@@ -353,6 +356,19 @@ fn snapshot() -> String {
         "\n-- PostgreSQL: NOTIFY\n{};\n",
         set_text::<sqlx::Postgres>(postgres::NOTIFY)
     ));
+    for (name, statement) in [
+        (
+            "CHAT_LOCK",
+            <sqlx::Postgres as super::dialect::Dialect>::CHAT_LOCK,
+        ),
+        (
+            "CHAT_NOTIFY",
+            <sqlx::Postgres as super::dialect::Dialect>::CHAT_NOTIFY,
+        ),
+    ] {
+        let statement = statement.expect("PostgreSQL has it");
+        out.push_str(&format!("\n-- PostgreSQL: {name}\n{statement};\n"));
+    }
     out.push_str(&format!(
         "\n-- PostgreSQL: NOTIFY_PRESENCE\n{};\n",
         postgres::presence::NOTIFY_PRESENCE

@@ -566,6 +566,15 @@ INSERT INTO chat_messages (room_id, channel, player_id, body, room_version, crea
 -- SQLite and PostgreSQL: ROOM_MESSAGES_AFTER
 SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.room_id = $1 AND m.channel = $2 AND m.id > $3 AND NOT EXISTS (SELECT 1 FROM player_blocks b WHERE b.player_id = $4 AND b.blocked_id = m.player_id) ORDER BY m.id LIMIT $5;
 
+-- SQLite and PostgreSQL: ROOM_STREAM_AFTER
+SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.room_id = $1 AND m.id > $2 ORDER BY m.id LIMIT $3;
+
+-- SQLite and PostgreSQL: LAST_ROOM_MESSAGE
+SELECT COALESCE(MAX(id), 0) AS id FROM chat_messages WHERE room_id = $1;
+
+-- SQLite and PostgreSQL: LAST_LOBBY_MESSAGE
+SELECT COALESCE(MAX(id), 0) AS id FROM chat_messages WHERE room_id IS NULL AND channel = 'lobby';
+
 -- SQLite and PostgreSQL: LOBBY_MESSAGES_AFTER
 SELECT m.id, m.room_id, m.channel, m.player_id, p.username, m.body, m.room_version, m.created_at, m.deleted_at FROM chat_messages m JOIN players p ON p.id = m.player_id WHERE m.room_id IS NULL AND m.channel = 'lobby' AND m.id > $1 AND NOT EXISTS (SELECT 1 FROM player_blocks b WHERE b.player_id = $2 AND b.blocked_id = m.player_id) ORDER BY m.id LIMIT $3;
 
@@ -585,7 +594,7 @@ SELECT chat_muted_until FROM players WHERE id = $1;
 UPDATE players SET chat_muted_until = $2 WHERE id = $1 RETURNING id, username;
 
 -- SQLite and PostgreSQL: DELETE_MESSAGE
-UPDATE chat_messages SET body = NULL, deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL RETURNING id;
+UPDATE chat_messages SET body = NULL, deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL RETURNING id, room_id;
 
 -- SQLite and PostgreSQL: INSERT_REPORT
 INSERT INTO chat_reports (message_id, reporter_id, reason, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (message_id, reporter_id) DO NOTHING;
@@ -643,6 +652,12 @@ SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0))
 
 -- PostgreSQL: NOTIFY
 WITH v (room_id, version, lobby) AS (VALUES ($1, $2, $3), ($4, $5, $6)) SELECT pg_notify('turnhouse', v.room_id || ' ' || v.version || ' ' || current_setting('turnhouse.instance') || ' ' || v.lobby) FROM v;
+
+-- PostgreSQL: CHAT_LOCK
+SELECT pg_advisory_xact_lock(hashtextextended('turnhouse chat ' || $1, 0));
+
+-- PostgreSQL: CHAT_NOTIFY
+SELECT pg_notify('turnhouse_chat', $1 || ' ' || current_setting('turnhouse.instance'));
 
 -- PostgreSQL: NOTIFY_PRESENCE
 SELECT pg_notify('turnhouse_presence', $1);

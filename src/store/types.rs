@@ -295,9 +295,22 @@ pub enum Change {
     },
     /// The listener (re)connected: changes made before may not have been heard.
     Resync,
+    /// Another server changed a chat.
+    Chat(ChatChange),
     /// Another server, `server`, says who its streams show in these rooms.
     Presence {
         server: String,
         rooms: Vec<RoomPresence>,
     },
+}
+
+/// What another server did to a chat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChatChange {
+    /// Wrote messages in a room (`None`: the lobby).
+    Written { room: Option<RoomId> },
+    /// An admin deleted this message.
+    Deleted { message: i64 },
+    /// The player blocked or unblocked someone.
+    Blocks(PlayerId),
 }

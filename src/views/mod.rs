@@ -196,3 +196,6 @@ pub use frames::{
     comment_frame, lobby_frame, log_frame, online_count_frame, presence_frame, resync_frame,
     retry_frame, version_frame,
 };
+
+mod chat;
+pub use chat::{chat_frame, MessageView};

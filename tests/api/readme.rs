@@ -112,7 +112,7 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         r#"["bob","hard bot","bob","hard bot"]"#,
         r#"{"finished":true,"winner":"hard bot"}"#,
         // The stream, resumed twice: the last two versions, then only the last.
-        "id: 7\nevent: version\nid: 8\nevent: version\n",
+        "id: 7:0\nevent: version\nid: 8:0\nevent: version\n",
         r#"{"version":8,"kind":"move","player":"alice","move":{"x":0,"y":2},"finished":true,"players":["alice","bob"]}"#,
         // Chat at the table: kept as plain text, and closed to anyone else.
         r#"{"player":"bob","text":"<b>rematch?</b>"}"#,

@@ -19,6 +19,18 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// The version an event's id names: a room's stream says `<version>`, or with chat
+    /// `<version>:<message>`.
+    pub fn version_id(&self) -> Option<i64> {
+        let id = self.id.as_deref()?;
+        id.split(':').next()?.parse().ok()
+    }
+
+    /// The message an event's id names on a room's stream with chat (`<version>:<message>`).
+    pub fn chat_id(&self) -> Option<i64> {
+        self.id.as_deref()?.split_once(':')?.1.parse().ok()
+    }
+
     /// The data as JSON, for an `event` frame.
     pub fn json(&self) -> Value {
         serde_json::from_str(self.data.as_deref().expect("an event with data")).unwrap()
@@ -35,9 +47,18 @@ impl EventStream {
     /// Opens `url` (asking for gzip, which a stream must ignore) with an optional
     /// `Last-Event-ID`; panics unless it answers 200 with `text/event-stream`.
     pub async fn open(client: &reqwest::Client, url: &str, last_event_id: Option<i64>) -> Self {
+        Self::resume(client, url, last_event_id.map(|id| id.to_string())).await
+    }
+
+    /// Opens `url` as [`Self::open`], resuming after an event's id as the stream wrote it.
+    pub async fn resume(
+        client: &reqwest::Client,
+        url: &str,
+        last_event_id: Option<String>,
+    ) -> Self {
         let mut request = client.get(url).header(ACCEPT_ENCODING, "gzip");
         if let Some(id) = last_event_id {
-            request = request.header("Last-Event-ID", id.to_string());
+            request = request.header("Last-Event-ID", id);
         }
         let response = request.send().await.unwrap();
         assert_eq!(response.status(), StatusCode::OK, "{url}");
@@ -97,7 +118,11 @@ impl EventStream {
             assert_eq!(frame.event.as_deref(), Some("version"));
             let data = frame.json();
             let version = data["version"].as_i64().unwrap();
-            assert_eq!(frame.id, Some(version.to_string()), "the id is the version");
+            assert_eq!(
+                frame.version_id(),
+                Some(version),
+                "the id names the version"
+            );
             seen.push(data);
             if version >= last {
                 return seen;

@@ -15,8 +15,13 @@ use tokio::sync::mpsc;
 
 use super::presence::{self, PRESENCE_CHANNEL};
 use super::{PgStore, CHANNEL};
+use crate::domain::ids::{PlayerId, RoomId};
 use crate::domain::records::LobbyChange;
-use crate::store::types::Change;
+use crate::store::chat::LOBBY;
+use crate::store::types::{Change, ChatChange};
+
+/// The channel chat's changes are announced on (`Dialect::CHAT_NOTIFY` names it too).
+const CHAT_CHANNEL: &str = "turnhouse_chat";
 
 /// Changes waiting for the engine; beyond this the listener waits (and PostgreSQL buffers).
 const BACKLOG: usize = 4096;
@@ -80,6 +85,7 @@ async fn hear(listener: &mut PgListener, instance: &str, changes: &mpsc::Sender<
                 let change = match notification.channel() {
                     PRESENCE_CHANNEL => presence::parse(notification.payload(), instance)
                         .map(|(server, rooms)| Change::Presence { server, rooms }),
+                    CHAT_CHANNEL => parse_chat(notification.payload(), instance).map(Change::Chat),
                     _ => parse(notification.payload(), instance),
                 };
                 let Some(change) = change else {
@@ -105,7 +111,9 @@ async fn connect(pool: &sqlx::PgPool) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect_with(pool).await?;
     // Reconnecting is done here, so that every reconnection is followed by a resync.
     listener.eager_reconnect(false);
-    listener.listen_all([CHANNEL, PRESENCE_CHANNEL]).await?;
+    listener
+        .listen_all([CHANNEL, PRESENCE_CHANNEL, CHAT_CHANNEL])
+        .await?;
     Ok(listener)
 }
 
@@ -129,9 +137,52 @@ fn parse(payload: &str, instance: &str) -> Option<Change> {
     })
 }
 
+/// `m <room or lobby> <server>` (messages written), `d <message> <room or lobby> <server>` (a
+/// deletion), `b <player> <server>` (their blocks changed); as `parse`.
+fn parse_chat(payload: &str, instance: &str) -> Option<ChatChange> {
+    let mut parts: Vec<&str> = payload.split(' ').collect();
+    if parts.pop()? == instance {
+        return None;
+    }
+    let place = |name: &str| (name != LOBBY).then(|| RoomId::from(name));
+    match parts[..] {
+        ["m", room] => Some(ChatChange::Written { room: place(room) }),
+        ["d", message, _] => Some(ChatChange::Deleted {
+            message: message.parse().ok()?,
+        }),
+        ["b", player] => Some(ChatChange::Blocks(PlayerId::from(player))),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chat_notification_names_what_changed_and_the_server() {
+        assert_eq!(
+            parse_chat("m r1 other", "me"),
+            Some(ChatChange::Written {
+                room: Some("r1".into())
+            })
+        );
+        assert_eq!(
+            parse_chat("m lobby other", "me"),
+            Some(ChatChange::Written { room: None })
+        );
+        assert_eq!(
+            parse_chat("d 12 r1 other", "me"),
+            Some(ChatChange::Deleted { message: 12 })
+        );
+        assert_eq!(
+            parse_chat("b p1 other", "me"),
+            Some(ChatChange::Blocks("p1".into()))
+        );
+        assert_eq!(parse_chat("m r1 me", "me"), None, "our own");
+        assert_eq!(parse_chat("d x r1 other", "me"), None);
+        assert_eq!(parse_chat("x other", "me"), None);
+    }
 
     #[test]
     fn a_notification_names_room_version_server_and_lobby_change() {

@@ -172,6 +172,11 @@ impl Dialect for Postgres {
          SELECT (SELECT count(*) FROM taken) AS taken, \
          (SELECT count(*) FROM (SELECT DISTINCT room_id, player_id FROM made) d) AS made",
     );
+    const CHAT_LOCK: Option<&'static str> =
+        Some("SELECT pg_advisory_xact_lock(hashtextextended('turnhouse chat ' || $1, 0))");
+    const CHAT_NOTIFY: Option<&'static str> = Some(
+        "SELECT pg_notify('turnhouse_chat', $1 || ' ' || current_setting('turnhouse.instance'))",
+    );
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
          inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, \

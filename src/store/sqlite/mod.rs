@@ -129,6 +129,8 @@ impl Dialect for Sqlite {
          RETURNING seq, channel, kind, player_id, destination, room_id, version, body, \
          created_at, attempts";
     const TAKE_TURN_PUSHES: Option<&'static str> = None;
+    const CHAT_LOCK: Option<&'static str> = None;
+    const CHAT_NOTIFY: Option<&'static str> = None;
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
          INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
