@@ -88,8 +88,9 @@ macro_rules! module {
 
 /// The page's modules, by their path under `/page/` (`app.js` imports them; `index.html`
 /// preloads them all, so the browser fetches them at once rather than import by import).
-static MODULES: [(&str, Asset); 20] = [
+static MODULES: [(&str, Asset); 21] = [
     module!("account.js"),
+    module!("chat.js"),
     module!("dom.js"),
     module!("frames.js"),
     module!("lobby.js"),

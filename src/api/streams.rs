@@ -42,6 +42,9 @@ pub type StreamsShutdown = watch::Receiver<bool>;
 #[serde(deny_unknown_fields)]
 struct RoomStreamParams {
     after: Option<i64>,
+    /// The last chat message the client has accounted for, for clients that reopen a stream
+    /// themselves (`Last-Event-ID`, when sent, wins).
+    chat_after: Option<i64>,
     /// The viewer's token, for clients that cannot set headers (a browser's `EventSource`):
     /// RFC 6750 §2.3. Only the stream routes take it; the request log never records queries.
     access_token: Option<String>,
@@ -58,7 +61,7 @@ pub async fn room(
     let params: RoomStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
     let after = resume_after(&req, params.after, "a version the client has seen")?;
-    let chat_after = resumed_chat(&req)?;
+    let chat_after = resumed_chat(&req, params.chat_after)?;
     let player = viewer.as_ref().map(|v| v.player.clone());
     let room = room_id(path)?;
     let chat = (context.chat)
@@ -112,11 +115,16 @@ pub(super) fn resume_after(
 }
 
 /// Where a room stream's chat resumes: after the message the `Last-Event-ID` header names
-/// (`<version>:<message>`), else from now.
-fn resumed_chat(req: &HttpRequest) -> Result<Option<i64>, ApiError> {
+/// (`<version>:<message>`), else after `?chat_after=`, else from now.
+fn resumed_chat(req: &HttpRequest, chat_after: Option<i64>) -> Result<Option<i64>, ApiError> {
+    if chat_after.is_some_and(|after| after < 0) {
+        return Err(ApiError::InvalidQuery(
+            "chat_after must be a message the client has seen (0 or more)".into(),
+        ));
+    }
     match req.headers().get("last-event-id") {
         Some(value) => Ok(last_event_id(value)?.1),
-        None => Ok(None),
+        None => Ok(chat_after),
     }
 }
 
@@ -144,6 +152,8 @@ fn last_event_id(value: &header::HeaderValue) -> Result<(i64, Option<i64>), ApiE
 #[serde(deny_unknown_fields)]
 struct LobbyStreamParams {
     game: Option<String>,
+    /// The last chat message the client has seen (`Last-Event-ID`, when sent, wins).
+    after: Option<i64>,
     access_token: Option<String>,
 }
 
@@ -159,7 +169,7 @@ pub async fn lobby(
     let params: LobbyStreamParams = parse_query(&req)?;
     let viewer = stream_viewer(&context, caller, params.access_token).await?;
     // Present before the feed reads the count: the stream's first word on it counts its viewer.
-    let chat_after = resume_after(&req, None, "a message the client has seen")?;
+    let chat_after = resume_after(&req, params.after, "a message the client has seen")?;
     let reader = viewer.as_ref().map(|v| &v.player.id);
     let chat = context.chat.follow_lobby(reader, chat_after).await?;
     let here = (viewer.as_ref()).map(|v| context.rooms.arrive(LOBBY, &v.player.id));

@@ -291,6 +291,41 @@ export interface Profile {
   }>;
 }
 
+/** A chat message: plain text, to be shown as text, never as HTML. */
+export interface ChatMessage {
+  id: number;
+  /** The room it was written in; null in the lobby. */
+  room: string | null;
+  channel: 'table' | 'gallery' | 'lobby';
+  player: Player;
+  /** Null once an admin deleted it. */
+  text: string | null;
+  deleted: boolean;
+  /** The room's version when it was written (a replay shows it there). */
+  version: number | null;
+  createdAt: string;
+}
+
+export interface ChatPage {
+  messages: ChatMessage[];
+  /** Where the next page starts (`after`). */
+  nextAfter: number;
+}
+
+/** A room's chat (`room` null: the lobby's). */
+export interface Chat {
+  send(room: string | null, text: string, options?: { channel?: 'table' | 'gallery' }): Promise<ChatMessage>;
+  history(
+    room: string | null,
+    options?: { channel?: 'table' | 'gallery'; after?: number; before?: number; limit?: number },
+  ): Promise<ChatPage>;
+  report(message: number, reason?: string): Promise<null>;
+  block(player: string): Promise<null>;
+  unblock(player: string): Promise<null>;
+  blocks(): Promise<{ blocks: Player[] }>;
+  closeGallery(room: string): Promise<null>;
+}
+
 /** Stops a watch. */
 export type Stop = () => void;
 
@@ -350,13 +385,26 @@ export declare class Turnhouse {
   watch(
     id: string,
     onVersion: (version: RoomVersion) => void,
-    options?: { after?: number; onPresence?: (online: string[]) => void },
+    options?: {
+      after?: number;
+      onPresence?: (online: string[]) => void;
+      /** Each message you may read as it is written; again with `deleted: true` if deleted. */
+      onChat?: (message: ChatMessage) => void;
+      /** Resume the chat after this message (0: all of it); from now without it. */
+      chatAfter?: number;
+    },
   ): Stop;
   watchLobby(
     game: string | null,
     onChange: (change: LobbyChange) => void,
-    options?: { onOnline?: (players: number) => void },
+    options?: {
+      onOnline?: (players: number) => void;
+      onChat?: (message: ChatMessage) => void;
+      chatAfter?: number;
+    },
   ): Stop;
+  /** Chat: `chat.send`, `chat.history`, reports and blocks. */
+  readonly chat: Chat;
 
   /** A page of a game's leaderboard. */
   leaderboard(game: string, options?: { limit?: number; cursor?: string }): Promise<Leaderboard>;

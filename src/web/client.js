@@ -340,16 +340,21 @@ export class Turnhouse {
   /**
    * Calls `onVersion` with every version of the room, in order, none skipped or repeated:
    * from the current one (or every one after `after`), then each as it is committed, across
-   * reconnections; and `onPresence` with the ids of the room's players online whenever that
-   * changes. Signed in, you count as online while watching. Returns a function that stops.
+   * reconnections; `onPresence` with the ids of the room's players online whenever that
+   * changes; and `onChat` with each message of the room's chat you may read as it is written
+   * (after message `chatAfter`, 0 for all of them; from now without it), and again, with
+   * `deleted: true`, if an admin deletes it. Signed in, you count as online while watching.
+   * Returns a function that stops.
    */
-  watch(id, onVersion, { after, onPresence } = {}) {
+  watch(id, onVersion, { after, onPresence, onChat, chatAfter } = {}) {
     let last = after === undefined || after === null ? null : Number(after);
+    const chat = chatFollower(onChat, chatAfter);
     // EventSource cannot send headers: a signed-in client signs the stream with its token in
     // the query (RFC 6750 §2.3), so a game with hidden information shows it its own view.
-    const path = () => `/rooms/${encodeURIComponent(id)}/stream${query({ after: last, access_token: this.token })}`;
+    const path = () => `/rooms/${encodeURIComponent(id)}/stream${query({ after: last, chat_after: chat.last, access_token: this.token })}`;
     return this.#stream(path, (source, reopen) => {
       source.addEventListener('version', (event) => {
+        chat.saw(event.lastEventId);
         const version = JSON.parse(event.data);
         if (last !== null && version.version <= last) return; // already delivered
         if (last !== null && version.version > last + 1) {
@@ -361,24 +366,59 @@ export class Turnhouse {
         onVersion(version);
       });
       if (onPresence) source.addEventListener('presence', (event) => onPresence(JSON.parse(event.data).online));
+      source.addEventListener('chat', chat.listener);
     });
   }
 
   /**
    * Calls `onChange` with each lobby event of `game` (every game when null):
    * {change: "created" | "updated", room}, or {change: "resync"} when events may have been
-   * missed (on every (re)connection): list the rooms again then; and `onOnline` with how many
-   * players are online whenever that changes (signed in, you count). Returns a function that
-   * stops.
+   * missed (on every (re)connection): list the rooms again then; `onOnline` with how many
+   * players are online whenever that changes (signed in, you count); and `onChat` with each
+   * message of the lobby's chat (after `chatAfter`; from now without it), as `watch` does.
+   * Returns a function that stops.
    */
-  watchLobby(game, onChange, { onOnline } = {}) {
-    const path = () => `/rooms/stream${query({ game, access_token: this.token })}`;
+  watchLobby(game, onChange, { onOnline, onChat, chatAfter } = {}) {
+    const chat = chatFollower(onChat, chatAfter);
+    const path = () => `/rooms/stream${query({ game, after: chat.last, access_token: this.token })}`;
     return this.#stream(path, (source) => {
       if (onOnline) source.addEventListener('online', (event) => onOnline(JSON.parse(event.data).players));
       source.addEventListener('room', (event) => onChange(JSON.parse(event.data)));
       source.addEventListener('resync', () => onChange({ change: 'resync' }));
       source.addEventListener('open', () => onChange({ change: 'resync' }));
+      source.addEventListener('chat', chat.listener);
     });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Chat.
+
+  /**
+   * A room's chat (`room` null: the lobby's). Messages are plain text: show them as text,
+   * never as HTML.
+   */
+  get chat() {
+    const at = (room) => (room ? `/rooms/${encodeURIComponent(room)}/chat` : '/lobby/chat');
+    return {
+      /** Writes at the room's table (`channel: "gallery"` for its watchers), or in the lobby. */
+      send: (room, text, { channel = 'table' } = {}) =>
+        this.#call('POST', at(room), { body: room ? { text, channel } : { text } }),
+      /**
+       * A page of messages, oldest first: a room's channel after `after`; the lobby's newest
+       * page, or the one before `before`. `{messages, nextAfter}`.
+       */
+      history: (room, { channel = 'table', after, before, limit } = {}) =>
+        this.#call('GET', `${at(room)}${query(room ? { channel, after, limit } : { after, before, limit })}`),
+      /** Reports a message to the admins. */
+      report: (message, reason) => this.#call('POST', `/chat/${encodeURIComponent(message)}/report`, { body: reason ? { reason } : {} }),
+      /** Hides a player's messages from you, everywhere (streams included). */
+      block: (player) => this.#call('POST', '/players/me/blocks', { body: { player } }),
+      unblock: (player) => this.#call('DELETE', `/players/me/blocks/${encodeURIComponent(player)}`),
+      /** The players you blocked. */
+      blocks: () => this.#call('GET', '/players/me/blocks'),
+      /** The room's opener closes its gallery. */
+      closeGallery: (room) => this.#call('POST', `${at(room)}/gallery/close`),
+    };
   }
 
   /**
@@ -457,6 +497,29 @@ export class Turnhouse {
     if (!response.ok) throw new TurnhouseError(response.status, data);
     return data;
   }
+}
+
+/**
+ * Follows a stream's chat for `onChat`: `last` is the last message the stream accounted for
+ * (from its events' ids, `<version>:<message>` on a room's, `<message>` on the lobby's), where a
+ * stream this client reopens resumes; a message already delivered is not delivered again.
+ */
+function chatFollower(onChat, after) {
+  const chat = { last: after === undefined || after === null ? null : Number(after) };
+  chat.saw = (id) => {
+    const message = Number(String(id || '').split(':').pop());
+    if (id && Number.isInteger(message) && (chat.last === null || message > chat.last)) chat.last = message;
+  };
+  chat.listener = (event) => {
+    const message = JSON.parse(event.data);
+    if (event.lastEventId && !message.deleted) {
+      const seen = chat.last;
+      chat.saw(event.lastEventId);
+      if (seen !== null && message.id <= seen) return;
+    }
+    if (onChat) onChat(message);
+  };
+  return chat;
 }
 
 /** `?a=1&b=2` from the members that are set. */

@@ -13,6 +13,7 @@ mod browser;
 mod browser_bots;
 mod certificates;
 mod chat;
+mod chat_browser;
 mod chat_streams;
 mod client;
 mod clocks;

@@ -1,6 +1,7 @@
 // The lobby: games, open rooms, games in progress, your rooms and finished games, each game's
 // card (quick play, rooms, bots, clocks, its log and webhooks for its owner), live from the lobby's stream.
 
+import { chatPanel, lobbyChatHistory } from './chat.js';
 import { signUpCard } from './account.js';
 import { debounce, el, main, setMessage, when } from './dom.js';
 import { winnerOf } from './play.js';
@@ -41,13 +42,14 @@ export async function showLobby() {
     el('h2', { id: 'mine-title' }, 'Your rooms'), el('ul', { id: 'my-rooms', class: 'list' })) : null;
   // Two columns that stack on their own (the games are tall, the lists short), so neither
   // leaves a gap beside the other; on a phone, one column with the open rooms first.
+  const chat = chatPanel(null);
   main().replaceChildren(
     el('h1', {}, 'Lobby'),
     el('p', { id: 'online-count', class: 'muted', 'aria-live': 'polite' }),
     message,
     ...(store.player ? [] : [signUpCard(() => route())]),
     el('div', { class: 'lobby' },
-      el('div', { class: 'lobby-rooms' }, openCard, mineCard, liveCard, doneCard),
+      el('div', { class: 'lobby-rooms' }, openCard, chat.node, mineCard, liveCard, doneCard),
       el('div', { class: 'lobby-games' }, gamesCard, store.player ? uploadCard() : null)),
     el('p', { id: 'rating-legend', class: 'muted' },
       'A rating with a “?” is provisional: its player has played fewer than five rated games of that game, so it still moves a lot.'),
@@ -62,7 +64,8 @@ export async function showLobby() {
     const line = document.getElementById('online-count');
     if (line) line.textContent = `${players} ${players === 1 ? 'player' : 'players'} online`;
   };
-  pageState.stopWatching = api.watchLobby(null, refresh, { onOnline });
+  const chatAfter = await lobbyChatHistory(chat);
+  pageState.stopWatching = api.watchLobby(null, refresh, { onOnline, onChat: chat.take, chatAfter });
   await refreshLobby(message);
 }
 

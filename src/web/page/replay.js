@@ -102,6 +102,7 @@ export function drawReplay() {
   slider.max = String(pageState.current.version);
   slider.value = String(at);
   control.classList.toggle('active', Boolean(pageState.replaying));
+  if (pageState.chat) pageState.chat.replayAt(pageState.replaying || null);
   document.getElementById('replay-first').disabled = at <= 1;
   document.getElementById('replay-prev').disabled = at <= 1;
   document.getElementById('replay-next').disabled = at >= pageState.current.version;

@@ -1,6 +1,7 @@
 // A room: opened from its address, then kept to its versions as they arrive (from an action's
 // answer or the room's stream), with what the room says beside its state (rematches, idle times).
 
+import { chatPanel } from './chat.js';
 import { debounce, el, main } from './dom.js';
 import { clockText, loadGames } from './lobby.js';
 import { drawRoom, me } from './play.js';
@@ -30,6 +31,8 @@ export async function showRoom(id, replayAt) {
   // All of the link shows, wrapped: rooms' links differ only at their end.
   const linkInput = el('textarea', { id: 'share-link', readonly: true, rows: 2, spellcheck: 'false', 'aria-label': 'Link to this room' });
   linkInput.value = link;
+  const chat = chatPanel(pageState.current);
+  pageState.chat = chat;
   main().replaceChildren(
     el('h1', {}, el('span', { text: game ? gameLabel(game) : pageState.current.game }), ' ',
       el('span', { class: 'badge', id: 'room-kind', text: roomKind(pageState.current) })),
@@ -47,14 +50,15 @@ export async function showRoom(id, replayAt) {
         el('p', { id: 'room-message', class: 'message', role: 'alert' }),
         el('div', { id: 'actions', class: 'row' }),
         replayControl()),
-      el('section', { class: 'card share-card' },
+      el('div', { class: 'room-side' }, el('section', { class: 'card share-card' },
         el('h2', {}, 'Share'),
         el('div', { class: 'row share' }, linkInput,
           el('button', { class: 'secondary', id: 'copy-link', onclick: (event) => copyLink(event.target, linkInput) }, 'Copy link')),
         el('p', { class: 'muted' }, botOf(pageState.current)
           ? 'Anyone with the link can watch this game against the computer.'
           : 'Anyone with the link can watch; a friend can join while there is a free seat.'),
-        el('p', {}, el('a', { href: '#/' }, '← Back to the lobby')))),
+        el('p', {}, el('a', { href: '#/' }, '← Back to the lobby'))),
+      chat.node)),
   );
   pageState.replayHistory = { room: id, entries: new Map(), complete: false };
   drawRoom();
@@ -70,7 +74,7 @@ export async function showRoom(id, replayAt) {
   // Every version after the one drawn, in order, across reconnections; each is also a step
   // of the replay.
   pageState.stopWatching = api.watch(id, (version) => { pageState.replayHistory.entries.set(version.version, version); apply(version); },
-    { after: pageState.current.version, onPresence: (online) => sawPresence(id, online) });
+    { after: pageState.current.version, onPresence: (online) => sawPresence(id, online), onChat: chat.take, chatAfter: 0 });
   if (replayAt) await replayTo(replayAt);
 }
 
@@ -152,6 +156,7 @@ export function apply(version) {
     }
   }
   if (version.kind) learnEvent(version);
+  if (pageState.chat) pageState.chat.roomChanged(pageState.current);
   delete pageState.current.kind; delete pageState.current.player; delete pageState.current.move;
   drawRoom();
   // A stream's version says nothing of the rematch offer, the score or whether the room can

@@ -50,6 +50,8 @@ export const pageState = {
   gamesById: new Map(),
   /** Why the player was signed out without asking, shown once in the account bar. */
   accountNotice: null,
+  /** The room's chat panel (`chat.js`), while a room is on screen. */
+  chat: null,
 };
 
 /** Forgets what belonged to the screen being left. */
@@ -59,6 +61,7 @@ export function resetScreen() {
   pageState.askingForfeit = null;
   pageState.replayHistory = null;
   pageState.replaying = null;
+  pageState.chat = null;
 }
 if (devSeat) {
   document.body.classList.add('dev-seat');
