@@ -58,7 +58,10 @@ async fn two_players_and_a_watcher_chat_through_a_game() {
     player.wait_for_text("#chat-channel", "At the table").await;
     phone.wait_for_text("#chat-channel", "In the gallery").await;
     // o follows the room as a client would: its stream.
-    let url = format!("{}/rooms/{room}/stream?access_token={}", app.address, o.token);
+    let url = format!(
+        "{}/rooms/{room}/stream?access_token={}",
+        app.address, o.token
+    );
     let mut o_stream = EventStream::open(&app.client, &url, None).await;
 
     // x writes at the table from the page; o hears it on the stream and answers.
@@ -90,7 +93,12 @@ async fn two_players_and_a_watcher_chat_through_a_game() {
     );
 
     // On the phone the panel starts folded: what arrives counts as unread.
-    assert_eq!(phone.eval("return document.getElementById('chat').open;", json!([])).await, false);
+    assert_eq!(
+        phone
+            .eval("return document.getElementById('chat').open;", json!([]))
+            .await,
+        false
+    );
     let (status, _) = app
         .post_value(
             &format!("/rooms/{room}/chat"),
@@ -112,11 +120,17 @@ async fn two_players_and_a_watcher_chat_through_a_game() {
         .await;
     send(&phone, "nice corner").await;
     shows(&phone, "nice corner").await;
-    assert_eq!(lines_saying(&phone, "good luck").await, 0, "the table is the players'");
+    assert_eq!(
+        lines_saying(&phone, "good luck").await,
+        0,
+        "the table is the players'"
+    );
 
     // The watcher reports the fan; the report reaches the admins.
     phone.click("#chat-log .chat-line .chat-report").await;
-    phone.wait_for_text("#chat-log .chat-report[disabled]", "Reported").await;
+    phone
+        .wait_for_text("#chat-log .chat-report[disabled]", "Reported")
+        .await;
     let reports = app.get_value_as("/admin/chat/reports", &admin).await;
     assert_eq!(reports["reports"][0]["message"]["text"], "go x!");
 
@@ -145,7 +159,9 @@ async fn two_players_and_a_watcher_chat_through_a_game() {
         )
         .await;
     assert!(response.status().is_success());
-    player.wait_for_text("#chat-log", "removed by a moderator").await;
+    player
+        .wait_for_text("#chat-log", "removed by a moderator")
+        .await;
     assert_eq!(lines_saying(&player, "good luck").await, 0);
 
     // Muted, x is told until when.
@@ -158,11 +174,19 @@ async fn two_players_and_a_watcher_chat_through_a_game() {
         .await;
     assert_eq!(status, reqwest::StatusCode::OK);
     send(&player, "let me explain").await;
-    player.wait_for_text("#chat-note", "You are muted in chat until").await;
+    player
+        .wait_for_text("#chat-note", "You are muted in chat until")
+        .await;
     player.screenshot("muted").await;
 
     // The game ends; the players read the gallery now, and the replay shows the chat as it was.
-    for (who, mv) in [(&x, (0, 0)), (&o, (1, 0)), (&x, (0, 1)), (&o, (1, 1)), (&x, (0, 2))] {
+    for (who, mv) in [
+        (&x, (0, 0)),
+        (&o, (1, 0)),
+        (&x, (0, 1)),
+        (&o, (1, 1)),
+        (&x, (0, 2)),
+    ] {
         app.play_ok(who, &room, json!({"x": mv.0, "y": mv.1})).await;
     }
     shows(&player, "nice corner").await;
@@ -176,9 +200,15 @@ async fn two_players_and_a_watcher_chat_through_a_game() {
     assert_eq!(status, reqwest::StatusCode::CREATED);
     shows(&player, "well played").await;
     open_as(&player, &app, &x, &format!("#/room/{room}/v/3")).await;
-    player.wait_for_text("#chat-channel", "as it was at version 3").await;
+    player
+        .wait_for_text("#chat-channel", "as it was at version 3")
+        .await;
     shows(&player, "nice corner").await;
-    assert_eq!(lines_saying(&player, "well played").await, 0, "written at version 8");
+    assert_eq!(
+        lines_saying(&player, "well played").await,
+        0,
+        "written at version 8"
+    );
     player.click("#replay-last").await;
     shows(&player, "well played").await;
 
@@ -186,9 +216,64 @@ async fn two_players_and_a_watcher_chat_through_a_game() {
     player.goto(&format!("{}/#/", app.address)).await;
     player.wait_for_text("#chat-channel", "The lobby").await;
     let (status, _) = app
-        .post_value("/lobby/chat", Some(&fan.token), json!({"text": "anyone for chess?"}))
+        .post_value(
+            "/lobby/chat",
+            Some(&fan.token),
+            json!({"text": "anyone for chess?"}),
+        )
         .await;
     assert_eq!(status, reqwest::StatusCode::CREATED);
     shows(&player, "anyone for chess?").await;
     assert!(count(&player, "#chat-log .chat-line").await >= 1);
+}
+
+/// A game's page that keeps the chat messages it is sent, and asks for them when told to.
+const CHAT_FRAME: &str = r#"<!doctype html><pre id="report">[]</pre><script>
+const seen = [];
+window.addEventListener('message', (event) => {
+  if (event.source !== parent || event.data.type !== 'turnhouse:chat') return;
+  seen.push(event.data.message.text);
+  document.getElementById('report').textContent = JSON.stringify(seen);
+});
+window.askForChat = () => parent.postMessage({ type: 'turnhouse:chat' }, '*');
+parent.postMessage({ type: 'turnhouse:ready' }, '*');
+</script>"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_games_own_page_hears_the_chat_only_when_it_asks() {
+    let app = TestApp::spawn_for_browsers().await;
+    crate::frontends_browser::publish_with_page(&app, "chatty", CHAT_FRAME).await;
+    let x = app.register(&unique("x")).await;
+    let o = app.register(&unique("o")).await;
+    let room = app.create_room(&x, json!({"game": "chatty"})).await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    assert!(app.join(&o, &room).await.status().is_success());
+    let driver = Driver::start().await;
+    let browser = driver.browser("chat-frame").await;
+    open_as(&browser, &app, &x, &format!("#/room/{room}")).await;
+    browser.find("#game-frame").await;
+    let say = |text: &'static str| {
+        let (app, o, room) = (&app, &o, &room);
+        async move {
+            let path = format!("/rooms/{room}/chat");
+            let body = json!({"text": text, "channel": "table"});
+            let (status, _) = app.post_value(&path, Some(&o.token), body).await;
+            assert_eq!(status, reqwest::StatusCode::CREATED);
+        }
+    };
+    say("before asking").await;
+    shows(&browser, "before asking").await;
+    browser.enter_frame("#game-frame").await;
+    assert_eq!(browser.text("#report").await, "[]", "nothing unasked");
+    browser
+        .eval("window.askForChat(); return true;", json!([]))
+        .await;
+    browser.wait_for_text("#report", "before asking").await;
+    browser.leave_frame().await;
+    say("after asking").await;
+    browser.enter_frame("#game-frame").await;
+    browser
+        .wait_for_text("#report", r#"["before asking","after asking"]"#)
+        .await;
+    browser.leave_frame().await;
 }

@@ -31,6 +31,9 @@ export function chatPanel(room) {
   panel.open = !window.matchMedia('(max-width: 40rem)').matches;
 
   const lines = new Map();
+  const messages = new Map();
+  // Who else hears each message: a game's frame that asked for the chat.
+  const followers = new Set();
   let count = 0;
   // The version a replay shows: the chat shows what had been written by then.
   let replaying = null;
@@ -83,6 +86,16 @@ export function chatPanel(room) {
       }
     }
     lines.set(message.id, node);
+    messages.set(message.id, message);
+    for (const follower of followers) follower(message);
+  };
+
+  /** Calls `follower` with each message shown so far, then each as it comes; it returns
+   * false to stop. */
+  const follow = (follower) => {
+    for (const message of [...messages.values()].sort((a, b) => a.id - b.id)) follower(message);
+    const wrapped = (message) => { if (follower(message) === false) followers.delete(wrapped); };
+    followers.add(wrapped);
   };
 
   const report = async (message, button) => {
@@ -103,6 +116,7 @@ export function chatPanel(room) {
       if (node.dataset.player === player.id) {
         node.remove();
         lines.delete(id);
+        messages.delete(id);
       }
     }
     say(`You blocked ${player.username}: you no longer see their messages.`, 'success');
@@ -149,7 +163,7 @@ export function chatPanel(room) {
     if (version !== null) channelNote.textContent = `The chat as it was at version ${version}.`;
   };
 
-  return { node: panel, take, roomChanged, replayAt };
+  return { node: panel, take, roomChanged, replayAt, follow };
 }
 
 /** The lobby's latest messages, then the panel follows the lobby's stream after them. */

@@ -11,6 +11,10 @@
 //                                                         frame takes it (120 to 4000)
 //   frame -> page  {type: "turnhouse:move", move, id?}    sent as the viewer's move, answered by
 //   page -> frame  {type: "turnhouse:result", ok, problem, id?}  (id echoed when the move had one)
+//   frame -> page  {type: "turnhouse:chat"}               asks for the room's chat: a frame is
+//   page -> frame  {type: "turnhouse:chat", message}      sent none unless it asks; then each
+//                                                         message the viewer reads, as the panel
+//                                                         shows it (a deletion again, deleted)
 //
 // penpal's (v5 and v6), which @urturn/client speaks: the frame sends {penpal: "syn"}, the page
 // answers "synAck" with its methods (getLocalPlayer, makeMove, getServerTimeOffsetMS), the
@@ -139,6 +143,15 @@ export async function moveFromFrame(move) {
 // Turnhouse's own protocol.
 export async function onTurnhouseMessage(link, message) {
   if (message.type === 'turnhouse:ready') postState();
+  else if (message.type === 'turnhouse:chat' && !link.chat && pageState.chat) {
+    link.chat = true;
+    // Until the frame is replaced: a new frame asks again.
+    pageState.chat.follow((chat) => {
+      if (frameLink !== link) return false;
+      link.window.postMessage({ type: 'turnhouse:chat', message: chat }, '*');
+      return true;
+    });
+  }
   else if (message.type === 'turnhouse:resize') resizeFrame(message.height);
   else if (message.type === 'turnhouse:move') {
     const { ok, problem } = await moveFromFrame(message.move);
