@@ -301,9 +301,11 @@ async fn open_subscribers(address: &str, room: &str, count: usize) -> (Subscribe
                         _ = stopped.wait_for(|stop| *stop) => break,
                     };
                     let Some(line) = line else { break };
-                    // Chunk sizes arrive as lines of their own; event ids start with "id: ".
-                    if let Some(version) = line.strip_prefix("id: ") {
-                        let version: i64 = version.trim().parse().expect("a version");
+                    // Chunk sizes arrive as lines of their own; event ids start with "id: ",
+                    // `<version>:<message>` in a room with chat.
+                    if let Some(id) = line.strip_prefix("id: ") {
+                        let version = id.trim().split(':').next().unwrap_or_default();
+                        let version: i64 = version.parse().expect("a version");
                         arrivals.push((version, Instant::now()));
                         if first {
                             first = false;

@@ -117,6 +117,8 @@ async fn the_readme_walkthrough_plays_a_whole_game() {
         // Chat at the table: kept as plain text, and closed to anyone else.
         r#"{"player":"bob","text":"<b>rematch?</b>"}"#,
         r#"{"status":403,"code":"chat_not_allowed"}"#,
+        // The same messages on the room's stream.
+        "{\"player\":\"alice\",\"text\":\"good game\"}\n{\"player\":\"bob\",\"text\":\"<b>rematch?</b>\"}\n",
         // A rotated token: the old one refused, the new one working.
         "{\"status\":401,\"code\":\"invalid_token\"}\n20",
         r#"{"code":"missing_token","requestId":"trace-42"}"#,

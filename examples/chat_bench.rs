@@ -1,0 +1,321 @@
+//! What chat costs a busy room: 200 watchers on its stream while 10 messages a second are
+//! written in its gallery and its two players keep moving.
+//!
+//!     cargo run --release --example chat_bench [-- --watchers 200 --rate 10 --seconds 20 --json]
+//!
+//! The server runs in a child process (this program, started again as `serve`) on a fresh
+//! SQLite file. Watchers are plain TCP connections reading the room's stream (anyone may read a
+//! gallery); the messages are written by 40 other watchers in turn, each under the per-player
+//! rate limit (the players' moves, as fast as the server answers, are not limited). Two phases of `--seconds` each, the same watchers throughout: the players' moves
+//! alone (the baseline), then the moves with the messages. Prints:
+//! 1. the delay from each message's `201` reaching its writer to its event reaching each
+//!    watcher (p50, p99 and the slowest, over every watcher and message; negative: the event
+//!    arrived first), and whether every watcher heard every message exactly once;
+//! 2. the moves' latency (request to `200`) with the messages, against the baseline.
+
+#[path = "support/measure.rs"]
+mod measure;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
+use tokio::net::TcpStream;
+use turnhouse::config::Config;
+use turnhouse::startup::{raise_open_files_limit, Application};
+
+/// Players who write the messages, in turn: 10 a second among 40 is 15 a minute each, under
+/// the default limit of 20.
+const WRITERS: usize = 40;
+
+#[derive(Parser)]
+struct Args {
+    #[arg(long, default_value_t = 200)]
+    watchers: usize,
+    /// Messages a second.
+    #[arg(long, default_value_t = 10)]
+    rate: u32,
+    /// Length of each phase.
+    #[arg(long, default_value_t = 20)]
+    seconds: u64,
+    /// One line of JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() == Some("serve") {
+        let database = args.next().expect("serve <database>");
+        return runtime.block_on(serve(database));
+    }
+    runtime.block_on(bench(Args::parse()));
+    ExitCode::SUCCESS
+}
+
+/// The child: a server on a free port, which it prints.
+async fn serve(database: String) -> ExitCode {
+    raise_open_files_limit().expect("the open-files limit");
+    let mut config = Config::for_database(database);
+    // The players move as fast as the server answers, beyond what one person may; the
+    // writers keep to the chat's own limit.
+    config.abuse_limits.action_rate = "off".parse().expect("a rate");
+    let app = Application::build(&config, turnhouse::games::builtin())
+        .await
+        .expect("the server starts");
+    println!("port {}", app.port());
+    app.run_until_stopped().await.expect("the server runs");
+    ExitCode::SUCCESS
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_server(database: &str) -> (Server, String) {
+    let mut child = Command::new(std::env::current_exe().expect("this program"))
+        .args(["serve", database])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .expect("the server prints its port");
+    let port = line
+        .trim()
+        .strip_prefix("port ")
+        .expect("port <n>")
+        .to_owned();
+    (Server(child), format!("127.0.0.1:{port}"))
+}
+
+/// When each watcher heard each message: message id → arrivals.
+type Heard = Arc<Mutex<HashMap<i64, Vec<Instant>>>>;
+
+/// A watcher of the room's stream, recording each chat event's arrival; returns once it has
+/// read the stream's first version.
+async fn watch(address: &str, room: &str, heard: Heard) -> tokio::task::JoinHandle<()> {
+    let mut stream = TcpStream::connect(address).await.expect("a connection");
+    let request = format!("GET /rooms/{room}/stream HTTP/1.1\r\nHost: bench\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut lines = AsyncBufReader::new(stream).lines();
+    while let Some(line) = lines.next_line().await.expect("the stream reads") {
+        if line == "event: version" {
+            break;
+        }
+    }
+    tokio::spawn(async move {
+        let mut id = None;
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(found) = line.strip_prefix("id: ") {
+                id = found
+                    .split_once(':')
+                    .and_then(|(_, m)| m.parse::<i64>().ok());
+            } else if line == "event: chat" {
+                if let Some(message) = id {
+                    heard
+                        .lock()
+                        .unwrap()
+                        .entry(message)
+                        .or_default()
+                        .push(Instant::now());
+                }
+            }
+        }
+    })
+}
+
+struct Api {
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Api {
+    async fn send(&self, method: &str, path: &str, token: &str, body: Value) -> Value {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if !token.is_empty() {
+            request = request.bearer_auth(token);
+        }
+        if !body.is_null() {
+            request = request.body(body.to_string());
+        }
+        let response = request.send().await.expect("the server answers");
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.status()
+        );
+        response.json().await.expect("JSON")
+    }
+
+    async fn player(&self) -> String {
+        let name = format!("bench-{}", rand::random::<u32>());
+        let player = self
+            .send("POST", "/players", "", json!({ "username": name }))
+            .await;
+        player["token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// The players' moves for `seconds`: tic-tac-toe, X wins in five, then plays again. Each
+/// move's latency.
+async fn play(api: &Api, room: &str, (x, o): (&str, &str), seconds: u64) -> Vec<Duration> {
+    let cells = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)];
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let mut latencies = Vec::new();
+    while Instant::now() < until {
+        for (n, (cx, cy)) in cells.iter().enumerate() {
+            let player = if n % 2 == 0 { x } else { o };
+            let started = Instant::now();
+            let path = format!("/rooms/{room}/moves");
+            api.send("POST", &path, player, json!({"x": cx, "y": cy}))
+                .await;
+            latencies.push(started.elapsed());
+        }
+        api.send("POST", &format!("/rooms/{room}/reset"), x, Value::Null)
+            .await;
+        api.send("POST", &format!("/rooms/{room}/join"), o, Value::Null)
+            .await;
+    }
+    latencies
+}
+
+/// `rate` messages a second in the gallery for `seconds`, by the writers in turn: each
+/// message's id and when its 201 arrived.
+async fn talk(
+    api: Arc<Api>,
+    room: &str,
+    writers: &[String],
+    rate: u32,
+    seconds: u64,
+) -> Vec<(i64, Instant)> {
+    let mut tick = tokio::time::interval(Duration::from_secs(1) / rate);
+    let mut sent = Vec::new();
+    for n in 0..(rate as u64 * seconds) as usize {
+        tick.tick().await;
+        let (api, token) = (api.clone(), writers[n % writers.len()].clone());
+        let path = format!("/rooms/{room}/chat");
+        sent.push(tokio::spawn(async move {
+            let body = json!({"text": format!("message {n}"), "channel": "gallery"});
+            let message = api.send("POST", &path, &token, body).await;
+            (message["id"].as_i64().unwrap(), Instant::now())
+        }));
+    }
+    let mut answered = Vec::new();
+    for task in sent {
+        answered.push(task.await.unwrap());
+    }
+    answered
+}
+
+fn ms(samples: &[f64], q: f64) -> f64 {
+    measure::quantile(samples, q).unwrap_or(0.0)
+}
+
+fn millis(samples: &[Duration]) -> Vec<f64> {
+    let mut out: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    out.sort_by(f64::total_cmp);
+    out
+}
+
+async fn bench(args: Args) {
+    raise_open_files_limit().expect("the open-files limit");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (_server, address) = start_server(dir.path().join("chat.db").to_str().unwrap());
+    let api = Arc::new(Api {
+        base: format!("http://{address}"),
+        client: reqwest::Client::new(),
+    });
+    let (x, o) = (api.player().await, api.player().await);
+    let room = api
+        .send("POST", "/rooms", &x, json!({"game": "tictactoe"}))
+        .await;
+    let room = room["id"].as_str().unwrap().to_owned();
+    api.send("POST", &format!("/rooms/{room}/join"), &o, Value::Null)
+        .await;
+    let mut writers = Vec::new();
+    for _ in 0..WRITERS {
+        writers.push(api.player().await);
+    }
+    let heard: Heard = Arc::default();
+    let mut watchers = Vec::new();
+    for _ in 0..args.watchers {
+        watchers.push(watch(&address, &room, heard.clone()).await);
+    }
+
+    let alone = millis(&play(&api, &room, (&x, &o), args.seconds).await);
+    let talking = talk(api.clone(), &room, &writers, args.rate, args.seconds);
+    let (sent, moves) = tokio::join!(talking, play(&api, &room, (&x, &o), args.seconds));
+    let moves = millis(&moves);
+    // The last messages' events are on their way: wait for them, a little.
+    let expected = sent.len() * args.watchers;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while heard.lock().unwrap().values().map(Vec::len).sum::<usize>() < expected
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let heard = heard.lock().unwrap().clone();
+    for watcher in watchers {
+        watcher.abort();
+    }
+    let mut delays = Vec::new();
+    let (mut missing, mut twice) = (0usize, 0usize);
+    for (id, answered) in &sent {
+        let arrivals = heard.get(id).map(Vec::as_slice).unwrap_or_default();
+        missing += args.watchers.saturating_sub(arrivals.len());
+        twice += arrivals.len().saturating_sub(args.watchers);
+        for arrived in arrivals {
+            delays.push(match arrived >= answered {
+                true => arrived.duration_since(*answered).as_secs_f64() * 1e3,
+                false => -(answered.duration_since(*arrived).as_secs_f64() * 1e3),
+            });
+        }
+    }
+    delays.sort_by(f64::total_cmp);
+    let result = json!({
+        "watchers": args.watchers,
+        "rate": args.rate,
+        "seconds": args.seconds,
+        "messages": sent.len(),
+        "deliveries": delays.len(),
+        "missing": missing,
+        "duplicates": twice,
+        "delivery_ms": {"p50": ms(&delays, 0.5), "p99": ms(&delays, 0.99), "max": delays.last().copied().unwrap_or(0.0)},
+        "move_ms": {"p50": ms(&moves, 0.5), "p99": ms(&moves, 0.99), "moves": moves.len()},
+        "move_ms_alone": {"p50": ms(&alone, 0.5), "p99": ms(&alone, 0.99), "moves": alone.len()},
+    });
+    if args.json {
+        println!("{result}");
+        return;
+    }
+    println!(
+        "chat_bench: {} watchers, {} messages a second for {} s ({} messages)",
+        args.watchers,
+        args.rate,
+        args.seconds,
+        sent.len()
+    );
+    println!(
+        "1. message 201 to each watcher (ms): p50 {:.3}  p99 {:.3}  max {:.3}; {} deliveries, {missing} missing, {twice} twice",
+        ms(&delays, 0.5), ms(&delays, 0.99), delays.last().copied().unwrap_or(0.0), delays.len()
+    );
+    println!(
+        "2. moves (ms): with the messages p50 {:.3}  p99 {:.3} ({} moves); alone p50 {:.3}  p99 {:.3} ({} moves); p99 ratio {:.2}",
+        ms(&moves, 0.5), ms(&moves, 0.99), moves.len(), ms(&alone, 0.5), ms(&alone, 0.99), alone.len(),
+        ms(&moves, 0.99) / ms(&alone, 0.99).max(f64::MIN_POSITIVE)
+    );
+}
