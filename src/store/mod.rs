@@ -38,6 +38,7 @@ macro_rules! read {
 
 mod batch;
 mod chat;
+mod chat_writes;
 mod dialect;
 mod durable;
 mod emails;

@@ -6,8 +6,8 @@ use super::dialect::{Dialect, SetSql};
 use super::reads::MemberRange;
 use super::types::RoomQuery;
 use super::{
-    batch, chat, emails, moderation, notices, outbox, postgres, profiles, push, ratings, reads,
-    sessions, sqlite, turn_pushes, turns, webhook_endpoints, writer, writes,
+    batch, chat, chat_writes, emails, moderation, notices, outbox, postgres, profiles, push,
+    ratings, reads, sessions, sqlite, turn_pushes, turns, webhook_endpoints, writer, writes,
 };
 
 /// How many rows a set statement is shown with.
@@ -101,24 +101,24 @@ fn notice_statements<D: Dialect>() -> Vec<(&'static str, String)> {
 /// Chat: messages, reports, blocks, mutes and closed galleries.
 fn chat_statements() -> Vec<(&'static str, String)> {
     vec![
-        ("INSERT_MESSAGE", chat::INSERT_MESSAGE.into()),
+        ("INSERT_MESSAGE", chat_writes::INSERT_MESSAGE.into()),
         ("ROOM_MESSAGES_AFTER", chat::ROOM_MESSAGES_AFTER.into()),
         ("ROOM_STREAM_AFTER", chat::ROOM_STREAM_AFTER.into()),
-        ("LAST_ROOM_MESSAGE", chat::LAST_ROOM_MESSAGE.into()),
-        ("LAST_LOBBY_MESSAGE", chat::LAST_LOBBY_MESSAGE.into()),
+        ("LAST_ROOM_MESSAGE", chat_writes::LAST_ROOM_MESSAGE.into()),
+        ("LAST_LOBBY_MESSAGE", chat_writes::LAST_LOBBY_MESSAGE.into()),
         ("LOBBY_MESSAGES_AFTER", chat::LOBBY_MESSAGES_AFTER.into()),
         ("LOBBY_MESSAGES_BEFORE", chat::LOBBY_MESSAGES_BEFORE.into()),
         ("MESSAGE", chat::MESSAGE.into()),
         ("ROOM_CHAT", chat::ROOM_CHAT.into()),
         ("MUTED_UNTIL", chat::MUTED_UNTIL.into()),
-        ("MUTE", chat::MUTE.into()),
-        ("DELETE_MESSAGE", chat::DELETE_MESSAGE.into()),
-        ("INSERT_REPORT", chat::INSERT_REPORT.into()),
+        ("MUTE", chat_writes::MUTE.into()),
+        ("DELETE_MESSAGE", chat_writes::DELETE_MESSAGE.into()),
+        ("INSERT_REPORT", chat_writes::INSERT_REPORT.into()),
         ("OPEN_REPORTS", chat::OPEN_REPORTS.into()),
-        ("BLOCK", chat::BLOCK.into()),
-        ("UNBLOCK", chat::UNBLOCK.into()),
+        ("BLOCK", chat_writes::BLOCK.into()),
+        ("UNBLOCK", chat_writes::UNBLOCK.into()),
         ("BLOCKS_OF", chat::BLOCKS_OF.into()),
-        ("CLOSE_GALLERY", chat::CLOSE_GALLERY.into()),
+        ("CLOSE_GALLERY", chat_writes::CLOSE_GALLERY.into()),
     ]
 }
 

@@ -17,7 +17,7 @@ use super::presence::{self, PRESENCE_CHANNEL};
 use super::{PgStore, CHANNEL};
 use crate::domain::ids::{PlayerId, RoomId};
 use crate::domain::records::LobbyChange;
-use crate::store::chat::LOBBY;
+use crate::store::chat_writes::LOBBY;
 use crate::store::types::{Change, ChatChange};
 
 /// The channel chat's changes are announced on (`Dialect::CHAT_NOTIFY` names it too).
