@@ -37,16 +37,26 @@ impl Api {
         token: Option<&str>,
         body: Option<&Value>,
     ) -> Response {
-        let mut request = self
-            .client
-            .request(method, format!("{}{path}", self.address));
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
+        let build = || {
+            let mut request =
+                (self.client).request(method.clone(), format!("{}{path}", self.address));
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            if let Some(body) = body {
+                request = request.body(body.to_string());
+            }
+            request
+        };
+        match build().send().await {
+            // A kept-alive connection the server closed as idle just as this request went out
+            // on it: a read is sent again, on a new connection, as any HTTP client may (RFC 9110
+            // §9.2.2). Anything else, or a second failure, is the server's fault.
+            Err(err) if method == Method::GET && (err.is_request() || err.is_connect()) => {
+                build().send().await.expect("the server answers")
+            }
+            sent => sent.expect("the server answers"),
         }
-        if let Some(body) = body {
-            request = request.body(body.to_string());
-        }
-        request.send().await.expect("the server answers")
     }
 
     pub async fn get(&self, path: &str) -> Response {
