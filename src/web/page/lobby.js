@@ -49,7 +49,7 @@ export async function showLobby() {
     message,
     ...(store.player ? [] : [signUpCard(() => route())]),
     el('div', { class: 'lobby' },
-      el('div', { class: 'lobby-rooms' }, openCard, chat.node, mineCard, liveCard, doneCard),
+      el('div', { class: 'lobby-rooms' }, openCard, mineCard, liveCard, doneCard, chat.node),
       el('div', { class: 'lobby-games' }, gamesCard, store.player ? uploadCard() : null)),
     el('p', { id: 'rating-legend', class: 'muted' },
       'A rating with a “?” is provisional: its player has played fewer than five rated games of that game, so it still moves a lot.'),
