@@ -231,6 +231,30 @@ fn millis(samples: &[Duration]) -> Vec<f64> {
     out
 }
 
+/// Each delivery's delay from the message's 201 (ms, sorted; negative: the event came first),
+/// and how many deliveries were missing and how many came twice.
+fn deliveries(
+    sent: &[(i64, Instant)],
+    heard: &HashMap<i64, Vec<Instant>>,
+    watchers: usize,
+) -> (Vec<f64>, usize, usize) {
+    let mut delays = Vec::new();
+    let (mut missing, mut twice) = (0usize, 0usize);
+    for (id, answered) in sent {
+        let arrivals = heard.get(id).map(Vec::as_slice).unwrap_or_default();
+        missing += watchers.saturating_sub(arrivals.len());
+        twice += arrivals.len().saturating_sub(watchers);
+        for arrived in arrivals {
+            delays.push(match arrived >= answered {
+                true => arrived.duration_since(*answered).as_secs_f64() * 1e3,
+                false => -(answered.duration_since(*arrived).as_secs_f64() * 1e3),
+            });
+        }
+    }
+    delays.sort_by(f64::total_cmp);
+    (delays, missing, twice)
+}
+
 async fn bench(args: Args) {
     raise_open_files_limit().expect("the open-files limit");
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -272,20 +296,7 @@ async fn bench(args: Args) {
     for watcher in watchers {
         watcher.abort();
     }
-    let mut delays = Vec::new();
-    let (mut missing, mut twice) = (0usize, 0usize);
-    for (id, answered) in &sent {
-        let arrivals = heard.get(id).map(Vec::as_slice).unwrap_or_default();
-        missing += args.watchers.saturating_sub(arrivals.len());
-        twice += arrivals.len().saturating_sub(args.watchers);
-        for arrived in arrivals {
-            delays.push(match arrived >= answered {
-                true => arrived.duration_since(*answered).as_secs_f64() * 1e3,
-                false => -(answered.duration_since(*arrived).as_secs_f64() * 1e3),
-            });
-        }
-    }
-    delays.sort_by(f64::total_cmp);
+    let (delays, missing, twice) = deliveries(&sent, &heard, args.watchers);
     let result = json!({
         "watchers": args.watchers,
         "rate": args.rate,
