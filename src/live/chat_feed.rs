@@ -225,3 +225,26 @@ pub fn without_id(frame: Bytes) -> Bytes {
         false => frame,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_loses_its_id_line_only_and_gets_the_streams_own() {
+        let frame = Bytes::from_static(b"id: 7\nevent: version\ndata: {}\n\n");
+        let body = without_id(frame);
+        assert_eq!(&body[..], b"event: version\ndata: {}\n\n");
+        let unmarked = Bytes::from_static(b"event: chat\ndata: {}\n\n");
+        assert_eq!(
+            without_id(unmarked.clone()),
+            unmarked,
+            "no id line: as it is"
+        );
+        let [id, rest] = with_id("7:12".into(), body);
+        assert_eq!(
+            [&id[..], &rest[..]].concat(),
+            b"id: 7:12\nevent: version\ndata: {}\n\n"
+        );
+    }
+}

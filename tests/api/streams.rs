@@ -159,7 +159,14 @@ async fn a_stream_is_refused_with_a_problem_not_opened() {
         "application/problem+json"
     );
 
-    for (header, code) in [("soon", "invalid_header"), ("-1", "invalid_header")] {
+    for (header, code) in [
+        ("soon", "invalid_header"),
+        ("-1", "invalid_header"),
+        ("3:", "invalid_header"),
+        (":3", "invalid_header"),
+        ("3:x", "invalid_header"),
+        ("3:4:5", "invalid_header"),
+    ] {
         let response = app
             .client
             .get(format!("{}/rooms/{room}/stream", app.address))
