@@ -4,7 +4,9 @@
 //!     cargo run --release --example chat_bench [-- --watchers 200 --rate 10 --seconds 20 --json]
 //!
 //! The server runs in a child process (this program, started again as `serve`) on a fresh
-//! SQLite file. Watchers are plain TCP connections reading the room's stream (anyone may read a
+//! SQLite file, or is the one `--server` names (`scripts/bench --only-chat` starts the release
+//! binary for it, as people run it; the child, built into this program, answered chat events
+//! slower at 50 watchers than that binary does). Watchers are plain TCP connections reading the room's stream (anyone may read a
 //! gallery); the messages are written by 40 other watchers in turn, each under the per-player
 //! rate limit (the players' moves, as fast as the server answers, are not limited). Two phases of `--seconds` each, the same watchers throughout: the players' moves
 //! alone (the baseline), then the moves with the messages. Prints:
@@ -46,6 +48,10 @@ struct Args {
     /// One line of JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// A server already running (its address, `127.0.0.1:PORT`), started with the action rate
+    /// off, to watch its logs during the run; without it, a fresh one on a fresh file.
+    #[arg(long)]
+    server: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -258,7 +264,13 @@ fn deliveries(
 async fn bench(args: Args) {
     raise_open_files_limit().expect("the open-files limit");
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let (_server, address) = start_server(dir.path().join("chat.db").to_str().unwrap());
+    let (_server, address) = match &args.server {
+        Some(address) => (None, address.clone()),
+        None => {
+            let (server, address) = start_server(dir.path().join("chat.db").to_str().unwrap());
+            (Some(server), address)
+        }
+    };
     let api = Arc::new(Api {
         base: format!("http://{address}"),
         client: reqwest::Client::new(),

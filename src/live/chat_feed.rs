@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use crate::domain::chat::{Channel, ChatMessage};
 use crate::domain::ids::PlayerId;
@@ -210,9 +210,15 @@ impl ChatFollow {
     }
 }
 
-/// `frame` with `id: <id>` before it, without a copy of the frame.
-pub fn with_id(id: String, frame: Bytes) -> [Bytes; 2] {
-    [format!("id: {id}\n").into(), frame]
+/// `frame` with `id: <id>` before it, as one chunk: an event written in two could leave in two
+/// packets, the second held back until the first is acknowledged.
+pub fn with_id(id: String, frame: Bytes) -> Bytes {
+    let mut event = BytesMut::with_capacity(id.len() + 5 + frame.len());
+    event.extend_from_slice(b"id: ");
+    event.extend_from_slice(id.as_bytes());
+    event.extend_from_slice(b"\n");
+    event.extend_from_slice(&frame);
+    event.freeze()
 }
 
 /// A version's frame without its `id:` line, for a stream to put its own.
@@ -241,10 +247,7 @@ mod tests {
             unmarked,
             "no id line: as it is"
         );
-        let [id, rest] = with_id("7:12".into(), body);
-        assert_eq!(
-            [&id[..], &rest[..]].concat(),
-            b"id: 7:12\nevent: version\ndata: {}\n\n"
-        );
+        let event = with_id("7:12".into(), body);
+        assert_eq!(&event[..], b"id: 7:12\nevent: version\ndata: {}\n\n");
     }
 }

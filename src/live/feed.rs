@@ -96,7 +96,7 @@ impl RoomFeed {
             None => self.pending.push_back(frame),
             Some(chat) => {
                 let id = format!("{}:{}", self.sent, chat.cursor());
-                self.pending.extend(with_id(id, without_id(frame)));
+                self.pending.push_back(with_id(id, without_id(frame)));
             }
         }
     }
@@ -107,7 +107,7 @@ impl RoomFeed {
             match message {
                 Some(message) => {
                     let id = format!("{}:{message}", self.sent);
-                    self.pending.extend(with_id(id, frame));
+                    self.pending.push_back(with_id(id, frame));
                 }
                 None => self.pending.push_back(frame),
             }
@@ -277,7 +277,7 @@ impl LobbyFeed {
     fn queue_chat(&mut self, out: Vec<ChatOut>) {
         for (message, frame) in out {
             match message {
-                Some(message) => self.pending.extend(with_id(message.to_string(), frame)),
+                Some(message) => self.pending.push_back(with_id(message.to_string(), frame)),
                 None => self.pending.push_back(frame),
             }
         }
