@@ -176,13 +176,8 @@ impl Feed for RoomFeed {
                 }
                 continue;
             }
-            if self.chat_behind {
-                self.chat_behind = false;
-                if let Some(chat) = &mut self.chat {
-                    let out = chat.catch_up().await?;
-                    self.queue_chat(out);
-                    continue;
-                }
+            if self.chat_behind && self.catch_up_chat().await? {
+                continue;
             }
             let update = self.subscription.recv().await;
             match update.as_deref() {
@@ -237,6 +232,18 @@ impl Feed for RoomFeed {
 }
 
 impl RoomFeed {
+    /// Reads the chat's messages after its cursor from the history, if the stream may have
+    /// missed some; whether it did (the stream has chat).
+    async fn catch_up_chat(&mut self) -> Result<bool, StoreError> {
+        self.chat_behind = false;
+        let Some(chat) = &mut self.chat else {
+            return Ok(false);
+        };
+        let out = chat.catch_up().await?;
+        self.queue_chat(out);
+        Ok(true)
+    }
+
     /// `event` as this stream shows it.
     async fn frame(&self, event: &RoomEvent) -> Option<Bytes> {
         match &self.framer {
