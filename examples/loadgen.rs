@@ -24,7 +24,9 @@
 //! With `--pid`, the server's CPU time per game, the bytes it had written to storage per game
 //! (`write_bytes` of `/proc/<pid>/io`: for SQLite, its log and its checkpoints) and its
 //! resident memory are reported too. CPU time and memory count the processes the server
-//! started with it (the sandbox processes that run hosted games' hooks).
+//! started with it (the sandbox processes that run hosted games' hooks). With
+//! `--database-pid <postmaster pid>` as well, PostgreSQL's own CPU time per game (every process
+//! of the cluster) is reported beside it, and the two added up as `total_cpu_ms_per_game`.
 //!
 //! `--sign-ins-per-sec N` measures the games again, for twice as long, in one-second windows
 //! that alternate: in one, N password sign-ins a second run beside the games (a right
@@ -63,6 +65,10 @@ struct Args {
     /// The servers' process ids (comma-separated), for their CPU time and memory, added up.
     #[arg(long, value_delimiter = ',')]
     pid: Vec<u32>,
+    /// The database server's main process (PostgreSQL's postmaster), whose processes' CPU
+    /// time is reported per game too, and added to the servers' in `total_cpu_ms_per_game`.
+    #[arg(long)]
+    database_pid: Option<u32>,
     /// Finished rooms to store first (played through the API, not measured).
     #[arg(long, default_value_t = 0)]
     rooms: usize,
@@ -180,7 +186,9 @@ async fn main() {
 
     let duration = Duration::from_secs_f64(args.seconds);
     let servers_cpu_ms = || args.pid.iter().copied().map(measure::cpu_ms).sum::<f64>();
+    let database_cpu_ms = || args.database_pid.map_or(0.0, measure::cpu_ms);
     let cpu_before = servers_cpu_ms();
+    let database_cpu_before = database_cpu_ms();
     let servers_written = || {
         args.pid
             .iter()
@@ -195,6 +203,7 @@ async fn main() {
     });
     let games = run_games(&api, &players, duration).await;
     let cpu_after = servers_cpu_ms();
+    let database_cpu = database_cpu_ms() - database_cpu_before;
     let own_cpu = measure::cpu_ms(std::process::id()) - own_cpu_before;
     let written = servers_written() - written_before;
     let lags = match probes {
@@ -295,6 +304,11 @@ async fn main() {
             json!(round(written as f64 / 1024.0 / games.games.max(1) as f64));
         let rss: u64 = args.pid.iter().map(|&pid| measure::rss_bytes(pid)).sum();
         report["server_rss_mib"] = json!(round(rss as f64 / (1 << 20) as f64));
+        if args.database_pid.is_some() {
+            let per_game = |ms: f64| json!(round(ms / games.games.max(1) as f64));
+            report["database_cpu_ms_per_game"] = per_game(database_cpu);
+            report["total_cpu_ms_per_game"] = per_game(cpu_after - cpu_before + database_cpu);
+        }
     }
     println!("{report}");
 }

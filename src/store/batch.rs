@@ -31,9 +31,9 @@ pub(super) const UPSERT_MEMBERS: SetSql = SetSql {
 
 /// A room's `finished`, copied onto its memberships.
 pub(super) const SET_MEMBERS_FINISHED: SetSql = SetSql {
-    columns: "room_id, finished",
+    columns: "room_id, player_id, finished",
     statement: "UPDATE room_players SET finished = v.finished FROM v \
-         WHERE room_players.room_id = v.room_id",
+         WHERE room_players.room_id = v.room_id AND room_players.player_id = v.player_id",
 };
 
 /// Since when it has been each member's move: kept while it stays theirs, cleared when it
@@ -264,14 +264,19 @@ async fn set_members_finished<D: Dialect>(
     conn: &mut impl Exec,
     commits: &[&RoomCommit],
 ) -> Result<(), StoreError> {
-    let rooms: Vec<&RoomCommit> = commits
+    let members: Vec<(&str, &str, bool)> = commits
         .iter()
-        .copied()
         .filter(|c| c.finished_changed && c.expected_version.is_some())
+        .flat_map(|c| {
+            let room = &c.room;
+            let everyone = room.players.iter().chain(&room.inactive_players);
+            everyone.map(|p| (room.id.as_str(), p.id.as_str(), room.finished))
+        })
         .collect();
-    execute_set::<D, _>(conn, SET_MEMBERS_FINISHED, &rooms, |row, commit| {
-        row.put("room_id", commit.room.id.as_str());
-        row.put("finished", commit.room.finished);
+    execute_set::<D, _>(conn, SET_MEMBERS_FINISHED, &members, |row, member| {
+        row.put("room_id", member.0);
+        row.put("player_id", member.1);
+        row.put("finished", member.2);
     })
     .await
 }

@@ -57,10 +57,10 @@ WITH v (room_id, player_id, active) AS (VALUES (?, ?, ?), (?, ?, ?)) INSERT INTO
 WITH v (room_id, player_id, active) AS (VALUES ($1, $2, $3), ($4, $5, $6)) INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) SELECT v.room_id, v.player_id, v.active, r.seq, r.game, r.finished FROM v JOIN rooms r ON r.id = v.room_id WHERE true ON CONFLICT (room_id, player_id) DO UPDATE SET active = excluded.active;
 
 -- SQLite: SET_MEMBERS_FINISHED
-WITH v (room_id, finished) AS (VALUES (?, ?), (?, ?)) UPDATE room_players SET finished = v.finished FROM v WHERE room_players.room_id = v.room_id;
+WITH v (room_id, player_id, finished) AS (VALUES (?, ?, ?), (?, ?, ?)) UPDATE room_players SET finished = v.finished FROM v WHERE room_players.room_id = v.room_id AND room_players.player_id = v.player_id;
 
 -- PostgreSQL: SET_MEMBERS_FINISHED
-WITH v (room_id, finished) AS (VALUES ($1, $2), ($3, $4)) UPDATE room_players SET finished = v.finished FROM v WHERE room_players.room_id = v.room_id;
+WITH v (room_id, player_id, finished) AS (VALUES ($1, $2, $3), ($4, $5, $6)) UPDATE room_players SET finished = v.finished FROM v WHERE room_players.room_id = v.room_id AND room_players.player_id = v.player_id;
 
 -- SQLite: SET_MEMBERS_TURNS
 WITH v (room_id, player_id, to_move, since) AS (VALUES (?, ?, ?, ?), (?, ?, ?, ?)) UPDATE room_players SET turn_since = CASE WHEN v.to_move THEN coalesce(room_players.turn_since, v.since) ELSE NULL END FROM v WHERE room_players.room_id = v.room_id AND room_players.player_id = v.player_id;
