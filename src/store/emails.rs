@@ -87,7 +87,7 @@ pub(super) const DIGEST_ROOMS: &str = "SELECT r.id, r.game, r.version, \
      m.turn_since, (p.last_seen_at IS NULL OR p.last_seen_at < m.turn_since) AS away \
      FROM room_players m JOIN rooms r ON r.id = m.room_id \
      JOIN players p ON p.id = m.player_id \
-     WHERE m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true \
+     WHERE m.finished = false AND m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true \
      AND r.finished = false AND NOT EXISTS (SELECT 1 FROM muted_rooms x WHERE x.player_id = m.player_id \
      AND x.room_id = m.room_id) \
      ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT 50";

@@ -24,7 +24,7 @@ SELECT o.id FROM rooms o WHERE o.game = $1 AND o.clock_move_seconds IS NOT DISTI
 SELECT id, version FROM rooms WHERE joinable = 1 AND finished = 0 AND updated_at < $1 ORDER BY updated_at LIMIT $2;
 
 -- PostgreSQL: IDLE_WAITING_ROOMS
-SELECT id, version FROM rooms WHERE joinable = true AND finished = false AND updated_at < $1 ORDER BY updated_at LIMIT $2;
+SELECT id, version FROM rooms WHERE waiting_since < $1 ORDER BY waiting_since LIMIT $2;
 
 -- SQLite: INSERT_ROOMS
 WITH v (id, game, private, rated, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, to_move, rematch, seats_held_until, score, created_at, updated_at, game_version, clock_move_seconds, quick_play_for, seen_since, quick_play_rating, quick_play_since) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)) INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, inactive_players, trigger_timeout_at, to_move, rematch, seats_held_until, score, created_at, updated_at, game_version, clock_move_seconds, quick_play_rating, quick_play_since) SELECT v.id, v.game, v.private, v.rated, v.version, v.joinable, v.finished, v.state, v.players, v.inactive_players, v.trigger_timeout_at, v.to_move, v.rematch, v.seats_held_until, v.score, v.created_at, v.updated_at, v.game_version, v.clock_move_seconds, v.quick_play_rating, v.quick_play_since FROM v WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o WHERE o.game = v.game AND o.clock_move_seconds IS v.clock_move_seconds AND o.private = 0 AND o.joinable = 1 AND o.finished = 0 AND (o.seats_held_until IS NULL OR o.seats_held_until <= v.updated_at) AND NOT EXISTS (SELECT 1 FROM room_players m WHERE m.room_id = o.id AND m.player_id = v.quick_play_for AND m.active = 1) AND (o.updated_at >= v.seen_since OR EXISTS (SELECT 1 FROM room_players s JOIN players p ON p.id = s.player_id WHERE s.room_id = o.id AND s.active = 1 AND p.last_seen_at >= v.seen_since)) AND (o.quick_play_rating IS NULL OR v.quick_play_since - o.quick_play_since >= 60000 OR abs(o.quick_play_rating - v.quick_play_rating) <= 100 + 50 * ((v.quick_play_since - o.quick_play_since) / 5000))) ON CONFLICT DO NOTHING RETURNING id;
@@ -261,7 +261,7 @@ UPDATE ratings SET rating = $3, deviation = $4, volatility = $5, games = $6, con
 SELECT r.game, r.rating, r.deviation, r.games, r.conservative FROM ratings r WHERE r.player_id = $1 ORDER BY r.games DESC, r.game;
 
 -- SQLite and PostgreSQL: TURNS_OF
-SELECT r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, m.turn_since FROM room_players m JOIN rooms r ON r.id = m.room_id WHERE m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true AND r.finished = false ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT $2;
+SELECT r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, m.turn_since FROM room_players m JOIN rooms r ON r.id = m.room_id WHERE m.finished = false AND m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true AND r.finished = false ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT $2;
 
 -- SQLite and PostgreSQL: PLACES_ABOVE
 SELECT CAST((SELECT coalesce(sum(b.players), 0) FROM rating_bands b WHERE b.game = $1 AND b.band > $2) + (SELECT count(*) FROM ratings o WHERE o.game = $1 AND o.games >= 5 AND o.conservative >= $3 AND o.conservative < $6 AND (o.conservative, o.player_id) > ($4, $5)) AS BIGINT) AS above;
@@ -531,7 +531,7 @@ DELETE FROM muted_rooms WHERE player_id = $1 AND room_id = $2;
 SELECT room_id FROM muted_rooms WHERE player_id = $1 ORDER BY room_id;
 
 -- SQLite and PostgreSQL: DIGEST_ROOMS
-SELECT r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, m.turn_since, (p.last_seen_at IS NULL OR p.last_seen_at < m.turn_since) AS away FROM room_players m JOIN rooms r ON r.id = m.room_id JOIN players p ON p.id = m.player_id WHERE m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true AND r.finished = false AND NOT EXISTS (SELECT 1 FROM muted_rooms x WHERE x.player_id = m.player_id AND x.room_id = m.room_id) ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT 50;
+SELECT r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, m.turn_since, (p.last_seen_at IS NULL OR p.last_seen_at < m.turn_since) AS away FROM room_players m JOIN rooms r ON r.id = m.room_id JOIN players p ON p.id = m.player_id WHERE m.finished = false AND m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true AND r.finished = false AND NOT EXISTS (SELECT 1 FROM muted_rooms x WHERE x.player_id = m.player_id AND x.room_id = m.room_id) ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT 50;
 
 -- SQLite and PostgreSQL: DIGEST_MAILED_AT
 SELECT turns_mailed_at FROM player_emails WHERE player_id = $1;

@@ -12,11 +12,12 @@ use crate::domain::time::Timestamp;
 use crate::game::{Clock, PlayerRef};
 
 /// Player `$1`'s unfinished rooms where it is their move, the soonest deadline first (rooms
-/// with none after), then the longest waiting; at most `$2`.
+/// with none after), then the longest waiting; at most `$2`. Read from the player's unfinished
+/// memberships (`m.finished`, which follows the room's, leads their index).
 pub(super) const TURNS_OF: &str = "SELECT r.id, r.game, r.version, \
      CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, \
      m.turn_since FROM room_players m JOIN rooms r ON r.id = m.room_id \
-     WHERE m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true \
+     WHERE m.finished = false AND m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true \
      AND r.finished = false \
      ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT $2";
 

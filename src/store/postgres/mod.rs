@@ -79,9 +79,10 @@ impl Dialect for Postgres {
          AND (o.quick_play_rating IS NULL OR $7 - o.quick_play_since >= 60000 \
          OR abs(o.quick_play_rating - $6) <= 100 + 50 * (($7 - o.quick_play_since) / 5000)) \
          ORDER BY o.seq LIMIT 1";
+    /// `waiting_since` is `updated_at` while a room is joinable and unfinished (migration
+    /// 0031 says why it is a column of its own).
     const IDLE_WAITING_ROOMS: &'static str = "SELECT id, version FROM rooms \
-         WHERE joinable = true AND finished = false AND updated_at < $1 \
-         ORDER BY updated_at LIMIT $2";
+         WHERE waiting_since < $1 ORDER BY waiting_since LIMIT $2";
     const INSERT_ROOMS: SetSql = SetSql {
         columns: NEW_ROOM_ROW,
         statement:
