@@ -17,6 +17,8 @@
 
 #[path = "support/measure.rs"]
 mod measure;
+#[path = "support/remote.rs"]
+mod remote;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -25,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use remote::Api;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
 use tokio::net::TcpStream;
@@ -143,39 +146,6 @@ async fn watch(address: &str, room: &str, heard: Heard) -> tokio::task::JoinHand
     })
 }
 
-struct Api {
-    base: String,
-    client: reqwest::Client,
-}
-
-impl Api {
-    async fn send(&self, method: &str, path: &str, token: &str, body: Value) -> Value {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut request = self.client.request(method, format!("{}{path}", self.base));
-        if !token.is_empty() {
-            request = request.bearer_auth(token);
-        }
-        if !body.is_null() {
-            request = request.body(body.to_string());
-        }
-        let response = request.send().await.expect("the server answers");
-        assert!(
-            response.status().is_success(),
-            "{path}: {}",
-            response.status()
-        );
-        response.json().await.expect("JSON")
-    }
-
-    async fn player(&self) -> String {
-        let name = format!("bench-{}", rand::random::<u32>());
-        let player = self
-            .send("POST", "/players", "", json!({ "username": name }))
-            .await;
-        player["token"].as_str().unwrap().to_owned()
-    }
-}
-
 /// The players' moves for `seconds`: tic-tac-toe, X wins in five, then plays again. Each
 /// move's latency.
 async fn play(api: &Api, room: &str, (x, o): (&str, &str), seconds: u64) -> Vec<Duration> {
@@ -271,10 +241,7 @@ async fn bench(args: Args) {
             (Some(server), address)
         }
     };
-    let api = Arc::new(Api {
-        base: format!("http://{address}"),
-        client: reqwest::Client::new(),
-    });
+    let api = Arc::new(Api::new(format!("http://{address}")));
     let (x, o) = (api.player().await, api.player().await);
     let room = api
         .send("POST", "/rooms", &x, json!({"game": "tictactoe"}))

@@ -14,6 +14,8 @@
 
 #[path = "support/measure.rs"]
 mod measure;
+#[path = "support/remote.rs"]
+mod remote;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -22,6 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use remote::Api;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
 use tokio::net::TcpStream;
@@ -385,45 +388,5 @@ impl Game {
             return (joined["version"].as_i64().unwrap(), Instant::now(), false);
         }
         (answer["version"].as_i64().unwrap(), at, true)
-    }
-}
-
-struct Api {
-    base: String,
-    client: reqwest::Client,
-}
-
-impl Api {
-    fn new(base: String) -> Self {
-        Self {
-            base,
-            client: reqwest::Client::new(),
-        }
-    }
-
-    async fn send(&self, method: &str, path: &str, token: &str, body: Value) -> Value {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut request = self.client.request(method, format!("{}{path}", self.base));
-        if !token.is_empty() {
-            request = request.bearer_auth(token);
-        }
-        if !body.is_null() {
-            request = request.body(body.to_string());
-        }
-        let response = request.send().await.expect("the server answers");
-        assert!(
-            response.status().is_success(),
-            "{path}: {}",
-            response.status()
-        );
-        response.json().await.expect("JSON")
-    }
-
-    async fn player(&self) -> String {
-        let name = format!("bench-{}", rand::random::<u32>());
-        let player = self
-            .send("POST", "/players", "", json!({"username": name}))
-            .await;
-        player["token"].as_str().unwrap().to_owned()
     }
 }
