@@ -13,7 +13,9 @@
 //! 1. the delay from each message's `201` reaching its writer to its event reaching each
 //!    watcher (p50, p99 and the slowest, over every watcher and message; negative: the event
 //!    arrived first), and whether every watcher heard every message exactly once;
-//! 2. the moves' latency (request to `200`) with the messages, against the baseline.
+//! 2. the moves' latency (request to `200`) with the messages, against the baseline;
+//! 3. the delay from each move's `200` to its version event reaching each watcher, in both
+//!    phases: how far behind the streams as a whole run, chat or not.
 
 #[path = "support/measure.rs"]
 mod measure;
@@ -113,9 +115,17 @@ fn start_server(database: &str) -> (Server, String) {
 /// When each watcher heard each message: message id → arrivals.
 type Heard = Arc<Mutex<HashMap<i64, Vec<Instant>>>>;
 
-/// A watcher of the room's stream, recording each chat event's arrival; returns once it has
-/// read the stream's first version.
-async fn watch(address: &str, room: &str, heard: Heard) -> tokio::task::JoinHandle<()> {
+/// When one watcher heard each version: (version, arrival).
+type Versions = Arc<Mutex<Vec<(i64, Instant)>>>;
+
+/// A watcher of the room's stream, recording each chat event's arrival in `heard` and each
+/// version's in `versions`; returns once it has read the stream's first version.
+async fn watch(
+    address: &str,
+    room: &str,
+    heard: Heard,
+    versions: Versions,
+) -> tokio::task::JoinHandle<()> {
     let mut stream = TcpStream::connect(address).await.expect("a connection");
     let request = format!("GET /rooms/{room}/stream HTTP/1.1\r\nHost: bench\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
@@ -126,12 +136,16 @@ async fn watch(address: &str, room: &str, heard: Heard) -> tokio::task::JoinHand
         }
     }
     tokio::spawn(async move {
-        let mut id = None;
+        let (mut version, mut id) = (None, None);
         while let Ok(Some(line)) = lines.next_line().await {
             if let Some(found) = line.strip_prefix("id: ") {
-                id = found
-                    .split_once(':')
-                    .and_then(|(_, m)| m.parse::<i64>().ok());
+                let (v, m) = found.split_once(':').unwrap_or((found, ""));
+                version = v.parse::<i64>().ok();
+                id = m.parse::<i64>().ok();
+            } else if line == "event: version" {
+                if let Some(version) = version {
+                    versions.lock().unwrap().push((version, Instant::now()));
+                }
             } else if line == "event: chat" {
                 if let Some(message) = id {
                     heard
@@ -146,27 +160,39 @@ async fn watch(address: &str, room: &str, heard: Heard) -> tokio::task::JoinHand
     })
 }
 
-/// The players' moves for `seconds`: tic-tac-toe, X wins in five, then plays again. Each
-/// move's latency.
-async fn play(api: &Api, room: &str, (x, o): (&str, &str), seconds: u64) -> Vec<Duration> {
+/// What the players' moves measured: each move's latency, and each version a move made with
+/// when its `200` arrived.
+#[derive(Default)]
+struct Played {
+    latencies: Vec<Duration>,
+    answered: Vec<(i64, Instant)>,
+}
+
+/// The players' moves for `seconds`: tic-tac-toe, X wins in five, then plays again.
+async fn play(api: &Api, room: &str, (x, o): (&str, &str), seconds: u64) -> Played {
     let cells = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)];
     let until = Instant::now() + Duration::from_secs(seconds);
-    let mut latencies = Vec::new();
+    let mut played = Played::default();
     while Instant::now() < until {
         for (n, (cx, cy)) in cells.iter().enumerate() {
             let player = if n % 2 == 0 { x } else { o };
             let started = Instant::now();
             let path = format!("/rooms/{room}/moves");
-            api.send("POST", &path, player, json!({"x": cx, "y": cy}))
+            let answer = api
+                .send("POST", &path, player, json!({"x": cx, "y": cy}))
                 .await;
-            latencies.push(started.elapsed());
+            let at = Instant::now();
+            played.latencies.push(at - started);
+            if let Some(version) = answer["version"].as_i64() {
+                played.answered.push((version, at));
+            }
         }
         api.send("POST", &format!("/rooms/{room}/reset"), x, Value::Null)
             .await;
         api.send("POST", &format!("/rooms/{room}/join"), o, Value::Null)
             .await;
     }
-    latencies
+    played
 }
 
 /// `rate` messages a second in the gallery for `seconds`, by the writers in turn: each
@@ -207,6 +233,30 @@ fn millis(samples: &[Duration]) -> Vec<f64> {
     out
 }
 
+/// Each version's delay from its move's `200` to each watcher (ms, sorted; negative: the event
+/// came first): how far the streams as a whole lag, chat or not.
+fn version_delays(answered: &[(i64, Instant)], watchers: &[Versions]) -> Vec<f64> {
+    let answered: HashMap<i64, Instant> = answered.iter().copied().collect();
+    let mut delays = Vec::new();
+    for watcher in watchers {
+        for (version, arrived) in watcher.lock().unwrap().iter() {
+            if let Some(at) = answered.get(version) {
+                delays.push(signed_ms(*arrived, *at));
+            }
+        }
+    }
+    delays.sort_by(f64::total_cmp);
+    delays
+}
+
+/// `arrived - answered` in ms.
+fn signed_ms(arrived: Instant, answered: Instant) -> f64 {
+    match arrived >= answered {
+        true => arrived.duration_since(answered).as_secs_f64() * 1e3,
+        false => -(answered.duration_since(arrived).as_secs_f64() * 1e3),
+    }
+}
+
 /// Each delivery's delay from the message's 201 (ms, sorted; negative: the event came first),
 /// and how many deliveries were missing and how many came twice.
 fn deliveries(
@@ -221,10 +271,7 @@ fn deliveries(
         missing += watchers.saturating_sub(arrivals.len());
         twice += arrivals.len().saturating_sub(watchers);
         for arrived in arrivals {
-            delays.push(match arrived >= answered {
-                true => arrived.duration_since(*answered).as_secs_f64() * 1e3,
-                false => -(answered.duration_since(*arrived).as_secs_f64() * 1e3),
-            });
+            delays.push(signed_ms(*arrived, *answered));
         }
     }
     delays.sort_by(f64::total_cmp);
@@ -254,15 +301,19 @@ async fn bench(args: Args) {
         writers.push(api.player().await);
     }
     let heard: Heard = Arc::default();
-    let mut watchers = Vec::new();
+    let (mut watchers, mut versions) = (Vec::new(), Vec::new());
     for _ in 0..args.watchers {
-        watchers.push(watch(&address, &room, heard.clone()).await);
+        let heard_versions = Versions::default();
+        watchers.push(watch(&address, &room, heard.clone(), heard_versions.clone()).await);
+        versions.push(heard_versions);
     }
 
-    let alone = millis(&play(&api, &room, (&x, &o), args.seconds).await);
+    let played_alone = play(&api, &room, (&x, &o), args.seconds).await;
+    let alone = millis(&played_alone.latencies);
+    let versions_alone = version_delays(&played_alone.answered, &versions);
     let talking = talk(api.clone(), &room, &writers, args.rate, args.seconds);
-    let (sent, moves) = tokio::join!(talking, play(&api, &room, (&x, &o), args.seconds));
-    let moves = millis(&moves);
+    let (sent, played) = tokio::join!(talking, play(&api, &room, (&x, &o), args.seconds));
+    let moves = millis(&played.latencies);
     // The last messages' events are on their way: wait for them, a little.
     let expected = sent.len() * args.watchers;
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -276,6 +327,7 @@ async fn bench(args: Args) {
         watcher.abort();
     }
     let (delays, missing, twice) = deliveries(&sent, &heard, args.watchers);
+    let version_delays = version_delays(&played.answered, &versions);
     let result = json!({
         "watchers": args.watchers,
         "rate": args.rate,
@@ -287,6 +339,8 @@ async fn bench(args: Args) {
         "delivery_ms": {"p50": ms(&delays, 0.5), "p99": ms(&delays, 0.99), "max": delays.last().copied().unwrap_or(0.0)},
         "move_ms": {"p50": ms(&moves, 0.5), "p99": ms(&moves, 0.99), "moves": moves.len()},
         "move_ms_alone": {"p50": ms(&alone, 0.5), "p99": ms(&alone, 0.99), "moves": alone.len()},
+        "version_delivery_ms": {"p50": ms(&version_delays, 0.5), "p99": ms(&version_delays, 0.99)},
+        "version_delivery_ms_alone": {"p50": ms(&versions_alone, 0.5), "p99": ms(&versions_alone, 0.99)},
     });
     if args.json {
         println!("{result}");
@@ -307,5 +361,9 @@ async fn bench(args: Args) {
         "2. moves (ms): with the messages p50 {:.3}  p99 {:.3} ({} moves); alone p50 {:.3}  p99 {:.3} ({} moves); p99 ratio {:.2}",
         ms(&moves, 0.5), ms(&moves, 0.99), moves.len(), ms(&alone, 0.5), ms(&alone, 0.99), alone.len(),
         ms(&moves, 0.99) / ms(&alone, 0.99).max(f64::MIN_POSITIVE)
+    );
+    println!(
+        "3. a move's 200 to each watcher's version event (ms): with the messages p50 {:.3}  p99 {:.3}; alone p50 {:.3}  p99 {:.3}",
+        ms(&version_delays, 0.5), ms(&version_delays, 0.99), ms(&versions_alone, 0.5), ms(&versions_alone, 0.99)
     );
 }
