@@ -342,28 +342,32 @@ async fn bench(args: Args) {
         "version_delivery_ms": {"p50": ms(&version_delays, 0.5), "p99": ms(&version_delays, 0.99)},
         "version_delivery_ms_alone": {"p50": ms(&versions_alone, 0.5), "p99": ms(&versions_alone, 0.99)},
     });
-    if args.json {
-        println!("{result}");
-        return;
+    match args.json {
+        true => println!("{result}"),
+        false => print_report(&result),
     }
+}
+
+/// The figures of [`bench`]'s result as text.
+fn print_report(r: &Value) {
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let (d, m, a) = (&r["delivery_ms"], &r["move_ms"], &r["move_ms_alone"]);
+    let (v, va) = (&r["version_delivery_ms"], &r["version_delivery_ms_alone"]);
     println!(
         "chat_bench: {} watchers, {} messages a second for {} s ({} messages)",
-        args.watchers,
-        args.rate,
-        args.seconds,
-        sent.len()
+        r["watchers"], r["rate"], r["seconds"], r["messages"]
     );
     println!(
-        "1. message 201 to each watcher (ms): p50 {:.3}  p99 {:.3}  max {:.3}; {} deliveries, {missing} missing, {twice} twice",
-        ms(&delays, 0.5), ms(&delays, 0.99), delays.last().copied().unwrap_or(0.0), delays.len()
+        "1. message 201 to each watcher (ms): p50 {:.3}  p99 {:.3}  max {:.3}; {} deliveries, {} missing, {} twice",
+        f(&d["p50"]), f(&d["p99"]), f(&d["max"]), r["deliveries"], r["missing"], r["duplicates"]
     );
     println!(
         "2. moves (ms): with the messages p50 {:.3}  p99 {:.3} ({} moves); alone p50 {:.3}  p99 {:.3} ({} moves); p99 ratio {:.2}",
-        ms(&moves, 0.5), ms(&moves, 0.99), moves.len(), ms(&alone, 0.5), ms(&alone, 0.99), alone.len(),
-        ms(&moves, 0.99) / ms(&alone, 0.99).max(f64::MIN_POSITIVE)
+        f(&m["p50"]), f(&m["p99"]), m["moves"], f(&a["p50"]), f(&a["p99"]), a["moves"],
+        f(&m["p99"]) / f(&a["p99"]).max(f64::MIN_POSITIVE)
     );
     println!(
         "3. a move's 200 to each watcher's version event (ms): with the messages p50 {:.3}  p99 {:.3}; alone p50 {:.3}  p99 {:.3}",
-        ms(&version_delays, 0.5), ms(&version_delays, 0.99), ms(&versions_alone, 0.5), ms(&versions_alone, 0.99)
+        f(&v["p50"]), f(&v["p99"]), f(&va["p50"]), f(&va["p99"])
     );
 }
