@@ -272,26 +272,11 @@ fn writer_options(options: PgConnectOptions) -> PgConnectOptions {
         .options([("plan_cache_mode", "force_generic_plan")])
 }
 
-/// A connection idle longer than this is pinged before it is handed out.
-const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
-
-/// A pool of at most `most` connections. By default a pool pings every connection it hands
-/// out: a round trip, and a wake-up of its PostgreSQL process, before every read and every
-/// batch, which under load was about as many round trips as the statements themselves. A
-/// connection in steady use has just proved itself; only one idle for a while (which a restart
-/// of the database or a proxy's time-out may have cut) is pinged first.
+/// A pool of at most `most` connections. Each connection is pinged before it is handed out:
+/// a round trip, but one the database dropped (a restart, an operator, a proxy's time-out) is
+/// then replaced before a request's statement fails on it.
 fn pool_options(most: u32) -> PgPoolOptions {
-    PgPoolOptions::new()
-        .max_connections(most)
-        .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
-            Box::pin(async move {
-                if meta.idle_for >= PING_AFTER_IDLE {
-                    sqlx::Connection::ping(conn).await?;
-                }
-                Ok(true)
-            })
-        })
+    PgPoolOptions::new().max_connections(most)
 }
 
 impl PgStore {
