@@ -258,6 +258,12 @@ async fn upsert_members<D: Dialect>(
     .await
 }
 
+/// Everyone with a membership of `room`: its players and those who left it (a membership is
+/// never removed, and a player who leaves stays in `inactive_players`).
+fn members(room: &Room) -> impl Iterator<Item = &crate::game::PlayerRef> {
+    room.players.iter().chain(&room.inactive_players)
+}
+
 /// Copies `finished` onto the memberships of existing rooms where it changed (a new room's
 /// memberships take it from the room as they are written).
 async fn set_members_finished<D: Dialect>(
@@ -269,8 +275,7 @@ async fn set_members_finished<D: Dialect>(
         .filter(|c| c.finished_changed && c.expected_version.is_some())
         .flat_map(|c| {
             let room = &c.room;
-            let everyone = room.players.iter().chain(&room.inactive_players);
-            everyone.map(|p| (room.id.as_str(), p.id.as_str(), room.finished))
+            members(room).map(|p| (room.id.as_str(), p.id.as_str(), room.finished))
         })
         .collect();
     execute_set::<D, _>(conn, SET_MEMBERS_FINISHED, &members, |row, member| {
@@ -291,7 +296,7 @@ async fn set_members_turns<D: Dialect>(
     for commit in commits.iter().filter(|c| c.turns_changed) {
         let room = &commit.room;
         let to_move = room.to_move.as_deref().unwrap_or_default();
-        for player in room.players.iter().chain(&room.inactive_players) {
+        for player in members(room) {
             let theirs = to_move.contains(&player.id);
             turns.push((&room.id, &player.id, theirs, room.updated_at));
         }

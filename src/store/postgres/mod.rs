@@ -272,13 +272,6 @@ fn writer_options(options: PgConnectOptions) -> PgConnectOptions {
         .options([("plan_cache_mode", "force_generic_plan")])
 }
 
-/// A pool of at most `most` connections. Each connection is pinged before it is handed out:
-/// a round trip, but one the database dropped (a restart, an operator, a proxy's time-out) is
-/// then replaced before a request's statement fails on it.
-fn pool_options(most: u32) -> PgPoolOptions {
-    PgPoolOptions::new().max_connections(most)
-}
-
 impl PgStore {
     /// Connects to the database at `url` and brings its schema up to date (migrations run
     /// under PostgreSQL's advisory lock, so servers starting together apply them once). A
@@ -297,11 +290,15 @@ impl PgStore {
             ]);
         first_connection(&options).await?;
         // One writing connection per server: its batches already carry every write waiting.
-        let write = pool_options(1)
+        let write = PgPoolOptions::new()
+            .max_connections(1)
             .connect_with(writer_options(options.clone()))
             .await?;
         sqlx::migrate!("./migrations/postgres").run(&write).await?;
-        let read = pool_options(READ_CONNECTIONS).connect_with(options).await?;
+        let read = PgPoolOptions::new()
+            .max_connections(READ_CONNECTIONS)
+            .connect_with(options)
+            .await?;
         Ok((Self { read, instance }, write))
     }
 }
