@@ -485,3 +485,66 @@ async fn a_clock_counts_down_on_the_page_and_the_player_who_runs_out_loses() {
         browser.close().await;
     }
 }
+
+/// A screen left before its first answer came gives up on that answer: a room asked for and
+/// left for the lobby at once (or a signed-out device sent back to the lobby) must not have
+/// the room drawn over the lobby when its answer finally arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_answer_for_a_screen_left_meanwhile_does_not_draw_over_the_next() {
+    let app = TestApp::spawn_for_browsers().await;
+    let host = app.register(&unique("host")).await;
+    let room = app.create_room(&host, json!({"game": "tictactoe"})).await;
+    let room = room["id"].as_str().unwrap();
+
+    let driver = Driver::start().await;
+    let browser = driver.browser("slow-answer").await;
+    browser.goto(&format!("{}/#/", app.address)).await;
+    browser.wait_for_text("#games", "Tic-tac-toe").await;
+    // The room's read is held back until released; `answered` is set once everything its
+    // answer set going (in the same turn of the page's event loop) has run.
+    browser
+        .eval(
+            "const room = arguments[0]; const real = window.fetch;
+             window.fetch = (url, init) => {
+               if (window.held || !String(url).endsWith(`/rooms/${room}`)) return real(url, init);
+               window.held = true;
+               return new Promise((resolve) => {
+                 window.release = async () => {
+                   const response = await real(url, init);
+                   const text = response.text.bind(response);
+                   response.text = async () => {
+                     const body = await text();
+                     setTimeout(() => { window.answered = true; });
+                     return body;
+                   };
+                   resolve(response);
+                 };
+               });
+             };
+             location.hash = `#/room/${room}`;
+             return true;",
+            json!([room]),
+        )
+        .await;
+    browser
+        .wait_for("the room's read", "return window.held === true;", json!([]))
+        .await;
+    browser
+        .eval("location.hash = '#/'; return true;", json!([]))
+        .await;
+    browser.wait_for_text("#games", "Tic-tac-toe").await;
+    browser
+        .eval("window.release(); return true;", json!([]))
+        .await;
+    browser
+        .wait_for("the room's answer", "return window.answered === true;", json!([]))
+        .await;
+    let shown = browser
+        .eval(
+            "return [document.querySelector('main h1').textContent, !!document.getElementById('board')];",
+            json!([]),
+        )
+        .await;
+    assert_eq!(shown, json!(["Lobby", false]), "the room was drawn over the lobby");
+    browser.close().await;
+}

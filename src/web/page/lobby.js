@@ -7,7 +7,7 @@ import { debounce, el, main, setMessage, when } from './dom.js';
 import { winnerOf } from './play.js';
 import { heldFromMe } from './room.js';
 import { route } from './router.js';
-import { api, attempt, pageState, problemText, store } from './session.js';
+import { api, attempt, pageState, problemText, screenCheck, store } from './session.js';
 import { fillRatings, forgetFinishedRatings, gameLabel, leaderboardOf, playerName, ratingCache } from './standing.js';
 import { uploadCard } from './upload.js';
 import { webhooksPanel } from './webhooks.js';
@@ -64,7 +64,9 @@ export async function showLobby() {
     const line = document.getElementById('online-count');
     if (line) line.textContent = `${players} ${players === 1 ? 'player' : 'players'} online`;
   };
+  const onScreen = screenCheck();
   const chatAfter = await lobbyChatHistory(chat);
+  if (!onScreen()) return;
   pageState.stopWatching = api.watchLobby(null, refresh, { onOnline, onChat: chat.take, chatAfter });
   await refreshLobby(message);
 }

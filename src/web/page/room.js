@@ -6,18 +6,21 @@ import { debounce, el, main } from './dom.js';
 import { clockText, loadGames } from './lobby.js';
 import { drawRoom, me } from './play.js';
 import { replayControl, replayTo } from './replay.js';
-import { api, attempt, pageState, problemText } from './session.js';
+import { api, attempt, pageState, problemText, screenCheck } from './session.js';
 import { gameLabel, ratingsChanged, sawPresence } from './standing.js';
 import { refreshTurnsSoon } from './turns.js';
 
 export async function showRoom(id, replayAt) {
+  const onScreen = screenCheck();
   const result = await attempt(() => api.room(id));
+  if (!onScreen()) return;
   if (!result.ok) {
     main().replaceChildren(el('h1', {}, 'Room'), el('p', { class: 'message error', role: 'alert', text: problemText(result) }),
       el('a', { class: 'button', href: '#/' }, 'Back to the lobby'));
     return;
   }
   if (!pageState.gamesById.has(result.data.game)) await loadGames();
+  if (!onScreen()) return;
   pageState.current = result.data;
   learnClaimSpan(pageState.current);
   // An uploaded game's room plays one version for its whole life: its page and move example
@@ -25,6 +28,7 @@ export async function showRoom(id, replayAt) {
   const version = pageState.current.gameVersion
     ? await attempt(() => api.game(pageState.current.game, { version: pageState.current.gameVersion }))
     : null;
+  if (!onScreen()) return;
   pageState.currentGame = version && version.ok ? version.data : pageState.gamesById.get(pageState.current.game);
   const game = pageState.currentGame;
   const link = `${location.origin}/#/room/${id}`;
@@ -64,7 +68,7 @@ export async function showRoom(id, replayAt) {
   drawRoom();
   // The move that made the version shown, to mark it on the board once it is known.
   const latest = await attempt(() => api.history(id, { after: pageState.current.version - 1, limit: 1 }));
-  if (!pageState.current || pageState.current.id !== id) return;
+  if (!onScreen()) return;
   const entry = latest.ok ? latest.data.events[0] : null;
   if (entry && entry.version === pageState.current.version && !pageState.current.lastEvent) {
     pageState.current.lastEvent = { version: entry.version, kind: entry.kind, player: entry.player, move: entry.move, ratingChanges: entry.ratingChanges };

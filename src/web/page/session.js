@@ -52,10 +52,23 @@ export const pageState = {
   accountNotice: null,
   /** The room's chat panel (`chat.js`), while a room is on screen. */
   chat: null,
+  /** Counts the screens drawn: see `screenCheck`. */
+  screen: 0,
 };
+
+/**
+ * A check that the screen being drawn is still the one on screen. A screen that awaits an
+ * answer before drawing gives up when another was drawn meanwhile (the player navigated, or
+ * was signed out and sent elsewhere), rather than draw over it or open a stream nobody stops.
+ */
+export function screenCheck() {
+  const screen = pageState.screen;
+  return () => screen === pageState.screen;
+}
 
 /** Forgets what belonged to the screen being left. */
 export function resetScreen() {
+  pageState.screen += 1;
   pageState.current = null;
   pageState.currentGame = null;
   pageState.askingForfeit = null;

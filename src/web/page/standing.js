@@ -4,7 +4,7 @@ import { el, main, setMessage, when } from './dom.js';
 import { loadGames } from './lobby.js';
 import { drawRoom, me } from './play.js';
 import { isBot } from './room.js';
-import { api, attempt, pageState, problemText } from './session.js';
+import { api, attempt, pageState, problemText, screenCheck } from './session.js';
 
 /** Ratings read lately, by `${game} ${player}`: {at, standing} (null when never rated). */
 export const ratingCache = new Map();
@@ -161,7 +161,9 @@ export function leaderboardOf(game) {
 
 /** `#/leaderboard/<game>`: every ranked player of a game, a page at a time. */
 export async function showLeaderboard(gameId) {
+  const onScreen = screenCheck();
   if (!pageState.gamesById.size) await loadGames();
+  if (!onScreen()) return;
   const game = pageState.gamesById.get(gameId);
   const list = el('ol', { id: 'leaderboard', class: 'list ranking' });
   const more = el('button', { id: 'leaderboard-more', class: 'secondary', hidden: true }, 'More');
@@ -198,7 +200,9 @@ export function gameLabel(game) {
 
 /** `#/player/<id>`: a player's ratings and ranks, and their latest finished rooms. */
 export async function showProfile(id) {
+  const onScreen = screenCheck();
   const result = await attempt(() => api.profile(id));
+  if (!onScreen()) return;
   if (!result.ok) {
     main().replaceChildren(el('h1', {}, 'Player'),
       el('p', { class: 'message error', role: 'alert', text: problemText(result) }),
@@ -206,6 +210,7 @@ export async function showProfile(id) {
     return;
   }
   if (!pageState.gamesById.size) await loadGames();
+  if (!onScreen()) return;
   const profile = result.data;
   const gameName = (game) => (pageState.gamesById.has(game) ? gameLabel(pageState.gamesById.get(game)) : game);
   const ratings = profile.ratings.length
