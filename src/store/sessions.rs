@@ -4,11 +4,12 @@
 
 use sqlx::Pool;
 
-use super::dialect::Dialect;
+use super::dialect::{Dialect, SetSql};
 use super::queue::{Job, WriteStep};
+use super::sets::set_statements;
 use super::sql::Statement;
 use super::types::StoreError;
-use super::Store;
+use super::{Database, Store};
 use crate::domain::ids::SessionId;
 use crate::domain::notices::{Letter, NoticeKind};
 use crate::domain::records::Session;
@@ -27,6 +28,16 @@ pub(super) const SESSION: &str = "SELECT s.id, s.player_id, p.username, s.token_
      s.label, s.created_at, s.last_used_at \
      FROM sessions s JOIN players p ON p.id = s.player_id \
      WHERE s.id = $1 AND s.ended_at IS NULL AND p.suspended_at IS NULL";
+
+/// The working sessions among `v`'s ids, with their players: many requests' tokens checked in
+/// one read.
+pub(super) const SESSIONS_IN: SetSql = SetSql {
+    columns: "id",
+    statement: "SELECT s.id, s.player_id, p.username, s.token_hash, \
+         s.label, s.created_at, s.last_used_at \
+         FROM v JOIN sessions s ON s.id = v.id JOIN players p ON p.id = s.player_id \
+         WHERE s.ended_at IS NULL AND p.suspended_at IS NULL",
+};
 
 /// Player `$1`'s working sessions, oldest first.
 pub(super) const SESSIONS_OF: &str = "SELECT s.id, s.player_id, p.username, s.token_hash, \
@@ -359,6 +370,22 @@ pub(super) async fn session<D: Dialect>(
     row.as_ref().map(session_row::<D>).transpose()
 }
 
+/// The working sessions among `ids` (in no order; an id not working is left out).
+pub(super) async fn sessions_in<D: Dialect>(
+    pool: &Pool<D>,
+    ids: &[String],
+) -> Result<Vec<Session>, StoreError> {
+    let statements = set_statements::<D, _>(SESSIONS_IN, ids, |row, id| row.put("id", id.as_str()));
+    let mut conn = pool.acquire().await?;
+    let mut found = Vec::with_capacity(ids.len());
+    for statement in statements {
+        for row in D::fetch_all(&mut conn, statement).await? {
+            found.push(session_row::<D>(&row)?);
+        }
+    }
+    Ok(found)
+}
+
 pub(super) async fn sessions_of<D: Dialect>(
     pool: &Pool<D>,
     player_id: &str,
@@ -525,9 +552,13 @@ impl Store {
         Ok(found.and_then(|(_, hash)| hash))
     }
 
-    /// A working session, with its player.
+    /// A working session, with its player. On PostgreSQL the sessions asked for meanwhile
+    /// are read together (see `postgres/session_reads.rs`).
     pub async fn session(&self, id: &str) -> Result<Option<Session>, StoreError> {
-        read!(self, |pool| session(pool, id))
+        match &self.database {
+            Database::Sqlite(db) => session(&db.read, id).await,
+            Database::Postgres(db) => db.sessions.read(id).await,
+        }
     }
 
     /// A player's working sessions, oldest first.

@@ -356,6 +356,10 @@ fn snapshot() -> String {
         "\n-- PostgreSQL: NOTIFY\n{};\n",
         set_text::<sqlx::Postgres>(postgres::NOTIFY)
     ));
+    out.push_str(&format!(
+        "\n-- PostgreSQL: SESSIONS_IN\n{};\n",
+        set_text::<sqlx::Postgres>(sessions::SESSIONS_IN)
+    ));
     for (name, statement) in [
         (
             "CHAT_LOCK",

@@ -653,6 +653,9 @@ SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0))
 -- PostgreSQL: NOTIFY
 WITH v (room_id, version, lobby) AS (VALUES ($1, $2, $3), ($4, $5, $6)) SELECT pg_notify('turnhouse', v.room_id || ' ' || v.version || ' ' || current_setting('turnhouse.instance') || ' ' || v.lobby) FROM v;
 
+-- PostgreSQL: SESSIONS_IN
+WITH v (id) AS (VALUES ($1), ($2)) SELECT s.id, s.player_id, p.username, s.token_hash, s.label, s.created_at, s.last_used_at FROM v JOIN sessions s ON s.id = v.id JOIN players p ON p.id = s.player_id WHERE s.ended_at IS NULL AND p.suspended_at IS NULL;
+
 -- PostgreSQL: CHAT_LOCK
 SELECT pg_advisory_xact_lock(hashtextextended('turnhouse chat ' || $1, 0));
 

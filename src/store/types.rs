@@ -57,6 +57,9 @@ pub enum StoreError {
     Batch(Arc<StoreError>),
     #[error("the database writer has stopped")]
     WriterStopped,
+    /// A read made for several requests at once failed (each of them gets this).
+    #[error("the read could not be made: {0}")]
+    SharedRead(Arc<StoreError>),
     #[error(transparent)]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error(transparent)]
@@ -203,7 +206,7 @@ impl StoreError {
     pub fn fault(&self) -> Option<StorageFault> {
         match self {
             StoreError::Database(err) => sqlx_fault(err),
-            StoreError::Batch(err) => err.fault(),
+            StoreError::Batch(err) | StoreError::SharedRead(err) => err.fault(),
             StoreError::WriterStopped | StoreError::Io(_) | StoreError::Unsynced(_) => {
                 Some(StorageFault::Unavailable)
             }

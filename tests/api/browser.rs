@@ -537,7 +537,11 @@ async fn a_slow_answer_for_a_screen_left_meanwhile_does_not_draw_over_the_next()
         .eval("window.release(); return true;", json!([]))
         .await;
     browser
-        .wait_for("the room's answer", "return window.answered === true;", json!([]))
+        .wait_for(
+            "the room's answer",
+            "return window.answered === true;",
+            json!([]),
+        )
         .await;
     let shown = browser
         .eval(
@@ -545,6 +549,10 @@ async fn a_slow_answer_for_a_screen_left_meanwhile_does_not_draw_over_the_next()
             json!([]),
         )
         .await;
-    assert_eq!(shown, json!(["Lobby", false]), "the room was drawn over the lobby");
+    assert_eq!(
+        shown,
+        json!(["Lobby", false]),
+        "the room was drawn over the lobby"
+    );
     browser.close().await;
 }

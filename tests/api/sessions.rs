@@ -466,3 +466,57 @@ async fn setting_a_password_ends_every_other_session_and_guessing_the_current_on
     .await;
     assert_problem(right, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
 }
+
+/// Many tokens checked at the same moment (on PostgreSQL, read together in one statement) are
+/// each answered as their own session, on either of two servers, and those signed out refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_checked_at_once_are_each_answered_as_their_own_session() {
+    let app = TestApp::spawn().await;
+    let beside = app.spawn_beside(turnhouse::games::builtin()).await;
+    let mut players = Vec::new();
+    for _ in 0..30 {
+        players.push(app.register(&unique("crowd")).await);
+    }
+    for player in players.iter().step_by(3) {
+        let out = beside
+            .request(
+                Method::DELETE,
+                "/sessions/current",
+                Some(&player.token),
+                None,
+            )
+            .await;
+        assert_eq!(out.status(), StatusCode::NO_CONTENT);
+    }
+    let servers = [&app, &beside];
+    let asks = players.iter().enumerate().flat_map(|(at, player)| {
+        (0..4).map(move |round| {
+            let server = servers[(at + round) % 2];
+            async move {
+                let response = server
+                    .request(
+                        Method::GET,
+                        "/players/me/sessions",
+                        Some(&player.token),
+                        None,
+                    )
+                    .await;
+                (at, response.status(), response.text().await.unwrap())
+            }
+        })
+    });
+    for (at, status, body) in futures::future::join_all(asks).await {
+        let player = &players[at];
+        if at % 3 == 0 {
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+            assert!(body.contains("invalid_token"), "{body}");
+            continue;
+        }
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        let sessions = body["sessions"].as_array().unwrap();
+        assert_eq!(sessions.len(), 1, "{body}");
+        assert_eq!(sessions[0]["id"], session_of(&player.token), "{body}");
+        assert_eq!(sessions[0]["current"], true, "{body}");
+    }
+}

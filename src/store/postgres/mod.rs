@@ -10,8 +10,10 @@
 
 mod listener;
 pub(super) mod presence;
+mod session_reads;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -21,6 +23,7 @@ use super::dialect::{Dialect, SetRow, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHAN
 use super::sql::{AnyConnection, Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use crate::domain::ids::new_id;
+use session_reads::SessionReads;
 
 /// Quick play's lock on game `$1`, held until the transaction ends.
 pub(super) const QUICK_PLAY_LOCK: &str =
@@ -45,6 +48,8 @@ pub(super) fn is_postgres_url(url: &str) -> bool {
 #[derive(Clone)]
 pub(super) struct PgStore {
     pub(super) read: PgPool,
+    /// Requests' sessions, read together through `read`.
+    pub(super) sessions: Arc<SessionReads>,
     /// This server among those on the database: its commits' notifications carry it.
     instance: String,
 }
@@ -299,6 +304,14 @@ impl PgStore {
             .max_connections(READ_CONNECTIONS)
             .connect_with(options)
             .await?;
-        Ok((Self { read, instance }, write))
+        let sessions = SessionReads::new(read.clone());
+        Ok((
+            Self {
+                read,
+                sessions,
+                instance,
+            },
+            write,
+        ))
     }
 }

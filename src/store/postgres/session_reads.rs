@@ -1,0 +1,133 @@
+//! Requests' sessions, read together.
+//!
+//! On PostgreSQL a server never trusts a session it remembers (another server may have ended
+//! it, or rotated its token), so every request with a token reads its session: most of the
+//! statements a server sends. Read one at a time, each also took a pooled connection, which
+//! sqlx pings when it hands it out and again when it takes it back, so three round trips a
+//! request, each a wake-up of a PostgreSQL process.
+//!
+//! So the reads are coalesced the way the writer coalesces writes: the first request to need
+//! a session starts a read at once, and those that arrive while it is out share the next one,
+//! a single statement over all their ids. Each request is still answered by a read that began
+//! after it arrived, so a session ended or re-keyed anywhere stops working at once, as before.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sqlx::PgPool;
+use tokio::sync::oneshot;
+
+use super::super::sessions::sessions_in;
+use super::super::types::StoreError;
+use crate::domain::records::Session;
+
+type Answer = Result<Option<Session>, Arc<StoreError>>;
+
+#[derive(Default)]
+struct Waiting {
+    /// Who waits for which session: two requests of one player share its row.
+    readers: HashMap<String, Vec<oneshot::Sender<Answer>>>,
+    /// Whether a read is out; the task making it takes the next one when it is back.
+    reading: bool,
+}
+
+pub(in crate::store) struct SessionReads {
+    pool: PgPool,
+    waiting: Mutex<Waiting>,
+}
+
+impl SessionReads {
+    pub(super) fn new(pool: PgPool) -> Arc<Self> {
+        Arc::new(Self {
+            pool,
+            waiting: Mutex::default(),
+        })
+    }
+
+    /// Session `id` while it works, with its player.
+    pub(in crate::store) async fn read(
+        self: &Arc<Self>,
+        id: &str,
+    ) -> Result<Option<Session>, StoreError> {
+        let (sender, answer) = oneshot::channel();
+        let first = {
+            let mut waiting = self.waiting.lock().expect("never poisoned");
+            waiting
+                .readers
+                .entry(id.to_owned())
+                .or_default()
+                .push(sender);
+            !std::mem::replace(&mut waiting.reading, true)
+        };
+        // A task of its own, not this request's: a request given up mid-read (its client
+        // went away) must not leave the others waiting.
+        if first {
+            tokio::spawn(Arc::clone(self).serve());
+        }
+        match answer.await {
+            Ok(answer) => answer.map_err(StoreError::SharedRead),
+            // The task ended without answering: the runtime is stopping.
+            Err(_) => Err(StoreError::Database(sqlx::Error::PoolClosed)),
+        }
+    }
+
+    /// Reads what is waited for, again and again, until nobody waits.
+    async fn serve(self: Arc<Self>) {
+        let mut serving = Serving {
+            waiting: &self.waiting,
+            handed_back: false,
+        };
+        loop {
+            let readers = {
+                let mut waiting = self.waiting.lock().expect("never poisoned");
+                if waiting.readers.is_empty() {
+                    waiting.reading = false;
+                    serving.handed_back = true;
+                    return;
+                }
+                std::mem::take(&mut waiting.readers)
+            };
+            let ids: Vec<String> = readers.keys().cloned().collect();
+            match sessions_in::<sqlx::Postgres>(&self.pool, &ids).await {
+                Ok(found) => {
+                    let mut found: HashMap<String, Session> = found
+                        .into_iter()
+                        .map(|session| (session.id.to_string(), session))
+                        .collect();
+                    for (id, senders) in readers {
+                        let session = found.remove(&id);
+                        for sender in senders {
+                            let _ = sender.send(Ok(session.clone()));
+                        }
+                    }
+                }
+                Err(err) => {
+                    let err = Arc::new(err);
+                    for sender in readers.into_values().flatten() {
+                        let _ = sender.send(Err(Arc::clone(&err)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// While a task serves the queue: should it stop without handing it back (a panic, or the
+/// runtime shutting down), the queue is freed for the next request, and those waiting are
+/// told no answer is coming rather than wait forever.
+struct Serving<'a> {
+    waiting: &'a Mutex<Waiting>,
+    handed_back: bool,
+}
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        if self.handed_back {
+            return;
+        }
+        if let Ok(mut waiting) = self.waiting.lock() {
+            waiting.reading = false;
+            waiting.readers.clear();
+        }
+    }
+}
