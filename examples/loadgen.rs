@@ -43,6 +43,8 @@
 
 #[path = "support/measure.rs"]
 mod measure;
+#[path = "support/pg_statements.rs"]
+mod pg_statements;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -69,6 +71,10 @@ struct Args {
     /// time is reported per game too, and added to the servers' in `total_cpu_ms_per_game`.
     #[arg(long)]
     database_pid: Option<u32>,
+    /// A PostgreSQL database the servers use: what it ran while the games were played
+    /// (`pg_stat_statements`, which the cluster must load) goes in the report.
+    #[arg(long)]
+    database_url: Option<String>,
     /// Finished rooms to store first (played through the API, not measured).
     #[arg(long, default_value_t = 0)]
     rooms: usize,
@@ -197,6 +203,10 @@ async fn main() {
     };
     let written_before = servers_written();
     let own_cpu_before = measure::cpu_ms(std::process::id());
+    let statements = match &args.database_url {
+        Some(url) => Some(pg_statements::PgStatements::reset(url).await),
+        None => None,
+    };
     let probes = (args.deadlines > 0).then(|| {
         let api = api.clone();
         tokio::spawn(async move { probe_deadlines(&api, duration).await })
@@ -208,6 +218,10 @@ async fn main() {
     let written = servers_written() - written_before;
     let lags = match probes {
         Some(probes) => Some(probes.await.unwrap()),
+        None => None,
+    };
+    let statements = match statements {
+        Some(statements) => Some(statements.report(games.games).await),
         None => None,
     };
     let health_cpu_before = servers_cpu_ms();
@@ -309,6 +323,9 @@ async fn main() {
             report["database_cpu_ms_per_game"] = per_game(database_cpu);
             report["total_cpu_ms_per_game"] = per_game(cpu_after - cpu_before + database_cpu);
         }
+    }
+    if let Some(statements) = statements {
+        report["database_statements"] = statements;
     }
     println!("{report}");
 }
