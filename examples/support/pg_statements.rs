@@ -7,20 +7,19 @@ use serde_json::{json, Value};
 use sqlx::{Connection, PgConnection, Row};
 
 /// Statements whose texts differ only by their number of rows (a batch's `VALUES` lists)
-/// are one kind: the text with its `VALUES` list cut to `…`, up to 160 characters.
+/// are one kind, named by what they do with the rows: the text after `WITH v (…) AS (VALUES
+/// …)`, up to 160 characters.
 fn kind(query: &str) -> String {
-    let mut query = query.split_whitespace().collect::<Vec<_>>().join(" ");
-    if let Some(start) = query.find(" AS (VALUES ") {
-        let list = start + " AS (VALUES ".len();
-        let end = [") SELECT", ") UPDATE", ") INSERT", ") DELETE"]
+    let query = query.split_whitespace().collect::<Vec<_>>().join(" ");
+    let body = match query.find(" AS (VALUES ") {
+        Some(start) => ["SELECT", "UPDATE", "INSERT", "DELETE"]
             .iter()
-            .filter_map(|verb| query[list..].find(verb))
-            .min();
-        if let Some(end) = end {
-            query.replace_range(list..list + end, "…");
-        }
-    }
-    query.chars().take(160).collect()
+            .filter_map(|verb| query[start..].find(&format!(") {verb}")))
+            .min()
+            .map_or(query.as_str(), |end| &query[start + end + 2..]),
+        None => query.as_str(),
+    };
+    body.chars().take(160).collect()
 }
 
 pub struct PgStatements(PgConnection);
