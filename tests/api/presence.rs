@@ -262,6 +262,8 @@ impl Drop for PrivateLink {
 /// stream's keep-alives go unanswered, and the server gives the connection up.
 #[tokio::test]
 async fn a_connection_that_goes_silent_shows_as_gone_within_35_seconds() {
+    // Declared first, so dropped last: after the link is torn down.
+    let _network = crate::webdriver::changing_the_network().await;
     let link = PrivateLink::new();
     let app = TestApp::spawn_at(&link.server_ip).await;
     let (a, _, room) = room_of_two(&app).await;

@@ -6,7 +6,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -33,6 +33,18 @@ static IDLE: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
 
 /// Counts browsers started, for their profiles' names.
 static STARTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Held by every browser a test uses (shared) and by a test that changes the machine's
+/// network interfaces (alone): Chromium gives up every request it has in flight when an
+/// interface or an address changes (`net::ERR_NETWORK_CHANGED`), so a page would lose its
+/// modules under another test's feet.
+static NETWORK: LazyLock<Arc<tokio::sync::RwLock<()>>> = LazyLock::new(Default::default);
+
+/// For a test that adds or removes network interfaces: no browser is in use until it is
+/// dropped.
+pub async fn changing_the_network() -> tokio::sync::OwnedRwLockWriteGuard<()> {
+    Arc::clone(&NETWORK).write_owned().await
+}
 
 struct Idle {
     session: String,
@@ -100,6 +112,9 @@ extern "C" fn end_browsers() {
 pub struct Driver {
     base: String,
     client: reqwest::Client,
+    /// Keeps the network as it is while the test uses browsers (see [`NETWORK`]): taken once
+    /// per test, so a test's second browser never waits behind a test changing it.
+    _network: tokio::sync::OwnedRwLockReadGuard<()>,
 }
 
 impl Driver {
@@ -108,6 +123,7 @@ impl Driver {
         let driver = Self {
             base,
             client: reqwest::Client::new(),
+            _network: Arc::clone(&NETWORK).read_owned().await,
         };
         let started = Instant::now();
         loop {
