@@ -185,7 +185,7 @@ async fn a_rolling_restart_under_load_loses_no_move_and_shows_clients_only_recon
         );
         assert_eq!(
             stopped
-                .log_lines_with(&["stopping", "every write is committed"])
+                .final_log_lines_with(&["stopping", "every write is committed"])
                 .len(),
             1,
             "server {turn} committed its queue"

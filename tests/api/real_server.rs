@@ -14,6 +14,9 @@ pub struct Server {
     pub child: Child,
     pub api: Api,
     log: Arc<Mutex<Vec<String>>>,
+    /// The thread reading the log: it ends when the server (and whatever kept its output
+    /// open) has gone.
+    reader: std::thread::JoinHandle<()>,
 }
 
 impl std::ops::Deref for Server {
@@ -56,7 +59,7 @@ impl Server {
         // Keep draining the log (and keep it) so the server never blocks on a full pipe.
         let log = Arc::new(Mutex::new(early));
         let kept = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
                 kept.lock().unwrap().push(line);
             }
@@ -65,6 +68,7 @@ impl Server {
             child,
             api: Api::new(address),
             log,
+            reader,
         }
     }
 
@@ -75,6 +79,17 @@ impl Server {
             .filter(|line| parts.iter().all(|part| line.contains(part)))
             .cloned()
             .collect()
+    }
+
+    /// Like [`Server::log_lines_with`], for a server that has exited: first waits (up to
+    /// 5 s) until its log is read to the end, as the lines it wrote while stopping may still
+    /// be in the pipe when its exit is seen.
+    pub fn final_log_lines_with(&self, parts: &[&str]) -> Vec<String> {
+        let waiting = std::time::Instant::now();
+        while !self.reader.is_finished() && waiting.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        self.log_lines_with(parts)
     }
 
     pub fn kill(mut self) {

@@ -342,7 +342,10 @@ async fn sigterm_ends_open_streams_and_the_server_exits_promptly() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert!(status.success(), "{status:?}");
-    assert_eq!(server.log_lines_with(&["stopping", "SIGTERM"]).len(), 1);
+    assert_eq!(
+        server.final_log_lines_with(&["stopping", "SIGTERM"]).len(),
+        1
+    );
 }
 
 /// Every room's version is its number of events: no version lost, none written twice.

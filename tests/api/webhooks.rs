@@ -673,7 +673,7 @@ async fn a_delivery_in_flight_when_a_server_drains_is_handed_to_another_at_once(
     assert!(first.child.wait().unwrap().success());
     assert_eq!(
         first
-            .log_lines_with(&["stopping", "let go for another server"])
+            .final_log_lines_with(&["stopping", "let go for another server"])
             .len(),
         1
     );
