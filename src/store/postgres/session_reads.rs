@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use sqlx::PgPool;
 use tokio::sync::oneshot;
 
-use super::super::sessions::sessions_in;
+use super::super::sessions::{session, sessions_in};
 use super::super::types::StoreError;
 use crate::domain::records::Session;
 
@@ -34,6 +34,10 @@ struct Waiting {
 pub(in crate::store) struct SessionReads {
     pool: PgPool,
     waiting: Mutex<Waiting>,
+    /// The runtime that opened the store, which outlives every request: a read spawned on a
+    /// request's own runtime (an HTTP worker's) would end with that worker when the server
+    /// drains, failing the requests of the other workers that shared it.
+    runtime: tokio::runtime::Handle,
 }
 
 impl SessionReads {
@@ -41,6 +45,7 @@ impl SessionReads {
         Arc::new(Self {
             pool,
             waiting: Mutex::default(),
+            runtime: tokio::runtime::Handle::current(),
         })
     }
 
@@ -62,12 +67,12 @@ impl SessionReads {
         // A task of its own, not this request's: a request given up mid-read (its client
         // went away) must not leave the others waiting.
         if first {
-            tokio::spawn(Arc::clone(self).serve());
+            self.runtime.spawn(Arc::clone(self).serve());
         }
         match answer.await {
             Ok(answer) => answer.map_err(StoreError::SharedRead),
-            // The task ended without answering: the runtime is stopping.
-            Err(_) => Err(StoreError::Database(sqlx::Error::PoolClosed)),
+            // The task ended without answering (its runtime is stopping): read it alone.
+            Err(_) => session::<sqlx::Postgres>(&self.pool, id).await,
         }
     }
 
@@ -113,8 +118,8 @@ impl SessionReads {
 }
 
 /// While a task serves the queue: should it stop without handing it back (a panic, or the
-/// runtime shutting down), the queue is freed for the next request, and those waiting are
-/// told no answer is coming rather than wait forever.
+/// runtime shutting down), the queue is freed for the next request, and those waiting learn
+/// that no answer is coming (each then reads its session alone) rather than wait forever.
 struct Serving<'a> {
     waiting: &'a Mutex<Waiting>,
     handed_back: bool,
