@@ -198,8 +198,6 @@ fn commit(room: Room, expected: Option<i64>, events: Vec<RoomEvent>) -> Box<Room
         joinable_before: true,
         finished_before: false,
         winners: None,
-        // As a game's move does: the turn passes, and the memberships say whose it is.
-        turns_changed: true,
         turns_begun: Vec::new(),
     })
 }
@@ -209,6 +207,7 @@ async fn new_room(store: &Store, players: &[PlayerRef; 2], id: &str, game: &str)
     let room = Room {
         trigger_timeout_at: None,
         to_move: Some(vec![players[0].id.clone()]),
+        turns: Default::default(),
         clock: None,
         rematch: None,
         score: Default::default(),
@@ -298,6 +297,8 @@ async fn run_moves(
                 // Seat 0's turn every other move (the second seat is empty here).
                 let turn = (room.version % 2 == 0).then(|| players[0].id.clone());
                 room.to_move = Some(turn.into_iter().collect());
+                // As a game's move does: the turn passes, and the room says since when.
+                room.turns = room.turns_after(turnhouse::domain::time::Timestamp::now());
                 let events = vec![event(room.version, EventKind::Move, &players[0], &room)];
                 let sent = Instant::now();
                 room = store

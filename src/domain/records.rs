@@ -14,6 +14,9 @@ use crate::game::{
     BoardGame, Capabilities, Clock, GameInfo, Hook, LogLevel, PlayerRef, RoomStartContext,
 };
 
+/// Since when it has been each player's move (see [`Room::turns`]).
+pub type Turns = std::collections::BTreeMap<PlayerId, Timestamp>;
+
 /// A room: the BoardGame record of its game plus what the platform keeps around it. Not
 /// serialisable: what a client receives of it is a [`crate::views::RoomView`].
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +41,10 @@ pub struct Room {
     /// The players its latest version waits on to move, as the game says (none in a finished
     /// room); `None` when the game could not say.
     pub to_move: Option<Vec<PlayerId>>,
+    /// Since when it has been each player's move, for the players it waits on: kept while it
+    /// stays theirs ([`Room::turns_after`]). On the room's own row, which every version
+    /// rewrites anyway, so a move writes no membership.
+    pub turns: Turns,
     /// The clock the room was created with, if any; the same for its whole life.
     pub clock: Option<Clock>,
     /// "Play again" holding the last game's seats for its other players, if it does.
@@ -117,12 +124,24 @@ impl Room {
             state: Arc::new(Value::Null),
             trigger_timeout_at: None,
             to_move: None,
+            turns: Turns::new(),
             clock: None,
             rematch: None,
             score: Score::default(),
             created_at: now,
             updated_at: now,
         }
+    }
+
+    /// Since when it is each player's move once the room waits on `to_move` (nobody's when
+    /// the game could not say), at `now`: a turn that stays a player's keeps its start, one
+    /// that begins starts now.
+    pub fn turns_after(&self, now: Timestamp) -> Turns {
+        let to_move = self.to_move.as_deref().unwrap_or_default();
+        to_move
+            .iter()
+            .map(|player| (player.clone(), *self.turns.get(player).unwrap_or(&now)))
+            .collect()
     }
 
     /// The record a hook is shown, at `now`. Its state and players are the room's own,

@@ -160,6 +160,7 @@ mod tests {
         Room {
             trigger_timeout_at: None,
             to_move: None,
+            turns: Default::default(),
             clock: None,
             rematch: None,
             score: Default::default(),

@@ -403,7 +403,8 @@ impl Transition {
 
     /// The step as a change for the store to write (boxed: it travels through futures and the
     /// writer's queue).
-    pub fn into_commit(self) -> Box<RoomCommit> {
+    pub fn into_commit(mut self) -> Box<RoomCommit> {
+        self.room.turns = self.room.turns_after(self.room.updated_at);
         let listing_changed = self.lobby_before.is_none_or(|before| {
             (before.joinable, before.finished) != (self.room.joinable, self.room.finished)
         });
@@ -419,7 +420,6 @@ impl Transition {
             joinable_before: before.0,
             finished_before: before.1,
             winners: self.winners,
-            turns_changed: self.to_move_before != self.room.to_move,
             turns_begun: turns_begun(self.to_move_before.as_deref(), self.room.to_move.as_deref()),
             lobby_change,
             room: self.room,

@@ -1,7 +1,7 @@
 //! Notifications: what reaches a player about their turns wherever they are.
 //!
-//! - **The turns inbox** (every room waiting on their move) is read from the memberships each
-//!   version writes, so every server answers the same.
+//! - **The turns inbox** (every room waiting on their move) is read from their memberships and
+//!   each room's `turns`, which every version writes, so every server answers the same.
 //! - **Mail that respects people** (the rule Lichess keeps): a turn begun writes, in its own
 //!   commit, a digest due once the player has been away for a while (`--turn-mail-after`), one
 //!   pending per player. When due, if they have no stream open and have not been seen since

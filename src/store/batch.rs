@@ -36,15 +36,6 @@ pub(super) const SET_MEMBERS_FINISHED: SetSql = SetSql {
          WHERE room_players.room_id = v.room_id AND room_players.player_id = v.player_id",
 };
 
-/// Since when it has been each member's move: kept while it stays theirs, cleared when it
-/// stops being.
-pub(super) const SET_MEMBERS_TURNS: SetSql = SetSql {
-    columns: "room_id, player_id, to_move, since",
-    statement: "UPDATE room_players SET turn_since = CASE WHEN v.to_move \
-         THEN coalesce(room_players.turn_since, v.since) ELSE NULL END FROM v \
-         WHERE room_players.room_id = v.room_id AND room_players.player_id = v.player_id",
-};
-
 /// Splits `commits` (in the order they arrived) into rounds, each a list of indexes: a commit
 /// goes in the round after the last one holding a commit to the same room, and a quick-play
 /// creation also after the last one creating a room of the same game that way. Commits to
@@ -116,7 +107,6 @@ pub(super) async fn apply_round<D: Dialect>(
     // whole transaction.
     upsert_members::<D>(conn, &accepted).await?;
     set_members_finished::<D>(conn, &accepted).await?;
-    set_members_turns::<D>(conn, &accepted).await?;
     insert_events::<D>(conn, &accepted, &texts).await?;
     for audit in accepted.iter().filter_map(|c| c.audit.as_ref()) {
         super::moderation::insert_audit(conn, audit).await?;
@@ -202,6 +192,10 @@ fn put_changing_columns(row: &mut SetRow, room: &Room, texts: &RoomTexts) {
     row.put("inactive_players", to_json(&room.inactive_players));
     row.put("trigger_timeout_at", room.trigger_timeout_at);
     row.put("to_move", room.to_move.as_ref().map(to_json));
+    row.put(
+        "turns",
+        (!room.turns.is_empty()).then(|| to_json(&room.turns)),
+    );
     row.put("rematch", room.rematch.as_ref().map(to_json));
     let held_until = room.rematch.as_ref().map(|r| r.until);
     row.put("seats_held_until", held_until);
@@ -286,30 +280,6 @@ async fn set_members_finished<D: Dialect>(
     .await
 }
 
-/// Rewrites whose move it is on the memberships of the rooms where that changed: every player
-/// seated or gone (a player who left has no turn).
-async fn set_members_turns<D: Dialect>(
-    conn: &mut impl Exec,
-    commits: &[&RoomCommit],
-) -> Result<(), StoreError> {
-    let mut turns: Vec<(&str, &str, bool, crate::domain::time::Timestamp)> = Vec::new();
-    for commit in commits.iter().filter(|c| c.turns_changed) {
-        let room = &commit.room;
-        let to_move = room.to_move.as_deref().unwrap_or_default();
-        for player in members(room) {
-            let theirs = to_move.contains(&player.id);
-            turns.push((&room.id, &player.id, theirs, room.updated_at));
-        }
-    }
-    execute_set::<D, _>(conn, SET_MEMBERS_TURNS, &turns, |row, turn| {
-        row.put("room_id", turn.0);
-        row.put("player_id", turn.1);
-        row.put("to_move", turn.2);
-        row.put("since", turn.3);
-    })
-    .await
-}
-
 async fn insert_events<D: Dialect>(
     conn: &mut impl Exec,
     commits: &[&RoomCommit],
@@ -384,7 +354,6 @@ mod tests {
             joinable_before: true,
             finished_before: false,
             winners: None,
-            turns_changed: false,
             turns_begun: Vec::new(),
         }
     }

@@ -103,14 +103,14 @@ impl<'a> SetRow<'a> {
 /// (see [`Dialect::INSERT_ROOMS`]).
 pub(super) const NEW_ROOM_ROW: &str = "id, game, private, rated, \
      version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
-     to_move, rematch, seats_held_until, score, \
+     to_move, turns, rematch, seats_held_until, score, \
      created_at, updated_at, game_version, clock_move_seconds, quick_play_for, seen_since, \
      quick_play_rating, quick_play_since";
 
 /// The row of a room change: what it writes, and the version it replaces.
 pub(super) const ROOM_CHANGE_ROW: &str = "id, \
      version, joinable, finished, state, players, inactive_players, trigger_timeout_at, \
-     to_move, rematch, seats_held_until, score, updated_at, expected_version";
+     to_move, turns, rematch, seats_held_until, score, updated_at, expected_version";
 
 /// The row of one version in a room's history.
 pub(super) const EVENT_ROW: &str = "room_id, version, kind, player_id, move, state, \

@@ -84,13 +84,15 @@ pub(super) const MUTED_ROOMS: &str =
 /// lists), each with whether they have been away since its turn began (`away`: not seen since).
 pub(super) const DIGEST_ROOMS: &str = "SELECT r.id, r.game, r.version, \
      CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, \
-     m.turn_since, (p.last_seen_at IS NULL OR p.last_seen_at < m.turn_since) AS away \
+     (r.turns ->> m.player_id) AS turn_since, \
+     (p.last_seen_at IS NULL OR p.last_seen_at < (r.turns ->> m.player_id)) AS away \
      FROM room_players m JOIN rooms r ON r.id = m.room_id \
      JOIN players p ON p.id = m.player_id \
-     WHERE m.finished = false AND m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true \
-     AND r.finished = false AND NOT EXISTS (SELECT 1 FROM muted_rooms x WHERE x.player_id = m.player_id \
+     WHERE m.finished = false AND m.player_id = $1 AND m.active = true AND r.finished = false \
+     AND (r.turns ->> m.player_id) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM muted_rooms x WHERE x.player_id = m.player_id \
      AND x.room_id = m.room_id) \
-     ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT 50";
+     ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, (r.turns ->> m.player_id), r.id \
+     LIMIT 50";
 
 /// When player `$1`'s last digest went.
 pub(super) const DIGEST_MAILED_AT: &str =

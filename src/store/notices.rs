@@ -94,8 +94,8 @@ pub(super) const DROP_SUBSCRIPTION: &str = "DELETE FROM push_subscriptions WHERE
 pub(super) const DROP_PAST_TURNS: &str = "DELETE FROM notices WHERE seq IN (SELECT n.seq \
      FROM notices n WHERE n.channel = 'push' AND n.due_at <= $1 \
      AND (n.claimed_until IS NULL OR n.claimed_until <= $1) AND NOT EXISTS \
-     (SELECT 1 FROM room_players m WHERE m.room_id = n.room_id AND m.player_id = n.player_id \
-     AND m.turn_since IS NOT NULL) LIMIT $2) RETURNING seq";
+     (SELECT 1 FROM rooms r WHERE r.id = n.room_id AND (r.turns ->> n.player_id) IS NOT NULL) \
+     LIMIT $2) RETURNING seq";
 
 /// Notices done before `$1`, at most `$2` of them.
 pub(super) const PRUNE_NOTICES: &str = "DELETE FROM notices WHERE seq IN \

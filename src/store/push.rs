@@ -40,11 +40,13 @@ pub(super) const PUSH_TARGETS: SetSql = SetSql {
     columns: "seq, subscription, player_id, room_id",
     statement: "SELECT v.seq, s.id AS subscription_id, s.player_id, s.endpoint, s.p256dh, s.auth, \
          s.created_at AS subscribed_at, r.id, r.game, r.version, CAST(r.players AS TEXT) AS players, \
-         r.trigger_timeout_at, r.clock_move_seconds, m.turn_since FROM v \
+         r.trigger_timeout_at, r.clock_move_seconds, (r.turns ->> m.player_id) AS turn_since \
+         FROM v \
          JOIN push_subscriptions s ON s.id = v.subscription AND s.player_id = v.player_id \
          JOIN room_players m ON m.room_id = v.room_id AND m.player_id = v.player_id \
          JOIN rooms r ON r.id = m.room_id \
-         WHERE m.turn_since IS NOT NULL AND m.active = true AND r.finished = false",
+         WHERE (r.turns ->> m.player_id) IS NOT NULL AND m.active = true \
+         AND r.finished = false",
 };
 
 /// Player `$1`'s subscription `$2`, removed.

@@ -19,14 +19,16 @@ use crate::domain::time::Timestamp;
 const ROOM_COLUMNS: &str = "r.seq, r.id, r.game, r.game_version, r.private, r.rated, r.version, \
      r.joinable, r.finished, CAST(r.state AS TEXT) AS state, CAST(r.players AS TEXT) AS players, \
      CAST(r.inactive_players AS TEXT) AS inactive_players, r.created_at, r.updated_at, \
-     r.trigger_timeout_at, r.to_move, r.clock_move_seconds, \
+     r.trigger_timeout_at, r.to_move, CAST(r.turns AS TEXT) AS turns, \
+     r.clock_move_seconds, \
      CAST(r.rematch AS TEXT) AS rematch, CAST(r.score AS TEXT) AS score";
 
 pub(super) const ONE_ROOM: &str =
     "SELECT r.seq, r.id, r.game, r.game_version, r.private, r.rated, \
      r.version, r.joinable, r.finished, CAST(r.state AS TEXT) AS state, \
      CAST(r.players AS TEXT) AS players, CAST(r.inactive_players AS TEXT) AS inactive_players, \
-     r.created_at, r.updated_at, r.trigger_timeout_at, r.to_move, r.clock_move_seconds, \
+     r.created_at, r.updated_at, r.trigger_timeout_at, r.to_move, \
+     CAST(r.turns AS TEXT) AS turns, r.clock_move_seconds, \
      CAST(r.rematch AS TEXT) AS rematch, CAST(r.score AS TEXT) AS score \
      FROM rooms r WHERE r.id = $1";
 

@@ -29,6 +29,7 @@ pub(super) fn room<D: Sql>(row: &D::Row) -> Result<(i64, Room), StoreError> {
             inactive_players: parse_json(&D::text(row, "inactive_players")?)?,
             trigger_timeout_at: D::maybe_time(row, "trigger_timeout_at")?,
             to_move: maybe_json::<D, _>(row, "to_move")?,
+            turns: maybe_json::<D, _>(row, "turns")?.unwrap_or_default(),
             clock: D::maybe_int(row, "clock_move_seconds")?.map(|seconds| Clock {
                 move_seconds: seconds as u32,
             }),

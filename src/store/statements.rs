@@ -139,7 +139,6 @@ fn rooms<D: Dialect>() -> Vec<(&'static str, String)> {
             "SET_MEMBERS_FINISHED",
             set_text::<D>(batch::SET_MEMBERS_FINISHED),
         ),
-        ("SET_MEMBERS_TURNS", set_text::<D>(batch::SET_MEMBERS_TURNS)),
         ("GAME_OWNER", D::GAME_OWNER.into()),
         ("COPY_ROOMS", D::COPY_ROOMS.into()),
         ("PING", reads::PING.into()),

@@ -29,14 +29,13 @@ pub(super) const INSERT_TURN_PUSHES: SetSql = SetSql {
 };
 
 /// A push to each browser of the player, for each turn waiting that began by `$1` and still
-/// waits on them, the same turn (their membership's `turn_since` is when it began: a turn
-/// taken and another begun since is not this one), unless they muted the room since: the room
+/// waits on them, the same turn (the room's `turns` say when it began: a turn taken and another
+/// begun since is not this one), unless they muted the room since: the room
 /// and player of each push made.
 pub(super) const MAKE_TURN_PUSHES: &str = "INSERT INTO notices (channel, kind, player_id, \
      destination, room_id, version, created_at, state, due_at) SELECT 'push', 'turn', \
      t.player_id, s.id, t.room_id, t.version, t.at, 'pending', t.at FROM turn_pushes t \
-     JOIN room_players m ON m.room_id = t.room_id AND m.player_id = t.player_id \
-     AND m.turn_since = t.at \
+     JOIN rooms r ON r.id = t.room_id AND (r.turns ->> t.player_id) = t.at \
      JOIN push_subscriptions s ON s.player_id = t.player_id \
      WHERE t.at <= $1 AND NOT EXISTS (SELECT 1 FROM muted_rooms u \
      WHERE u.player_id = t.player_id AND u.room_id = t.room_id) \

@@ -1,5 +1,6 @@
-//! Whose move it is, read across rooms: a player's turns inbox, from the memberships that say
-//! since when it has been their move (written with each version, so every server reads the
+//! Whose move it is, read across rooms: a player's turns inbox, from their unfinished
+//! memberships and each room's own row, which says since when it has been each player's move
+//! (`turns`, a JSON object by player id, written with each version, so every server reads the
 //! same).
 
 use super::dialect::Dialect;
@@ -16,10 +17,11 @@ use crate::game::{Clock, PlayerRef};
 /// memberships (`m.finished`, which follows the room's, leads their index).
 pub(super) const TURNS_OF: &str = "SELECT r.id, r.game, r.version, \
      CAST(r.players AS TEXT) AS players, r.trigger_timeout_at, r.clock_move_seconds, \
-     m.turn_since FROM room_players m JOIN rooms r ON r.id = m.room_id \
-     WHERE m.finished = false AND m.player_id = $1 AND m.turn_since IS NOT NULL AND m.active = true \
-     AND r.finished = false \
-     ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, m.turn_since, r.id LIMIT $2";
+     (r.turns ->> m.player_id) AS turn_since FROM room_players m JOIN rooms r ON r.id = m.room_id \
+     WHERE m.finished = false AND m.player_id = $1 AND m.active = true AND r.finished = false \
+     AND (r.turns ->> m.player_id) IS NOT NULL \
+     ORDER BY r.trigger_timeout_at IS NULL, r.trigger_timeout_at, (r.turns ->> m.player_id), r.id \
+     LIMIT $2";
 
 /// A room waiting on one player's move.
 #[derive(Debug, Clone, PartialEq)]

@@ -116,9 +116,6 @@ pub struct RoomCommit {
     pub finished_before: bool,
     /// The winners of the game this change finishes, when it finishes one and they are known.
     pub winners: Option<Vec<crate::domain::ids::PlayerId>>,
-    /// Whether whose move it is changed (`room.to_move`), so the memberships' turns must be
-    /// rewritten.
-    pub turns_changed: bool,
     /// The players whose move it became (notices may tell them).
     pub turns_begun: Vec<crate::domain::ids::PlayerId>,
 }

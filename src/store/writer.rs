@@ -457,7 +457,6 @@ pub(super) mod tests {
             joinable_before: true,
             finished_before: false,
             winners: None,
-            turns_changed: false,
             turns_begun: Vec::new(),
         }
     }

@@ -150,9 +150,8 @@ pub(super) const LAST_ROOM_SEQ: &str = "SELECT coalesce(max(seq), 0) AS seq FROM
 
 /// Room `$1`'s memberships, for every room after sequence number `$2`.
 pub(super) const COPY_MEMBERS: &str =
-    "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished, \
-     turn_since) \
-     SELECT r.id, m.player_id, m.active, r.seq, r.game, r.finished, m.turn_since \
+    "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
+     SELECT r.id, m.player_id, m.active, r.seq, r.game, r.finished \
      FROM rooms r, room_players m WHERE r.seq > $2 AND m.room_id = $1";
 
 /// Room `$1`'s history, for every room after sequence number `$2`.

@@ -92,13 +92,14 @@ impl Dialect for Postgres {
         columns: NEW_ROOM_ROW,
         statement:
             "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, \
-             players, inactive_players, trigger_timeout_at, to_move, rematch, seats_held_until, \
-             score, \
+             players, inactive_players, trigger_timeout_at, to_move, turns, rematch, \
+             seats_held_until, score, \
              created_at, updated_at, game_version, clock_move_seconds, quick_play_rating, \
              quick_play_since) \
              SELECT v.id, v.game, v.private, v.rated, v.version, v.joinable, v.finished, \
              CAST(v.state AS json), CAST(v.players AS jsonb), \
              CAST(v.inactive_players AS jsonb), v.trigger_timeout_at, v.to_move, \
+             CAST(v.turns AS json), \
              CAST(v.rematch AS jsonb), v.seats_held_until, CAST(v.score AS jsonb), \
              v.created_at, v.updated_at, v.game_version, v.clock_move_seconds, v.quick_play_rating, v.quick_play_since FROM v \
              WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o \
@@ -123,6 +124,7 @@ impl Dialect for Postgres {
              players = CAST(v.players AS jsonb), \
              inactive_players = CAST(v.inactive_players AS jsonb), \
              trigger_timeout_at = v.trigger_timeout_at, to_move = v.to_move, \
+             turns = CAST(v.turns AS json), \
              rematch = CAST(v.rematch AS jsonb), \
              seats_held_until = v.seats_held_until, score = CAST(v.score AS jsonb), \
              updated_at = v.updated_at \
@@ -136,6 +138,7 @@ impl Dialect for Postgres {
              players = CAST(v.players AS jsonb), \
              inactive_players = CAST(v.inactive_players AS jsonb), \
              trigger_timeout_at = v.trigger_timeout_at, to_move = v.to_move, \
+             turns = CAST(v.turns AS json), \
              rematch = CAST(v.rematch AS jsonb), \
              seats_held_until = v.seats_held_until, score = CAST(v.score AS jsonb), \
              updated_at = v.updated_at \
@@ -169,8 +172,7 @@ impl Dialect for Postgres {
          made AS (INSERT INTO notices (channel, kind, player_id, destination, room_id, version, \
          created_at, state, due_at) SELECT 'push', 'turn', t.player_id, s.id, t.room_id, \
          t.version, t.at, 'pending', t.at FROM taken t \
-         JOIN room_players m ON m.room_id = t.room_id AND m.player_id = t.player_id \
-         AND m.turn_since = t.at \
+         JOIN rooms r ON r.id = t.room_id AND (r.turns ->> t.player_id) = t.at \
          JOIN push_subscriptions s ON s.player_id = t.player_id \
          WHERE NOT EXISTS (SELECT 1 FROM muted_rooms u \
          WHERE u.player_id = t.player_id AND u.room_id = t.room_id) \
@@ -185,11 +187,11 @@ impl Dialect for Postgres {
     );
     const COPY_ROOMS: &'static str =
         "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
-         inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, \
+         inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, turns, \
          clock_move_seconds, rematch, seats_held_until, score) \
          SELECT replace(gen_random_uuid()::text, '-', ''), game, private, rated, version, joinable, \
          finished, state, players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
-         to_move, clock_move_seconds, rematch, seats_held_until, score \
+         to_move, turns, clock_move_seconds, rematch, seats_held_until, score \
          FROM generate_series(1, $2) AS n, rooms WHERE id = $1 ORDER BY n";
 
     type PreparedStatements = ();

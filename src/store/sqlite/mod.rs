@@ -67,12 +67,12 @@ impl Dialect for Sqlite {
         columns: NEW_ROOM_ROW,
         statement:
             "INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, \
-             players, inactive_players, trigger_timeout_at, to_move, rematch, seats_held_until, \
-             score, \
+             players, inactive_players, trigger_timeout_at, to_move, turns, rematch, \
+             seats_held_until, score, \
              created_at, updated_at, game_version, clock_move_seconds, quick_play_rating, \
              quick_play_since) \
              SELECT v.id, v.game, v.private, v.rated, v.version, v.joinable, v.finished, v.state, \
-             v.players, v.inactive_players, v.trigger_timeout_at, v.to_move, v.rematch, \
+             v.players, v.inactive_players, v.trigger_timeout_at, v.to_move, v.turns, v.rematch, \
              v.seats_held_until, v.score, v.created_at, v.updated_at, \
              v.game_version, v.clock_move_seconds, v.quick_play_rating, v.quick_play_since FROM v \
              WHERE v.quick_play_for IS NULL OR NOT EXISTS (SELECT 1 FROM rooms o \
@@ -94,7 +94,8 @@ impl Dialect for Sqlite {
         columns: ROOM_CHANGE_ROW,
         statement: "UPDATE rooms SET version = v.version, state = v.state, players = v.players, \
              inactive_players = v.inactive_players, trigger_timeout_at = v.trigger_timeout_at, \
-             to_move = v.to_move, rematch = v.rematch, seats_held_until = v.seats_held_until, score = v.score, \
+             to_move = v.to_move, turns = v.turns, rematch = v.rematch, \
+             seats_held_until = v.seats_held_until, score = v.score, \
              updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",
@@ -104,7 +105,8 @@ impl Dialect for Sqlite {
         statement: "UPDATE rooms SET version = v.version, joinable = v.joinable, \
              finished = v.finished, state = v.state, players = v.players, \
              inactive_players = v.inactive_players, trigger_timeout_at = v.trigger_timeout_at, \
-             to_move = v.to_move, rematch = v.rematch, seats_held_until = v.seats_held_until, score = v.score, \
+             to_move = v.to_move, turns = v.turns, rematch = v.rematch, \
+             seats_held_until = v.seats_held_until, score = v.score, \
              updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",
@@ -134,11 +136,11 @@ impl Dialect for Sqlite {
     const COPY_ROOMS: &'static str =
         "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
          INSERT INTO rooms (id, game, private, rated, version, joinable, finished, state, players, \
-         inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, \
+         inactive_players, created_at, updated_at, game_version, trigger_timeout_at, to_move, turns, \
          clock_move_seconds, rematch, seats_held_until, score) \
          SELECT lower(hex(randomblob(16))), game, private, rated, version, joinable, finished, state, \
          players, inactive_players, created_at, updated_at, game_version, trigger_timeout_at, \
-         to_move, clock_move_seconds, rematch, seats_held_until, score \
+         to_move, turns, clock_move_seconds, rematch, seats_held_until, score \
          FROM n, rooms WHERE id = $1 ORDER BY i";
 
     type PreparedStatements = Prepared;
