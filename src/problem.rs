@@ -95,9 +95,10 @@ impl Problem for StoreError {
             Some(StorageFault::Busy) => "the database is locked by another connection; \
                                          nothing was changed; try again shortly"
                 .into(),
-            Some(StorageFault::Unavailable) => "the database cannot be written right now \
-                                                (disk full or read-only); nothing was \
-                                                changed; try again later"
+            Some(StorageFault::Unavailable) => "the database cannot be reached or written \
+                                                right now (stopping, read-only, or out of \
+                                                disk or connections); nothing was changed; \
+                                                try again later"
                 .into(),
             None => "the server could not complete the request".into(),
         })

@@ -372,14 +372,13 @@ pub(super) async fn session<D: Dialect>(
 
 /// The working sessions among `ids` (in no order; an id not working is left out).
 pub(super) async fn sessions_in<D: Dialect>(
-    pool: &Pool<D>,
+    conn: &mut D::Connection,
     ids: &[String],
 ) -> Result<Vec<Session>, StoreError> {
     let statements = set_statements::<D, _>(SESSIONS_IN, ids, |row, id| row.put("id", id.as_str()));
-    let mut conn = pool.acquire().await?;
     let mut found = Vec::with_capacity(ids.len());
     for statement in statements {
-        for row in D::fetch_all(&mut conn, statement).await? {
+        for row in D::fetch_all(conn, statement).await? {
             found.push(session_row::<D>(&row)?);
         }
     }

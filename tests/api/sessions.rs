@@ -55,8 +55,9 @@ async fn sessions(app: &TestApp, player: &TestPlayer) -> Vec<Value> {
             None,
         )
         .await;
-    assert_eq!(response.status(), StatusCode::OK);
+    let status = response.status();
     let body: Value = response.json().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
     body["sessions"].as_array().unwrap().clone()
 }
 
@@ -504,4 +505,72 @@ async fn tokens_checked_at_once_are_each_answered_as_their_own_session() {
         })
     });
     futures::future::join_all(asks).await;
+}
+
+/// On PostgreSQL the task that reads tokens together keeps its connection while it has work.
+/// The database dropping connections under load (a restart of its processes, an operator's
+/// `pg_terminate_backend`) costs at most the checks whose statement it cut, each answered 503
+/// `storage_unavailable` and to be sent again: a read that fails is made once more on a
+/// connection the pool checks, and no dropped connection is kept, so once the cuts stop every
+/// check is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_checks_go_on_when_the_database_drops_the_connections_they_are_read_on() {
+    if !crate::databases::on_postgres() {
+        return;
+    }
+    let app = TestApp::spawn().await;
+    let player = app.register(&unique("steady")).await;
+    let checking = std::sync::atomic::AtomicBool::new(true);
+    let check = || async {
+        let response = app
+            .request(
+                Method::GET,
+                "/players/me/sessions",
+                Some(&player.token),
+                None,
+            )
+            .await;
+        if response.status() == StatusCode::OK {
+            return true;
+        }
+        assert_problem(
+            response,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage_unavailable",
+        )
+        .await;
+        false
+    };
+    let checks = async {
+        let mut answered = 0;
+        while checking.load(std::sync::atomic::Ordering::Relaxed) {
+            let crowd = futures::future::join_all((0..16).map(|_| check())).await;
+            answered += crowd.into_iter().filter(|ok| *ok).count();
+        }
+        answered
+    };
+    let cutting = async {
+        let mut cut = 0;
+        for _ in 0..20 {
+            let killed: Vec<(bool,)> = crate::databases::database_rows(
+                &app.database,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                 AND query LIKE 'WITH v (id) AS (VALUES%'",
+            )
+            .await;
+            cut += killed.len();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        checking.store(false, std::sync::atomic::Ordering::Relaxed);
+        cut
+    };
+    let (answered, cut) = tokio::join!(checks, cutting);
+    assert!(cut > 0, "no connection reading sessions was found to cut");
+    assert!(
+        answered > 0,
+        "no check was answered while connections were cut"
+    );
+    let after = futures::future::join_all((0..16).map(|_| sessions(&app, &player))).await;
+    assert!(after.iter().all(|listed| listed.len() == 1), "{after:?}");
 }

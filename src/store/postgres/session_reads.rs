@@ -8,13 +8,15 @@
 //!
 //! So the reads are coalesced the way the writer coalesces writes: the first request to need
 //! a session starts a read at once, and those that arrive while it is out share the next one,
-//! a single statement over all their ids. Each request is still answered by a read that began
+//! a single statement over all their ids, on a connection the reading task keeps while it has
+//! work. Each request is still answered by a read that began
 //! after it arrived, so a session ended or re-keyed anywhere stops working at once, as before.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use sqlx::PgPool;
+use sqlx::pool::PoolConnection;
+use sqlx::{PgPool, Postgres};
 use tokio::sync::oneshot;
 
 use super::super::sessions::{session, sessions_in};
@@ -72,7 +74,7 @@ impl SessionReads {
         match answer.await {
             Ok(answer) => answer.map_err(StoreError::SharedRead),
             // The task ended without answering (its runtime is stopping): read it alone.
-            Err(_) => session::<sqlx::Postgres>(&self.pool, id).await,
+            Err(_) => session::<Postgres>(&self.pool, id).await,
         }
     }
 
@@ -82,6 +84,7 @@ impl SessionReads {
             waiting: &self.waiting,
             handed_back: false,
         };
+        let mut held = None;
         loop {
             let readers = {
                 let mut waiting = self.waiting.lock().expect("never poisoned");
@@ -93,7 +96,7 @@ impl SessionReads {
                 std::mem::take(&mut waiting.readers)
             };
             let ids: Vec<String> = readers.keys().cloned().collect();
-            match sessions_in::<sqlx::Postgres>(&self.pool, &ids).await {
+            match self.sessions_in(&mut held, &ids).await {
                 Ok(found) => {
                     let mut found: HashMap<String, Session> = found
                         .into_iter()
@@ -114,6 +117,34 @@ impl SessionReads {
                 }
             }
         }
+    }
+
+    /// The working sessions among `ids`, read on the connection `held` from the last read if
+    /// there is one. The pool checks a connection (a round trip) when it hands it out and
+    /// again when it takes it back; a task reading again and again under load keeps its own
+    /// rather than pay both for every read. A read that fails on a connection (one the
+    /// database dropped, say) is made once more on a connection the pool checks: it only
+    /// reads, so making it twice changes nothing.
+    async fn sessions_in(
+        &self,
+        held: &mut Option<PoolConnection<Postgres>>,
+        ids: &[String],
+    ) -> Result<Vec<Session>, StoreError> {
+        let mut conn = match held.take() {
+            Some(conn) => conn,
+            None => self.pool.acquire().await?,
+        };
+        let found = match sessions_in::<Postgres>(&mut conn, ids).await {
+            Ok(found) => found,
+            Err(_) => {
+                conn.close_on_drop();
+                drop(conn);
+                conn = self.pool.acquire().await?;
+                sessions_in::<Postgres>(&mut conn, ids).await?
+            }
+        };
+        *held = Some(conn);
+        Ok(found)
     }
 }
 
