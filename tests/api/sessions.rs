@@ -46,15 +46,16 @@ async fn second_device(app: &TestApp, player: &TestPlayer) -> TestPlayer {
     }
 }
 
+/// `player` asking `server` for their sessions, the request every token check here makes.
+async fn ask_sessions(server: &TestApp, player: &TestPlayer) -> reqwest::Response {
+    let token = Some(player.token.as_str());
+    server
+        .request(Method::GET, "/players/me/sessions", token, None)
+        .await
+}
+
 async fn sessions(app: &TestApp, player: &TestPlayer) -> Vec<Value> {
-    let response = app
-        .request(
-            Method::GET,
-            "/players/me/sessions",
-            Some(&player.token),
-            None,
-        )
-        .await;
+    let response = ask_sessions(app, player).await;
     let status = response.status();
     let body: Value = response.json().await.unwrap();
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -63,14 +64,7 @@ async fn sessions(app: &TestApp, player: &TestPlayer) -> Vec<Value> {
 
 /// Checks that `server` refuses `player`'s token.
 async fn refused(server: &TestApp, player: &TestPlayer) {
-    let response = server
-        .request(
-            Method::GET,
-            "/players/me/sessions",
-            Some(&player.token),
-            None,
-        )
-        .await;
+    let response = ask_sessions(server, player).await;
     assert_problem(response, StatusCode::UNAUTHORIZED, "invalid_token").await;
 }
 
@@ -522,14 +516,7 @@ async fn token_checks_go_on_when_the_database_drops_the_connections_they_are_rea
     let player = app.register(&unique("steady")).await;
     let checking = std::sync::atomic::AtomicBool::new(true);
     let check = || async {
-        let response = app
-            .request(
-                Method::GET,
-                "/players/me/sessions",
-                Some(&player.token),
-                None,
-            )
-            .await;
+        let response = ask_sessions(&app, &player).await;
         if response.status() == StatusCode::OK {
             return true;
         }
