@@ -8,10 +8,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::cache::{BoundedCache, LastLook};
+use crate::cache::WhileAlone;
 use crate::domain::records::Session;
 use crate::domain::time::Timestamp;
-use crate::store::Store;
 
 /// How long an ended session is remembered for streams to notice.
 const ENDED_KEPT: Duration = Duration::from_secs(60);
@@ -62,68 +61,6 @@ impl EndedSessions {
 ///
 /// Freshness, as for rooms: the cache is read and filled only while this server is alone on
 /// its database, and emptied whenever it is not or another server came since the last look,
-/// since another server may end a session or rotate its token. A change here bumps the epoch,
-/// so a session read before it is never put back afterwards.
-pub(super) struct SessionCache {
-    /// Shared, so that a request's check copies no more of its session than the caller needs.
-    sessions: BoundedCache<String, Arc<Session>>,
-    epoch: Mutex<u64>,
-    /// Whether the server has been alone on its database since the last look.
-    look: LastLook,
-}
-
-impl SessionCache {
-    pub(super) fn new(capacity: usize) -> Self {
-        Self {
-            sessions: BoundedCache::new(capacity),
-            epoch: Mutex::new(0),
-            look: LastLook::default(),
-        }
-    }
-
-    pub(super) fn get(&self, store: &Store, id: &str) -> Option<Arc<Session>> {
-        match self.trusted(store) {
-            true => self.sessions.get(id),
-            false => {
-                self.sessions.clear();
-                None
-            }
-        }
-    }
-
-    /// Call before reading a session from the database: `None` while the database is shared.
-    pub(super) fn epoch(&self, store: &Store) -> Option<u64> {
-        self.trusted(store)
-            .then(|| *self.epoch.lock().expect("never poisoned"))
-    }
-
-    /// Whether what is held is current now, forgetting it all first if company came.
-    pub(super) fn trusted(&self, store: &Store) -> bool {
-        self.look.trusted(store, || self.forget_all())
-    }
-
-    pub(super) fn remember(&self, epoch: Option<u64>, session: &Arc<Session>) {
-        let current = self.epoch.lock().expect("never poisoned");
-        if epoch == Some(*current) {
-            self.sessions
-                .insert(session.id.to_string(), Arc::clone(session));
-        }
-    }
-
-    pub(super) fn forget(&self, id: &str) {
-        let mut current = self.epoch.lock().expect("never poisoned");
-        *current += 1;
-        self.sessions.remove(id);
-    }
-
-    /// Forgets every session (a player was renamed: the sessions held carry their old name).
-    pub(super) fn forget_all(&self) {
-        let mut current = self.epoch.lock().expect("never poisoned");
-        *current += 1;
-        self.sessions.clear();
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.sessions.len()
-    }
-}
+/// since another server may end a session or rotate its token. A change here forgets the
+/// session and every read in flight, so a session read before it is never put back afterwards.
+pub(super) type SessionCache = WhileAlone<String, Arc<Session>>;

@@ -139,7 +139,8 @@ impl Accounts {
         let epoch = self.sessions.epoch(&self.store);
         let stored = self.store.session(id).await?.map(Arc::new);
         if let Some(session) = &stored {
-            self.sessions.remember(epoch, session);
+            self.sessions
+                .remember(epoch, session.id.to_string(), Arc::clone(session));
         }
         Ok(stored)
     }
@@ -200,7 +201,7 @@ impl Accounts {
             .store
             .set_session_token(&me.session, &me.player.id, &issued.secret_hash)
             .await?;
-        self.sessions.forget(&me.session);
+        self.sessions.forget(&*me.session);
         match rotated {
             true => {
                 // Streams opened with the old token close, as if its session had ended.
