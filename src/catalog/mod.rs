@@ -19,7 +19,7 @@ pub use publishing::{
     FieldUpdate, FrontendUpload, GameUpload, Publication, MAX_DESCRIPTION_CHARS,
     MAX_FRONTEND_BYTES, MAX_NAME_CHARS, MAX_SOURCE_BYTES,
 };
-use running::HostedCache;
+use running::{CurrentVersions, HostedCache};
 
 use crate::domain::ids::PlayerId;
 use crate::game::GameRegistry;
@@ -30,6 +30,9 @@ use crate::store::Store;
 /// Uploaded game versions kept ready to run (each holds its source, at most 1 MiB).
 const CACHED_VERSIONS: usize = 64;
 
+/// Uploaded games whose latest version is kept in memory for opening rooms (no source).
+const CACHED_CURRENT: usize = 1024;
+
 /// The games, and what runs and publishes them.
 #[derive(Clone)]
 pub struct Catalog {
@@ -37,6 +40,8 @@ pub struct Catalog {
     games: Arc<GameRegistry>,
     sandbox: SandboxPool,
     hosted: Arc<HostedCache>,
+    /// The version new rooms of each uploaded game open with.
+    current: Arc<CurrentVersions>,
     /// Where uploaded games' log lines go, for their owners.
     logs: GameLogSink,
     /// Moves on whenever log lines have been stored.
@@ -55,6 +60,7 @@ impl Catalog {
             games: Arc::new(games),
             sandbox,
             hosted: Arc::new(HostedCache::new(CACHED_VERSIONS)),
+            current: Arc::new(CurrentVersions::new(CACHED_CURRENT)),
             logs,
             log_stored,
         }

@@ -265,7 +265,9 @@ impl Catalog {
         new: NewGameVersion,
     ) -> Result<(GameListing, Publication), CatalogError> {
         let id = new.game_id.clone();
-        match self.store.publish_game_version(new).await {
+        let published = self.store.publish_game_version(new).await;
+        self.versions_changed(&id);
+        match published {
             Ok(version) => {
                 tracing::info!(game = %id, version, author = %author.username, "published a game version");
                 let listing = self.game_listing(&id, Some(version)).await?;

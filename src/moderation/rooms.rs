@@ -67,7 +67,9 @@ impl Moderation {
             reason,
             details,
         );
-        if !self.store.unpublish(game_id, audit).await? {
+        let unpublished = self.store.unpublish(game_id, audit).await;
+        self.catalog.versions_changed(game_id);
+        if !unpublished? {
             return Err(CatalogError::GameNotFound(game_id.to_owned()).into());
         }
         let closing = format!("the game was unpublished: {reason}");
