@@ -31,6 +31,7 @@ impl Engine {
         let _turn = self.locks.lock(room_id).await;
         let mut confirmed = false;
         for attempt in 0..MAX_ATTEMPTS {
+            let coming = self.store.write_coming();
             let (mut room, current) = self.working_copy(room_id, confirmed).await?;
             if !if_match.admits(room.version) {
                 // Only the database can say the pinned version is not current.
@@ -67,6 +68,7 @@ impl Engine {
                 }
                 Err(err) => return Err(err),
             };
+            drop(coming);
             match self.commit(step, None).await {
                 Ok(room) => return Ok(room),
                 Err(StoreError::Conflict) => {

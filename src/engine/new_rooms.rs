@@ -141,6 +141,7 @@ impl Engine {
             )
         };
         let starter = creator.clone();
+        let coming = self.store.write_coming();
         let step = run_hooks(&self.sandbox, game, move |game| {
             let mut step = Transition::new(game, room, None);
             step.run_hook(EventKind::RoomStart, &starter, None)?;
@@ -151,6 +152,7 @@ impl Engine {
             Ok(step)
         })
         .await?;
+        drop(coming);
         Ok(self.commit(step, quick_play).await?)
     }
 }

@@ -42,6 +42,7 @@ mod chat_writes;
 mod dialect;
 mod durable;
 mod emails;
+mod gather;
 mod health;
 mod moderation;
 mod notices;
@@ -78,6 +79,7 @@ use crate::domain::records::{
 use crate::domain::time::Timestamp;
 use crate::game::{BotLevel, Clock, PlayerRef};
 pub use emails::{EmailRecord, LinkPurpose, NewLink};
+pub use gather::WriteComing;
 pub use notices::{NoticeRound, NoticeRules};
 pub use outbox::{Claimed, Dispatch, Dispatched, Next, Settled, ACTIVATION as WEBHOOK_ACTIVATION};
 use postgres::PgStore;
@@ -223,6 +225,13 @@ impl Store {
     /// Why the last write failed, while writes keep failing; `None` once one succeeds.
     pub fn write_fault(&self) -> Option<StorageFault> {
         self.writer.health.fault()
+    }
+
+    /// Says that an action has begun which will commit a room change soon: keep the guard
+    /// until the commit is handed over ([`Store::commit`]). While several are on their way,
+    /// the writer waits a little for them rather than commit the few waiting (`gather.rs`).
+    pub fn write_coming(&self) -> WriteComing {
+        self.writer.on_their_way.announce()
     }
 
     /// Applies a room change: the compare-and-set on `version`, the memberships and the events,

@@ -32,6 +32,7 @@ use tokio::sync::mpsc::error::TrySendError;
 use super::batch;
 use super::dialect::Dialect;
 use super::durable::Durability;
+use super::gather::OnTheirWay;
 use super::health::WriteHealth;
 use super::outbox::OutboxBoard;
 use super::queue::Reply;
@@ -55,6 +56,8 @@ const MAX_REPLAYS: u32 = 10;
 #[derive(Clone)]
 pub(super) struct Writer {
     jobs: mpsc::Sender<Write>,
+    /// Actions that will write soon, for the writer to wait for when few writes wait.
+    pub(super) on_their_way: OnTheirWay,
     pub(super) stats: Arc<WriterStats>,
     pub(super) health: Arc<WriteHealth>,
 }
@@ -70,6 +73,7 @@ impl Writer {
         outbox: Arc<OutboxBoard>,
     ) -> Result<Self, StoreError> {
         let (jobs, queue) = mpsc::channel(QUEUE);
+        let on_their_way = OnTheirWay::default();
         let stats = Arc::new(WriterStats::new());
         let health = Arc::new(WriteHealth::default());
         let durability = match wal {
@@ -90,14 +94,18 @@ impl Writer {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
+            // Only a writer on a thread of its own waits for writes on their way (see
+            // `gather`): it sleeps its thread, which a task on the server's runtime must not.
+            let coming = Some(on_their_way.clone());
             std::thread::Builder::new()
                 .name("turnhouse-writer".into())
-                .spawn(move || runtime.block_on(run(pool, queue, writing)))?;
+                .spawn(move || runtime.block_on(run(pool, queue, writing, coming)))?;
         } else {
-            tokio::spawn(run(pool, queue, writing));
+            tokio::spawn(run(pool, queue, writing, None));
         }
         Ok(Self {
             jobs,
+            on_their_way,
             stats,
             health,
         })
@@ -144,12 +152,20 @@ struct Writing {
     durability: Durability,
 }
 
-async fn run<D: Dialect>(pool: Pool<D>, mut queue: mpsc::Receiver<Write>, writing: Writing) {
+async fn run<D: Dialect>(
+    pool: Pool<D>,
+    mut queue: mpsc::Receiver<Write>,
+    writing: Writing,
+    coming: Option<OnTheirWay>,
+) {
     // Dropped before `pool`, which holds the connection it belongs to.
     let mut kept = D::PreparedStatements::default();
     let mut batch = Vec::with_capacity(MAX_BATCH);
     // Whatever arrived while the last batch was being written forms the next one.
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        if let Some(coming) = &coming {
+            coming.gather(&mut batch, &mut queue, MAX_BATCH);
+        }
         let mut writes: Vec<Write> = std::mem::take(&mut batch);
         // Stable: two writes to one room keep their order. Ordering by room makes every
         // transaction meet its rooms in one order, so two servers' batches are unlikely to
