@@ -35,8 +35,10 @@ impl Accounts {
         self.seen.insert(key.to_owned(), now);
         let (store, id) = (self.store.clone(), player.id.clone());
         let session = session.map(str::to_owned);
+        // The time of the request, not of the write: the write may wait behind others, and a
+        // turn begun meanwhile must not count as seen.
+        let at = crate::domain::records::now();
         tokio::spawn(async move {
-            let at = crate::domain::records::now();
             if let Err(err) = store.mark_seen(&id, session.as_deref(), at).await {
                 tracing::warn!(error = %err, "could not record that a player was seen");
             }

@@ -10,9 +10,20 @@ use serde_json::json;
 use crate::browser::sign_up;
 use crate::helpers::{unique, TestApp};
 use crate::smtp_sink::SmtpSink;
+use crate::sse_client::EventStream;
 use crate::webdriver::Driver;
 
 const WAIT: Duration = Duration::from_secs(30);
+
+/// The next number of players online the lobby stream gives.
+async fn lobby_count(lobby: &mut EventStream) -> u64 {
+    loop {
+        let event = lobby.any_event().await;
+        if event.event.as_deref() == Some("online") {
+            return event.json()["players"].as_u64().unwrap();
+        }
+    }
+}
 
 /// The first link in `text` that starts with `prefix`.
 fn link_in(text: &str, prefix: &str) -> String {
@@ -88,7 +99,14 @@ async fn an_address_its_settings_a_mailed_room_and_a_forgotten_password_on_the_p
         (settings["turnMail"].clone(), settings["clockMail"].clone()),
         (json!(true), json!(false))
     );
+    // The server notices a closed page only when a keep-alive to it fails; until then Ada is
+    // in the lobby, and a digest due then is rightly held back. So the turn begins once the
+    // lobby counts nobody.
+    let lobby = format!("{}/rooms/stream", app.address);
+    let mut lobby = EventStream::open(&app.client, &lobby, None).await;
     ada.close().await;
+    while lobby_count(&mut lobby).await != 0 {}
+    drop(lobby);
 
     // Away, Ada is mailed the room waiting on her; its link opens the room.
     let response = app
