@@ -2,7 +2,8 @@
 //! many stored. One tic-tac-toe game is played through the engine, exactly as over HTTP, and
 //! then copied with its memberships and history under fresh ids, in transactions of
 //! [`ROOMS_PER_TRANSACTION`]. Its two players are in every copy, so each has as many rooms as
-//! were seeded.
+//! were seeded. Then the planner's statistics are brought up to date, as after any bulk load
+//! ([`crate::store::Store::refresh_statistics`]).
 
 use std::time::Instant;
 
@@ -27,6 +28,8 @@ pub enum SeedError {
     Engine(#[from] EngineError),
     #[error(transparent)]
     Account(#[from] AccountError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     #[error("could not create the seed players: {0}")]
     Players(String),
 }
@@ -60,6 +63,7 @@ pub async fn seed_rooms(services: &Services, count: u64) -> Result<String, SeedE
             "seeding rooms"
         );
     }
+    services.store.refresh_statistics().await?;
     Ok(room.id.to_string())
 }
 

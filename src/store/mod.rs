@@ -258,6 +258,17 @@ impl Store {
         Ok(())
     }
 
+    /// After a bulk load (`seed-rooms`): PostgreSQL's planner works from statistics that
+    /// autovacuum refreshes only on its next look (up to a minute later), and until then plans
+    /// statements (each cached plan too) as if the tables were as small as before the load:
+    /// as empty, for a new database. SQLite keeps no statistics unless asked.
+    pub async fn refresh_statistics(&self) -> Result<(), StoreError> {
+        if let Database::Postgres(db) = &self.database {
+            sqlx::query("ANALYZE").execute(&db.read).await?;
+        }
+        Ok(())
+    }
+
     /// Creates the account and its first session; [`StoreError::UsernameTaken`] if the name
     /// is taken, and nothing is written then.
     #[tracing::instrument(level = "debug", skip_all, fields(username = %account.username))]

@@ -67,6 +67,7 @@ mod replay_browser;
 mod restart;
 mod sandbox;
 mod scale_out;
+mod seeding;
 mod sessions;
 mod settings_file;
 mod smtp_sink;
