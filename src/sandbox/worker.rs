@@ -97,13 +97,18 @@ fn serve(limits: Limits) -> Result<(), String> {
     let mut games = GameCache::default();
     let mut searcher = None;
     let mut stdout = std::io::stdout().lock();
+    // Each answer is encoded here and written whole, in one write: encoded straight into
+    // stdout, its many small pieces each went through the line buffer's search for a newline.
+    let mut answer = Vec::new();
     for line in std::io::stdin().lock().lines() {
         let line = line.map_err(|e| e.to_string())?;
         let request: Request = serde_json::from_str(&line).map_err(|e| e.to_string())?;
         let response = handle(&js, &mut games, &mut searcher, limits, request);
-        serde_json::to_writer(&mut stdout, &response).map_err(|e| e.to_string())?;
+        answer.clear();
+        serde_json::to_writer(&mut answer, &response).map_err(|e| e.to_string())?;
+        answer.push(b'\n');
         stdout
-            .write_all(b"\n")
+            .write_all(&answer)
             .and_then(|()| stdout.flush())
             .map_err(|e| e.to_string())?;
         // Answered: the server goes on while this process readies the next call's realm.
