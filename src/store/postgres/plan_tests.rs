@@ -1,8 +1,9 @@
 //! The writer's plans on PostgreSQL: made once per statement and kept for the life of its
 //! connection, they must find rows by key whatever the tables held when they were made.
 //!
-//! Runs on the cluster `scripts/test` starts (pg_virtualenv sets `PGHOST` and the rest, for
-//! both of its passes); outside it, on a machine with no cluster, there is nothing to run on.
+//! Runs on the cluster `scripts/test` starts (pg_virtualenv sets `PGHOST` and the rest; its
+//! first pass, `cargo test --all-targets`, runs inside it); outside it, on a machine with no
+//! cluster, there is nothing to run on.
 
 use std::time::Duration;
 
