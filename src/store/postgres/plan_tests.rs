@@ -5,29 +5,16 @@
 //! first pass, `cargo test --all-targets`, runs inside it); outside it, on a machine with no
 //! cluster, there is nothing to run on.
 
-use std::time::Duration;
-
 use sqlx::postgres::{PgConnectOptions, PgConnection};
 use sqlx::{AssertSqlSafe, Connection, Executor, Row};
 
-use super::{writer_options, PgStore};
+use super::writer_options;
 use crate::store::batch::SET_MEMBERS_FINISHED;
 
 /// The test cluster, on database `name`; `None` when there is none.
 fn cluster(name: &str) -> Option<PgConnectOptions> {
     std::env::var_os("PGHOST")?;
     Some(PgConnectOptions::new().database(name))
-}
-
-fn url(name: &str) -> String {
-    let var = |name: &str| std::env::var(name).unwrap_or_default();
-    format!(
-        "postgres://{}:{}@{}:{}/{name}",
-        var("PGUSER"),
-        var("PGPASSWORD"),
-        var("PGHOST"),
-        var("PGPORT")
-    )
 }
 
 /// The plan `conn` makes, generic, for a batch finishing two memberships.
@@ -63,13 +50,14 @@ async fn the_writer_finds_memberships_by_key_though_it_planned_on_a_small_table(
         .execute(AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .await
         .unwrap();
-    let (store, write) = PgStore::open(&url(&name), Duration::from_secs(5))
+    let options = cluster(&name).unwrap();
+    let mut plain = PgConnection::connect_with(&options).await.unwrap();
+    sqlx::migrate!("./migrations/postgres")
+        .run(&mut plain)
         .await
         .unwrap();
 
     // A young server's memberships: a few dozen, and the statistics say so.
-    let options = cluster(&name).unwrap();
-    let mut plain = PgConnection::connect_with(&options).await.unwrap();
     plain
         .execute(
             "INSERT INTO room_players (room_id, player_id, active, room_seq, game, finished) \
@@ -101,8 +89,6 @@ async fn the_writer_finds_memberships_by_key_though_it_planned_on_a_small_table(
     for conn in [plain, writer] {
         conn.close().await.unwrap();
     }
-    write.close().await;
-    store.read.close().await;
     admin
         .execute(AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)")))
         .await
