@@ -16,7 +16,11 @@
 //! prints instead, as one JSON line, the floor under hosted games: whole games of
 //! `examples/tictactoe.js` as `examples/loadgen --hosted` plays them (`onRoomStart`, two
 //! `onPlayerJoin`, five `onPlayerMove`), through a sandbox pool alone with one caller and one
-//! worker per core: no HTTP, no storage. No server can host more games per second than this.
+//! worker per core: no HTTP, no storage. No server can host more games per second than this,
+//! nor spend less CPU per game on its hooks (`cpu_ms_per_game`: the callers' and the sandbox
+//! processes' CPU time together). Then the process boundary alone, for half as long: calls
+//! each process answers at once without running JavaScript, back to back
+//! (`bare_round_trip_cpu_us`).
 
 #[path = "support/api.rs"]
 mod api;
@@ -224,6 +228,7 @@ fn floor(duration: Duration) {
             scope.spawn(|| play_in_pool(&pool, source));
         }
     });
+    let cpu_before = measure::cpu_ms(std::process::id());
     let started = Instant::now();
     let games: Vec<usize> = std::thread::scope(|scope| {
         let callers: Vec<_> = (0..cores)
@@ -244,7 +249,10 @@ fn floor(duration: Duration) {
             .collect()
     });
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu_ms = measure::cpu_ms(std::process::id()) - cpu_before;
     let games: usize = games.iter().sum();
+    drop(pool);
+    let bare = bare_round_trips(cores, duration / 2);
     println!(
         "{}",
         json!({
@@ -257,8 +265,102 @@ fn floor(duration: Duration) {
             "hook_calls_per_game": HOOK_CALLS_PER_GAME,
             "games_per_s": (games as f64 / elapsed * 10.0).round() / 10.0,
             "hook_calls_per_s": (games as f64 * HOOK_CALLS_PER_GAME as f64 / elapsed).round(),
+            // The callers' and the workers' CPU time together.
+            "cpu_ms_per_game": round3(cpu_ms / games as f64),
+            "bare_round_trips_per_s": (bare.trips as f64 / bare.seconds).round(),
+            "bare_round_trip_cpu_us": round3(bare.cpu_ms * 1000.0 / bare.trips as f64),
         })
     );
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Round trips that ran for `seconds` and the CPU time they took, callers' and workers'.
+struct RoundTrips {
+    trips: u64,
+    seconds: f64,
+    cpu_ms: f64,
+}
+
+/// What the process boundary alone costs: one caller and one sandbox process per core (as in
+/// the floor), each caller sending a call of a game its process does not hold, which the
+/// process answers at once without running any JavaScript (`missing`), for `duration`. Each
+/// trip is the same two pipe writes, two wake-ups and two small JSON lines as a hook call.
+fn bare_round_trips(cores: usize, duration: Duration) -> RoundTrips {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+    use turnhouse::sandbox::protocol::{Request, Response};
+
+    let request = Request::Call {
+        key: "bare@1".into(),
+        hook: Hook::PlayerMove,
+        args: serde_json::value::to_raw_value(&json!([])).expect("JSON"),
+    };
+    let mut line = serde_json::to_vec(&request).expect("JSON");
+    line.push(b'\n');
+    let line = &line;
+    let mut workers: Vec<_> = (0..cores)
+        .map(|_| {
+            Command::new(std::env::current_exe().expect("this program"))
+                .arg("sandbox-worker")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("a sandbox process starts")
+        })
+        .collect();
+    let trip =
+        &|stdin: &mut ChildStdin, stdout: &mut BufReader<ChildStdout>, answer: &mut String| {
+            stdin.write_all(line).expect("the process reads");
+            answer.clear();
+            stdout.read_line(answer).expect("the process answers");
+            let response: Response = serde_json::from_str(answer).expect("a response");
+            assert!(matches!(response, Response::Missing), "{response:?}");
+        };
+    let pipes: Vec<_> = workers
+        .iter_mut()
+        .map(|w| {
+            let mut stdin = w.stdin.take().expect("piped");
+            let mut stdout = BufReader::new(w.stdout.take().expect("piped"));
+            // The first answer comes once the process has made its engine.
+            trip(&mut stdin, &mut stdout, &mut String::new());
+            (stdin, stdout)
+        })
+        .collect();
+    let cpu_before = measure::cpu_ms(std::process::id());
+    let started = Instant::now();
+    let trips: u64 = std::thread::scope(|scope| {
+        let callers: Vec<_> = pipes
+            .into_iter()
+            .map(|(mut stdin, mut stdout)| {
+                scope.spawn(move || {
+                    let (mut trips, mut answer) = (0, String::new());
+                    while started.elapsed() < duration {
+                        trip(&mut stdin, &mut stdout, &mut answer);
+                        trips += 1;
+                    }
+                    trips
+                })
+            })
+            .collect();
+        callers
+            .into_iter()
+            .map(|c| c.join().expect("a caller"))
+            .sum()
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    let cpu_ms = measure::cpu_ms(std::process::id()) - cpu_before;
+    for mut worker in workers {
+        // Its stdin was dropped with its caller: it ends.
+        let _ = worker.wait();
+    }
+    RoundTrips {
+        trips,
+        seconds,
+        cpu_ms,
+    }
 }
 
 /// The hook calls of one game as `loadgen --hosted` plays it.
