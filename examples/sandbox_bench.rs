@@ -287,7 +287,8 @@ struct RoundTrips {
 /// What the process boundary alone costs: one caller and one sandbox process per core (as in
 /// the floor), each caller sending a call of a game its process does not hold, which the
 /// process answers at once without running any JavaScript (`missing`), for `duration`. Each
-/// trip is the same two pipe writes, two wake-ups and two small JSON lines as a hook call.
+/// trip has a hook call's two pipe writes and two wake-ups, with two small JSON lines; the
+/// pool's `poll` before its read, and its read of the process's CPU clock, are left out.
 fn bare_round_trips(cores: usize, duration: Duration) -> RoundTrips {
     use std::io::{BufRead, BufReader, Write};
     use std::process::{ChildStdin, ChildStdout, Command, Stdio};
