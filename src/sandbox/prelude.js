@@ -2,7 +2,7 @@
 // platform promises authors (console; structuredClone and Buffer, see below) and returns the
 // helpers the sandbox itself uses. It keeps its own references to the built-ins it needs, so a
 // game that replaces JSON.stringify or Array.prototype.map cannot bend how its result is read.
-(function (emit, loadExtras) {
+(function (emit, loadExtras, refuse) {
   'use strict';
   const stringify = JSON.stringify;
   const parse = JSON.parse;
@@ -74,18 +74,11 @@
   lazily('Buffer', false);
 
   // A hook's return value as JSON text. `undefined` is the empty patch; a function, symbol or
-  // BigInt anywhere is refused by name instead of being silently dropped; a cycle makes
-  // stringify throw.
+  // BigInt anywhere is refused by name instead of being silently dropped (`refuse`, the
+  // sandbox's own check on every value); a cycle makes stringify throw.
   function encode(value) {
     if (value === undefined) return '{}';
-    const text = stringify(value, function (key, v) {
-      const type = typeof v;
-      if (type === 'function' || type === 'symbol' || type === 'bigint') {
-        const where = key === '' ? 'the returned value' : `\`${key}\``;
-        throw new TypeError(`${where} is a ${type}; a patch holds only JSON values`);
-      }
-      return v;
-    });
+    const text = stringify(value, refuse);
     return text === undefined ? 'null' : text;
   }
 

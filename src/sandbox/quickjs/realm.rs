@@ -8,7 +8,7 @@
 //! no realm ready makes its own, and a call that finds the last one uncollected collects it
 //! first, so no hook ever runs beside another's garbage (it would count against its memory).
 
-use rquickjs::{Context, Ctx, Function, Object};
+use rquickjs::{Context, Ctx, Exception, Function, Object, Type, Value};
 use std::time::Duration;
 
 use super::{cpu_time, far_future, message_of, run_bytecode, QuickJs};
@@ -85,12 +85,39 @@ impl QuickJs {
             run_bytecode(&ctx, &extras)
         })
         .map_err(|e| e.to_string())?;
+        let refuse =
+            Function::new(ctx.clone(), refuse_what_is_not_json).map_err(|e| e.to_string())?;
         let factory: Function = run_bytecode(ctx, &self.prelude)
             .and_then(|v| v.get())
             .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))?;
         factory
-            .call((emit.clone(), load_extras.clone()))
-            .map(|helpers| (helpers, vec![emit, load_extras]))
+            .call((emit.clone(), load_extras.clone(), refuse.clone()))
+            .map(|helpers| (helpers, vec![emit, load_extras, refuse]))
             .map_err(|_| format!("the sandbox prelude failed: {}", message_of(&ctx.catch())))
     }
+}
+
+/// The check `JSON.stringify` calls on every value of a hook's answer (the prelude's
+/// `encode`): a function, symbol or BigInt is refused by name instead of being silently
+/// dropped. Native, since it runs once per value: written in JavaScript, the calls into it
+/// were the largest part of encoding an answer (`docs/benchmarks.md`).
+fn refuse_what_is_not_json<'js>(
+    ctx: Ctx<'js>,
+    key: Value<'js>,
+    value: Value<'js>,
+) -> rquickjs::Result<Value<'js>> {
+    let kind = match value.type_of() {
+        Type::Function | Type::Constructor => "function",
+        Type::Symbol => "symbol",
+        Type::BigInt => "bigint",
+        _ => return Ok(value),
+    };
+    // Keys are strings here: stringify passes each property's name, and "" for the whole.
+    let key = key.as_string().map(|k| k.to_string()).transpose()?;
+    let place = match key.as_deref() {
+        None | Some("") => "the returned value".to_owned(),
+        Some(key) => format!("`{key}`"),
+    };
+    let message = format!("{place} is a {kind}; a patch holds only JSON values");
+    Err(Exception::from_message(ctx, &message)?.throw())
 }
