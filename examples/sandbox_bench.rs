@@ -228,29 +228,9 @@ fn floor(duration: Duration) {
             scope.spawn(|| play_in_pool(&pool, source));
         }
     });
-    let cpu_before = measure::cpu_ms(std::process::id());
-    let started = Instant::now();
-    let games: Vec<usize> = std::thread::scope(|scope| {
-        let callers: Vec<_> = (0..cores)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut games = 0;
-                    while started.elapsed() < duration {
-                        play_in_pool(&pool, source);
-                        games += 1;
-                    }
-                    games
-                })
-            })
-            .collect();
-        callers
-            .into_iter()
-            .map(|c| c.join().expect("a caller"))
-            .collect()
-    });
-    let elapsed = started.elapsed().as_secs_f64();
-    let cpu_ms = measure::cpu_ms(std::process::id()) - cpu_before;
-    let games: usize = games.iter().sum();
+    let steps = (0..cores).map(|_| || play_in_pool(&pool, source)).collect();
+    let played = repeat_for(steps, duration);
+    let (games, elapsed) = (played.count as usize, played.seconds);
     drop(pool);
     let bare = bare_round_trips(cores, duration / 2);
     println!(
@@ -266,9 +246,9 @@ fn floor(duration: Duration) {
             "games_per_s": (games as f64 / elapsed * 10.0).round() / 10.0,
             "hook_calls_per_s": (games as f64 * HOOK_CALLS_PER_GAME as f64 / elapsed).round(),
             // The callers' and the workers' CPU time together.
-            "cpu_ms_per_game": round3(cpu_ms / games as f64),
-            "bare_round_trips_per_s": (bare.trips as f64 / bare.seconds).round(),
-            "bare_round_trip_cpu_us": round3(bare.cpu_ms * 1000.0 / bare.trips as f64),
+            "cpu_ms_per_game": round3(played.cpu_ms / games as f64),
+            "bare_round_trips_per_s": (bare.count as f64 / bare.seconds).round(),
+            "bare_round_trip_cpu_us": round3(bare.cpu_ms * 1000.0 / bare.count as f64),
         })
     );
 }
@@ -277,11 +257,42 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// Round trips that ran for `seconds` and the CPU time they took, callers' and workers'.
-struct RoundTrips {
-    trips: u64,
+/// How often steps run back to back for a while: the count, the seconds they ran, and the CPU
+/// time this process and its children (the sandbox processes) took meanwhile.
+struct Repeated {
+    count: u64,
     seconds: f64,
     cpu_ms: f64,
+}
+
+/// Runs each of `steps` on a thread of its own, again and again, for `duration`.
+fn repeat_for<F: FnMut() + Send>(steps: Vec<F>, duration: Duration) -> Repeated {
+    let cpu_before = measure::cpu_ms(std::process::id());
+    let started = Instant::now();
+    let count = std::thread::scope(|scope| {
+        let threads: Vec<_> = steps
+            .into_iter()
+            .map(|mut step| {
+                scope.spawn(move || {
+                    let mut count = 0u64;
+                    while started.elapsed() < duration {
+                        step();
+                        count += 1;
+                    }
+                    count
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a caller"))
+            .sum()
+    });
+    Repeated {
+        count,
+        seconds: started.elapsed().as_secs_f64(),
+        cpu_ms: measure::cpu_ms(std::process::id()) - cpu_before,
+    }
 }
 
 /// What the process boundary alone costs: one caller and one sandbox process per core (as in
@@ -289,7 +300,7 @@ struct RoundTrips {
 /// process answers at once without running any JavaScript (`missing`), for `duration`. Each
 /// trip has a hook call's two pipe writes and two wake-ups, with two small JSON lines; the
 /// pool's `poll` before its read, and its read of the process's CPU clock, are left out.
-fn bare_round_trips(cores: usize, duration: Duration) -> RoundTrips {
+fn bare_round_trips(cores: usize, duration: Duration) -> Repeated {
     use std::io::{BufRead, BufReader, Write};
     use std::process::{ChildStdin, ChildStdout, Command, Stdio};
     use turnhouse::sandbox::protocol::{Request, Response};
@@ -330,38 +341,19 @@ fn bare_round_trips(cores: usize, duration: Duration) -> RoundTrips {
             (stdin, stdout)
         })
         .collect();
-    let cpu_before = measure::cpu_ms(std::process::id());
-    let started = Instant::now();
-    let trips: u64 = std::thread::scope(|scope| {
-        let callers: Vec<_> = pipes
-            .into_iter()
-            .map(|(mut stdin, mut stdout)| {
-                scope.spawn(move || {
-                    let (mut trips, mut answer) = (0, String::new());
-                    while started.elapsed() < duration {
-                        trip(&mut stdin, &mut stdout, &mut answer);
-                        trips += 1;
-                    }
-                    trips
-                })
-            })
-            .collect();
-        callers
-            .into_iter()
-            .map(|c| c.join().expect("a caller"))
-            .sum()
-    });
-    let seconds = started.elapsed().as_secs_f64();
-    let cpu_ms = measure::cpu_ms(std::process::id()) - cpu_before;
+    let steps = pipes
+        .into_iter()
+        .map(|(mut stdin, mut stdout)| {
+            let mut answer = String::new();
+            move || trip(&mut stdin, &mut stdout, &mut answer)
+        })
+        .collect();
+    let trips = repeat_for(steps, duration);
     for mut worker in workers {
         // Its stdin was dropped with its caller: it ends.
         let _ = worker.wait();
     }
-    RoundTrips {
-        trips,
-        seconds,
-        cpu_ms,
-    }
+    trips
 }
 
 /// The hook calls of one game as `loadgen --hosted` plays it.
