@@ -12,14 +12,16 @@ use turnhouse::startup::{self, Application};
 use turnhouse::store::Store;
 use turnhouse::{games, sandbox, seed, telemetry};
 
-/// mimalloc rather than glibc's allocator: a request allocates and frees many small blocks,
-/// often on another thread than made them, and allocating was about a seventh of the server's
-/// samples at load, much of it glibc's own bookkeeping (`malloc_consolidate`, `_int_free`).
-/// Measured in `docs/benchmarks.md` ("Where the time goes"). The sandbox processes run this
-/// binary too: see `Worker::spawn` for what they need of it. SQLite's own allocations go
-/// through mimalloc as well (`store::sqlite::allocator`).
+/// jemalloc rather than glibc's allocator or mimalloc: a request allocates and frees many small
+/// blocks, often on another thread than made them. Allocating was about a seventh of the
+/// server's samples at load with glibc's, much of it its own bookkeeping (`malloc_consolidate`,
+/// `_int_free`); mimalloc took less, but most of what it took was a miss on the cache for each
+/// block handed out that another thread had freed. jemalloc hands a thread back what that
+/// thread freed last, still in its core's cache. Measured in `docs/benchmarks.md` ("Where the
+/// time goes"). The sandbox processes run this binary too. SQLite's own allocations go through
+/// jemalloc as well (`store::sqlite::allocator`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     no_huge_pages();
@@ -302,12 +304,12 @@ async fn seed_rooms(config: Config, count: u64) -> ExitCode {
     }
 }
 
-/// No transparent huge pages for this process and those it starts. The allocator reserves its
-/// first gigabyte writable at once, before `main`, and where the kernel backs memory with
-/// huge pages whenever it can (`/sys/kernel/mm/transparent_hugepage/enabled` set to
-/// `always`), each part of it first touched took 2 MiB: the server's resident memory at 64
-/// games in flight was about 86 MiB where glibc's allocator left it at 51, and with this 53-58.
-/// Measured in `docs/benchmarks.md` ("Where the time goes"); a failure changes nothing else.
+/// No transparent huge pages for this process and those it starts. An allocator maps memory in
+/// large pieces, and where the kernel backs memory with huge pages whenever it can
+/// (`/sys/kernel/mm/transparent_hugepage/enabled` set to `always`), each part of a piece first
+/// touched takes 2 MiB: with mimalloc, the server's resident memory at 64 games in flight was
+/// about 86 MiB, and with this 53-58. Measured in `docs/benchmarks.md` ("Where the time
+/// goes"); a failure changes nothing else.
 fn no_huge_pages() {
     // SAFETY: a plain system call with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };

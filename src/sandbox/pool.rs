@@ -472,11 +472,6 @@ impl Worker {
             ))
             // Nothing of the server's environment (database URL, secrets) reaches the sandbox.
             .env_clear()
-            // The allocator (src/main.rs) reserves a gigabyte for its first arena and, where
-            // the kernel overcommits, makes it writable at once: under the process's own cap
-            // on its data segment (`worker::confine`) that left no room for a game's realm.
-            // Reserved but not committed, only what is used counts against the cap.
-            .env("MIMALLOC_ARENA_EAGER_COMMIT", "0")
             .current_dir("/")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

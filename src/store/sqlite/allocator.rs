@@ -1,4 +1,4 @@
-//! SQLite's own allocations: through mimalloc, the server's allocator, and without SQLite's
+//! SQLite's own allocations: through jemalloc, the server's allocator, and without SQLite's
 //! memory statistics.
 //!
 //! SQLite calls the C library's `malloc` unless told otherwise, and by default counts every
@@ -15,8 +15,8 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Once;
 
-use libmimalloc_sys as mi;
 use libsqlite3_sys as ffi;
+use tikv_jemalloc_sys as je;
 
 /// Configures SQLite's allocations, once per process, before its first connection.
 pub(super) fn configure() {
@@ -51,31 +51,31 @@ pub(super) fn configure() {
 
 /// A block of `bytes` (SQLite never asks for none or for a negative size).
 unsafe extern "C" fn malloc(bytes: c_int) -> *mut c_void {
-    // SAFETY: any size may be asked of mimalloc; it answers null when it has no memory.
-    unsafe { mi::mi_malloc(usize::try_from(bytes).unwrap_or(0)) }
+    // SAFETY: any size may be asked of jemalloc; it answers null when it has no memory.
+    unsafe { je::malloc(usize::try_from(bytes).unwrap_or(0)) }
 }
 
 unsafe extern "C" fn free(block: *mut c_void) {
     // SAFETY: `block` came from `malloc` or `realloc` above (or is null).
-    unsafe { mi::mi_free(block) }
+    unsafe { je::free(block) }
 }
 
 unsafe extern "C" fn realloc(block: *mut c_void, bytes: c_int) -> *mut c_void {
     // SAFETY: as for `free`.
-    unsafe { mi::mi_realloc(block, usize::try_from(bytes).unwrap_or(0)) }
+    unsafe { je::realloc(block, usize::try_from(bytes).unwrap_or(0)) }
 }
 
 /// The usable size of a block, which SQLite uses whole (it may be more than was asked).
 unsafe extern "C" fn size(block: *mut c_void) -> c_int {
     // SAFETY: as for `free`.
-    let usable = unsafe { mi::mi_usable_size(block) };
+    let usable = unsafe { je::malloc_usable_size(block) };
     c_int::try_from(usable).unwrap_or(c_int::MAX)
 }
 
-/// What an allocation of `bytes` is rounded up to: mimalloc's own size class.
+/// What an allocation of `bytes` is rounded up to: jemalloc's own size class.
 unsafe extern "C" fn roundup(bytes: c_int) -> c_int {
     // SAFETY: a pure function of its argument.
-    let rounded = unsafe { mi::mi_good_size(usize::try_from(bytes).unwrap_or(0)) };
+    let rounded = unsafe { je::nallocx(usize::try_from(bytes).unwrap_or(1).max(1), 0) };
     c_int::try_from(rounded).unwrap_or(bytes)
 }
 
@@ -93,12 +93,12 @@ mod tests {
     const FRESH: &str = "TURNHOUSE_TEST_FRESH_PROCESS";
 
     #[test]
-    fn sqlite_allocates_through_mimalloc_and_keeps_no_statistics() {
+    fn sqlite_allocates_through_jemalloc_and_keeps_no_statistics() {
         if std::env::var_os(FRESH).is_none() {
             // Again in a process of its own: here another test may have started SQLite first,
             // and then it keeps its defaults.
             let name = "store::sqlite::allocator::tests::\
-                        sqlite_allocates_through_mimalloc_and_keeps_no_statistics";
+                        sqlite_allocates_through_jemalloc_and_keeps_no_statistics";
             let run = std::process::Command::new(std::env::current_exe().unwrap())
                 .args([name, "--exact", "--test-threads=1"])
                 .env(FRESH, "1")
@@ -118,7 +118,9 @@ mod tests {
         unsafe {
             let block = ffi::sqlite3_malloc(1_000);
             assert!(!block.is_null());
-            assert!(mi::mi_is_in_heap_region(block), "a block of mimalloc's");
+            // jemalloc's class for 1,000 bytes is 1,024; C's `malloc` here gives 1,000 or 1,016.
+            assert_eq!(je::nallocx(1_000, 0), 1_024);
+            assert_eq!(ffi::sqlite3_msize(block), 1_024, "a block of jemalloc's");
             assert_eq!(ffi::sqlite3_memory_used(), 0, "no statistics are kept");
             ffi::sqlite3_free(block);
         }
