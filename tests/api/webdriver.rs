@@ -549,8 +549,18 @@ impl Browser {
         url.as_str().unwrap_or_default().to_owned()
     }
 
-    /// Done with: given back for the next test.
-    pub async fn close(self) {}
+    /// Done with, as a person closing their browser: the page is closed (its streams with it,
+    /// so the server sees them go), and the browser given back for the next test.
+    /// (Its tab is closed, not navigated away from: Chromium may keep a page it left, streams
+    /// and all, to come back to.)
+    pub async fn close(self) {
+        let Some(opened) = self.try_send("POST", "/window/new", json!({})).await else {
+            return;
+        };
+        let _ = self.try_send("DELETE", "/window", Value::Null).await;
+        let handle = json!({"handle": opened["handle"]});
+        let _ = self.try_send("POST", "/window", handle).await;
+    }
 }
 
 /// `scheme://host:port` of `url`, if it has one.
