@@ -197,6 +197,13 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
         games: &[&str],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Makes the read-then-write of the ratings of `keys` (game, player) atomic against other
+    /// servers' (held until the transaction ends).
+    fn lock_ratings(
+        conn: &mut impl Exec,
+        keys: &[(&str, &str)],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Tells other servers on the database about these commits once they are durable.
     fn announce(
         conn: &mut impl Exec,

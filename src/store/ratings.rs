@@ -167,6 +167,7 @@ async fn rate_wave<D: Dialect>(
             players.map(move |p| (game, p.id.as_str()))
         })
         .collect();
+    D::lock_ratings(conn, &keys).await?;
     let kept = ratings_of::<D, _>(conn, &keys).await?;
     let changes: Vec<Change> = commits
         .iter()

@@ -352,6 +352,10 @@ fn snapshot() -> String {
         postgres::QUICK_PLAY_LOCK
     ));
     out.push_str(&format!(
+        "\n-- PostgreSQL: RATINGS_LOCK\n{};\n",
+        set_text::<sqlx::Postgres>(postgres::RATINGS_LOCK)
+    ));
+    out.push_str(&format!(
         "\n-- PostgreSQL: NOTIFY\n{};\n",
         set_text::<sqlx::Postgres>(postgres::NOTIFY)
     ));

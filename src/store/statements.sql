@@ -644,6 +644,9 @@ VACUUM INTO ?;
 -- PostgreSQL: QUICK_PLAY_LOCK
 SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0));
 
+-- PostgreSQL: RATINGS_LOCK
+WITH v (game, player_id) AS (VALUES ($1, $2), ($3, $4)) SELECT pg_advisory_xact_lock(s.lock) FROM (SELECT DISTINCT hashtextextended('turnhouse rating ' || v.game || ' ' || v.player_id, 0) AS lock FROM v) s ORDER BY s.lock;
+
 -- PostgreSQL: NOTIFY
 WITH v (room_id, version, lobby) AS (VALUES ($1, $2, $3), ($4, $5, $6)) SELECT pg_notify('turnhouse', v.room_id || ' ' || v.version || ' ' || current_setting('turnhouse.instance') || ' ' || v.lobby) FROM v;
 

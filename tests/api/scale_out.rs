@@ -158,6 +158,65 @@ async fn streams_on_one_server_see_moves_made_on_another_even_across_a_lost_list
     assert_eq!(last[0]["finished"], true);
 }
 
+/// One player finishing two rated games at the same moment, one on each server: each rating
+/// change starts from the one before it, so neither game's is lost to the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_players_two_games_finished_at_once_on_two_servers_both_count() {
+    if !on_postgres() {
+        return;
+    }
+    let (a, b) = two_servers().await;
+    for round in 0..12 {
+        let x = a.register(&unique("x")).await;
+        let mut rooms = Vec::new();
+        for app in [&a, &b] {
+            let o = app.register(&unique("o")).await;
+            let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
+            let room = room["id"].as_str().unwrap().to_owned();
+            assert_eq!(app.join(&o, &room).await.status(), StatusCode::OK);
+            for (player, (cx, cy)) in [(&x, (0, 0)), (&o, (1, 1)), (&x, (1, 0)), (&o, (2, 2))] {
+                app.play_ok(player, &room, json!({"x": cx, "y": cy})).await;
+            }
+            rooms.push(room);
+        }
+        let win = json!({"x": 2, "y": 0});
+        tokio::join!(
+            a.play_ok(&x, &rooms[0], win.clone()),
+            b.play_ok(&x, &rooms[1], win)
+        );
+        let changes: Vec<(f64, f64)> = crate::databases::database_rows(
+            &a.database,
+            Box::leak(
+                format!(
+                    "SELECT rating_before, rating_after FROM rating_changes \
+                     WHERE player_id = '{}' ORDER BY seq",
+                    x.id
+                )
+                .into_boxed_str(),
+            ),
+        )
+        .await;
+        assert_eq!(changes.len(), 2, "round {round}: {changes:?}");
+        assert_eq!(changes[0].0, 1500.0, "round {round}: {changes:?}");
+        assert_eq!(
+            changes[1].0, changes[0].1,
+            "round {round}: the second game starts from the first's rating"
+        );
+        let kept: Vec<(f64, i64)> = crate::databases::database_rows(
+            &a.database,
+            Box::leak(
+                format!(
+                    "SELECT rating, games FROM ratings WHERE player_id = '{}'",
+                    x.id
+                )
+                .into_boxed_str(),
+            ),
+        )
+        .await;
+        assert_eq!(kept, [(changes[1].1, 2)], "round {round}");
+    }
+}
+
 /// A room a server has in memory, changed on another server: reads on the first are current,
 /// `If-None-Match` included, and a move that the old copy would refuse is accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

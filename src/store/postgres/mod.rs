@@ -22,6 +22,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Postgres};
 
 use super::dialect::{Dialect, SetRow, SetSql, EVENT_ROW, NEW_ROOM_ROW, ROOM_CHANGE_ROW};
+use super::sets::execute_set;
 use super::sql::{AnyConnection, Exec, Statement};
 use super::types::{RoomCommit, StoreError};
 use crate::domain::ids::new_id;
@@ -30,6 +31,16 @@ use session_reads::SessionReads;
 /// Quick play's lock on game `$1`, held until the transaction ends.
 pub(super) const QUICK_PLAY_LOCK: &str =
     "SELECT pg_advisory_xact_lock(hashtextextended('turnhouse quick play ' || $1, 0))";
+
+/// The ratings' locks, one per (game, player), held until the transaction ends: taken in one
+/// order (by their number), so two servers' batches never wait for each other in a circle
+/// over them.
+pub(super) const RATINGS_LOCK: SetSql = SetSql {
+    columns: "game, player_id",
+    statement: "SELECT pg_advisory_xact_lock(s.lock) FROM (SELECT DISTINCT \
+         hashtextextended('turnhouse rating ' || v.game || ' ' || v.player_id, 0) AS lock \
+         FROM v) s ORDER BY s.lock",
+};
 
 /// The channel every room commit is announced on ([`NOTIFY`] names it too).
 pub(super) const CHANNEL: &str = "turnhouse";
@@ -218,6 +229,17 @@ impl Dialect for Postgres {
             conn.execute(lock).await?;
         }
         Ok(())
+    }
+
+    /// Held until the transaction ends: another server finishing a game of the same player
+    /// reads the rating once this one's is committed, in a statement of its own (a statement
+    /// sees the database as it was when it began, before any wait for a lock in it).
+    async fn lock_ratings(conn: &mut impl Exec, keys: &[(&str, &str)]) -> Result<(), StoreError> {
+        execute_set::<Self, _>(conn, RATINGS_LOCK, keys, |row, (game, player)| {
+            row.put("game", *game);
+            row.put("player_id", *player);
+        })
+        .await
     }
 
     /// `NOTIFY`, which PostgreSQL delivers only once the transaction has committed: for each

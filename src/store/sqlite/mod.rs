@@ -161,6 +161,11 @@ impl Dialect for Sqlite {
         Ok(())
     }
 
+    /// The only writer of the file: its transaction already holds every rating.
+    async fn lock_ratings(_conn: &mut impl Exec, _keys: &[(&str, &str)]) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Servers sharing a SQLite file are not told: each reads what the other wrote from the
     /// file.
     async fn announce(_conn: &mut impl Exec, _commits: &[&RoomCommit]) -> Result<(), StoreError> {
