@@ -337,8 +337,7 @@ impl Store {
     /// Waits until every write queued so far is durable (or failed): a stopping server's
     /// last step.
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let (job, reply) = queue::Job::new(writer::Flush);
-        self.writer.write(job.into(), reply).await.map(|_| ())
+        self.writer.flush().await
     }
 
     pub async fn room(&self, id: &str) -> Result<Option<Room>, StoreError> {
