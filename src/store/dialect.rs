@@ -127,9 +127,6 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     /// than on the server's runtime: right where the connection is a thread of sqlx's with no
     /// socket (SQLite), which needs nothing of the server runtime's reactor.
     const WRITER_THREAD: bool;
-    /// How many writers a server runs, each with its connection: a room's writes always go
-    /// to the same one.
-    const WRITERS: usize;
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;
     /// Quick play's search: the oldest room of game `$1` with clock `$3` open to player `$2`

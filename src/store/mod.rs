@@ -337,7 +337,8 @@ impl Store {
     /// Waits until every write queued so far is durable (or failed): a stopping server's
     /// last step.
     pub async fn flush(&self) -> Result<(), StoreError> {
-        self.writer.flush().await
+        let (job, reply) = queue::Job::new(writer::Flush);
+        self.writer.write(job.into(), reply).await.map(|_| ())
     }
 
     pub async fn room(&self, id: &str) -> Result<Option<Room>, StoreError> {

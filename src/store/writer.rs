@@ -55,9 +55,7 @@ const MAX_REPLAYS: u32 = 10;
 
 #[derive(Clone)]
 pub(super) struct Writer {
-    /// Each writer's queue ([`Dialect::WRITERS`]): a room's writes go to one of them, chosen
-    /// by its id, and every other write to the first.
-    jobs: Vec<mpsc::Sender<Write>>,
+    jobs: mpsc::Sender<Write>,
     /// Actions that will write soon, for the writer to wait for when few writes wait.
     pub(super) on_their_way: OnTheirWay,
     pub(super) stats: Arc<WriterStats>,
@@ -74,6 +72,7 @@ impl Writer {
         wal: Option<SyncedLog>,
         outbox: Arc<OutboxBoard>,
     ) -> Result<Self, StoreError> {
+        let (jobs, queue) = mpsc::channel(QUEUE);
         let on_their_way = OnTheirWay::default();
         let stats = Arc::new(WriterStats::new());
         let health = Arc::new(WriteHealth::default());
@@ -81,35 +80,28 @@ impl Writer {
             Some(wal) => Durability::sync_log(wal, stats.clone(), health.clone())?,
             None => Durability::AtCommit,
         };
-        let writing = Arc::new(Writing {
+        let writing = Writing {
             outbox,
             stats: stats.clone(),
             health: health.clone(),
             durability,
-        });
-        let mut jobs = Vec::with_capacity(D::WRITERS);
-        for _ in 0..D::WRITERS {
-            let (sender, queue) = mpsc::channel(QUEUE);
-            jobs.push(sender);
-            let (pool, writing) = (pool.clone(), writing.clone());
-            if D::WRITER_THREAD {
-                // On the server's runtime, tokio woke a second worker for nothing at nearly
-                // every step of the writer (`notify_parked_local`, with the time driver's
-                // parking about 6% of the server's samples at 64 games in flight); a runtime
-                // of one thread has no other worker to wake.
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                // Only a writer on a thread of its own waits for writes on their way (see
-                // `gather`): it sleeps its thread, which a task on the server's runtime must
-                // not.
-                let coming = Some(on_their_way.clone());
-                std::thread::Builder::new()
-                    .name("turnhouse-writer".into())
-                    .spawn(move || runtime.block_on(run(pool, queue, writing, coming)))?;
-            } else {
-                tokio::spawn(run(pool, queue, writing, None));
-            }
+        };
+        if D::WRITER_THREAD {
+            // On the server's runtime, tokio woke a second worker for nothing at nearly every
+            // step of the writer (`notify_parked_local`, with the time driver's parking about
+            // 6% of the server's samples at 64 games in flight); a runtime of one thread has
+            // no other worker to wake.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            // Only a writer on a thread of its own waits for writes on their way (see
+            // `gather`): it sleeps its thread, which a task on the server's runtime must not.
+            let coming = Some(on_their_way.clone());
+            std::thread::Builder::new()
+                .name("turnhouse-writer".into())
+                .spawn(move || runtime.block_on(run(pool, queue, writing, coming)))?;
+        } else {
+            tokio::spawn(run(pool, queue, writing, None));
         }
         Ok(Self {
             jobs,
@@ -126,41 +118,16 @@ impl Writer {
         write: Write,
         reply: Reply<T, R>,
     ) -> Result<(T, R), StoreError> {
-        let jobs = &self.jobs[self.writer_of(&write)];
-        match jobs.try_send(write) {
+        match self.jobs.try_send(write) {
             Ok(()) => {}
             // Boxed: waiting for room is rare, and the channel's `send` future (888 bytes)
             // would otherwise be carried by every future that writes, up to the handler's.
-            Err(TrySendError::Full(write)) => Box::pin(jobs.send(write))
+            Err(TrySendError::Full(write)) => Box::pin(self.jobs.send(write))
                 .await
                 .map_err(|_| StoreError::WriterStopped)?,
             Err(TrySendError::Closed(_)) => return Err(StoreError::WriterStopped),
         }
         reply.await.map_err(|_| StoreError::WriterStopped)?
-    }
-
-    /// Which writer takes `write`.
-    fn writer_of(&self, write: &Write) -> usize {
-        match (self.jobs.len(), room_of(write)) {
-            (1, _) | (_, None) => 0,
-            (writers, Some(room)) => {
-                let mut hasher = std::hash::DefaultHasher::new();
-                std::hash::Hash::hash(room, &mut hasher);
-                (std::hash::Hasher::finish(&hasher) % writers as u64) as usize
-            }
-        }
-    }
-
-    /// Waits until every write queued so far, to any writer, is durable (or failed).
-    pub(super) async fn flush(&self) -> Result<(), StoreError> {
-        for jobs in &self.jobs {
-            let (job, reply) = super::queue::Job::new(Flush);
-            match jobs.send(job.into()).await {
-                Ok(()) => reply.await.map_err(|_| StoreError::WriterStopped)??,
-                Err(_) => return Err(StoreError::WriterStopped),
-            };
-        }
-        Ok(())
     }
 }
 
@@ -188,7 +155,7 @@ struct Writing {
 async fn run<D: Dialect>(
     pool: Pool<D>,
     mut queue: mpsc::Receiver<Write>,
-    writing: Arc<Writing>,
+    writing: Writing,
     coming: Option<OnTheirWay>,
 ) {
     // Dropped before `pool`, which holds the connection it belongs to.

@@ -84,7 +84,6 @@ impl Dialect for Postgres {
     /// The connections' sockets are the server runtime's: a writer elsewhere would hear of
     /// each answer through that runtime's thread, one more hand-off per statement.
     const WRITER_THREAD: bool = false;
-    const WRITERS: usize = 2;
     const FALSE: &'static str = "false";
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.clock_move_seconds IS NOT DISTINCT FROM $3 \
@@ -343,7 +342,7 @@ impl PgStore {
         sqlx::migrate!("./migrations/postgres").run(&read).await?;
         // One writing connection per server: its batches already carry every write waiting.
         let write = PgPoolOptions::new()
-            .max_connections(<Postgres as Dialect>::WRITERS as u32)
+            .max_connections(1)
             .connect_with(writer_options(options))
             .await?;
         let sessions = SessionReads::new(read.clone());

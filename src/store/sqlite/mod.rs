@@ -48,8 +48,6 @@ impl Dialect for Sqlite {
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
     const NUMBERED_PLACEHOLDERS: bool = false;
     const WRITER_THREAD: bool = true;
-    /// A SQLite database has one writer at a time.
-    const WRITERS: usize = 1;
     const FALSE: &'static str = "0";
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.clock_move_seconds IS $3 \
