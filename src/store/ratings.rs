@@ -118,8 +118,8 @@ pub(super) async fn ratings_of<D: Dialect, E: Exec>(
 /// Changes the ratings of the games `commits` finish (each carries its result), in the
 /// order given, in three statements per wave of games with no player in common: the ratings
 /// read (once the dialect has locked them against other servers' batches), then written, then
-/// the changes kept. A game that shares a player with an earlier
-/// one in the batch starts the next wave, so it sees that game's outcome.
+/// the changes kept. A game that shares a player with an earlier one in the batch starts the
+/// next wave, so it sees that game's outcome.
 pub(super) async fn rate<D: Dialect>(
     conn: &mut impl Exec,
     commits: &[&RoomCommit],
