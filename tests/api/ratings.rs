@@ -4,15 +4,26 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::client::Api;
 use crate::databases::database_rows;
 use crate::helpers::{TestApp, TestPlayer};
 
+/// X takes two of the top row while O plays the middle one: [`winning_move`] is X's next.
+pub(crate) async fn x_one_move_from_winning(api: &Api, room: &str, x: &TestPlayer, o: &TestPlayer) {
+    for (player, (cx, cy)) in [(x, (0, 0)), (o, (1, 1)), (x, (1, 0)), (o, (2, 2))] {
+        api.play_ok(player, room, json!({"x": cx, "y": cy})).await;
+    }
+}
+
+/// X's move that completes the top row, after [`x_one_move_from_winning`].
+pub(crate) fn winning_move() -> Value {
+    json!({"x": 2, "y": 0})
+}
+
 /// X takes the top row while O plays the middle one: X wins.
 pub(crate) async fn x_wins(app: &TestApp, room: &str, x: &TestPlayer, o: &TestPlayer) -> Value {
-    for (player, (cx, cy)) in [(x, (0, 0)), (o, (1, 1)), (x, (1, 0)), (o, (2, 2))] {
-        app.play_ok(player, room, json!({"x": cx, "y": cy})).await;
-    }
-    app.play_ok(x, room, json!({"x": 2, "y": 0})).await
+    x_one_move_from_winning(app, room, x, o).await;
+    app.play_ok(x, room, winning_move()).await
 }
 
 /// The last version of the room's history.
@@ -178,16 +189,14 @@ async fn a_kill_between_the_finishing_move_and_its_answer_rates_the_game_exactly
     let mut games = Vec::new();
     for _ in 0..8 {
         let (room, x, o) = api.started_tictactoe().await;
-        for (player, (cx, cy)) in [(&x, (0, 0)), (&o, (1, 1)), (&x, (1, 0)), (&o, (2, 2))] {
-            api.play_ok(player, &room, json!({"x": cx, "y": cy})).await;
-        }
+        x_one_move_from_winning(&api, &room, &x, &o).await;
         games.push((room, x, o));
     }
     let finishing: Vec<_> = games
         .iter()
         .map(|(room, x, _)| {
             let (api, room, x) = (api.clone(), room.clone(), x.clone());
-            tokio::spawn(async move { api.play(&x, &room, json!({"x": 2, "y": 0})).await })
+            tokio::spawn(async move { api.play(&x, &room, winning_move()).await })
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(3)).await;
@@ -209,7 +218,7 @@ async fn a_kill_between_the_finishing_move_and_its_answer_rates_the_game_exactly
                 rows.is_empty(),
                 "room {room}: no change for a game not finished"
             );
-            api.play_ok(x, room, json!({"x": 2, "y": 0})).await;
+            api.play_ok(x, room, winning_move()).await;
             assert_eq!(changes_of(&database, room).await.len(), 2);
         }
         for player in [x, o] {
@@ -283,14 +292,12 @@ async fn two_games_of_one_player_finishing_together_chain_their_changes() {
         let room = room["id"].as_str().unwrap().to_owned();
         let o = app.new_player().await;
         assert_eq!(app.join(&o, &room).await.status(), StatusCode::OK);
-        for (player, (cx, cy)) in [(&x, (0, 0)), (&o, (1, 1)), (&x, (1, 0)), (&o, (2, 2))] {
-            app.play_ok(player, &room, json!({"x": cx, "y": cy})).await;
-        }
+        x_one_move_from_winning(&app, &room, &x, &o).await;
         rooms.push(room);
     }
     let (a, b) = tokio::join!(
-        app.play(&x, &rooms[0], json!({"x": 2, "y": 0})),
-        app.play(&x, &rooms[1], json!({"x": 2, "y": 0}))
+        app.play(&x, &rooms[0], winning_move()),
+        app.play(&x, &rooms[1], winning_move())
     );
     assert_eq!((a.status(), b.status()), (StatusCode::OK, StatusCode::OK));
     let sql: &'static str = Box::leak(

@@ -17,6 +17,7 @@ use crate::client::Api;
 use crate::databases::{fresh_postgres, on_postgres, postgres_url};
 use crate::faults::upload_ledger;
 use crate::helpers::{unique, TestApp};
+use crate::ratings::{winning_move, x_one_move_from_winning};
 use crate::real_server::Server;
 use crate::restart::assert_versions_match_events;
 use crate::sse_client::{versions, EventStream};
@@ -174,15 +175,12 @@ async fn one_players_two_games_finished_at_once_on_two_servers_both_count() {
             let room = app.create_room(&x, json!({"game": "tictactoe"})).await;
             let room = room["id"].as_str().unwrap().to_owned();
             assert_eq!(app.join(&o, &room).await.status(), StatusCode::OK);
-            for (player, (cx, cy)) in [(&x, (0, 0)), (&o, (1, 1)), (&x, (1, 0)), (&o, (2, 2))] {
-                app.play_ok(player, &room, json!({"x": cx, "y": cy})).await;
-            }
+            x_one_move_from_winning(app, &room, &x, &o).await;
             rooms.push(room);
         }
-        let win = json!({"x": 2, "y": 0});
         tokio::join!(
-            a.play_ok(&x, &rooms[0], win.clone()),
-            b.play_ok(&x, &rooms[1], win)
+            a.play_ok(&x, &rooms[0], winning_move()),
+            b.play_ok(&x, &rooms[1], winning_move())
         );
         let changes: Vec<(f64, f64)> = crate::databases::database_rows(
             &a.database,
