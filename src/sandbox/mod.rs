@@ -9,6 +9,7 @@
 //! - [`worker`]: the worker process's main loop.
 //! - [`protocol`]: the JSON lines the two sides exchange.
 //! - [`pool`]: the server's side: leasing workers, deadlines, replacing dead ones.
+//! - [`process`]: one worker process as the server holds it: its pipes and its watchdog.
 //! - [`hook_threads`]: the threads the server calls hooks from, one per worker.
 //! - [`hosted`]: an uploaded game as a [`crate::game::Game`].
 //! - [`game_log`]: where its log lines go for its owner to read.
@@ -18,6 +19,7 @@ pub mod game_log;
 mod hook_threads;
 pub mod hosted;
 pub mod pool;
+mod process;
 pub mod protocol;
 pub mod quickjs;
 mod watchdog;
