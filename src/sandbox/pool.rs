@@ -12,11 +12,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
-use tokio::sync::Notify;
 
 use super::counts::{SandboxCounts, Stop};
 use super::hook_threads::HookThreads;
-use super::process::{blocking, Blocking, Reactor, Wait, Worker};
+use super::process::Worker;
 use super::protocol::{Format, LogLine, Outcome, Request, Response, SearchOptions};
 use super::quickjs::Limits;
 use super::watchdog::Watchdog;
@@ -89,9 +88,7 @@ struct Shared {
     size: usize,
     bot_search: SearchBudget,
     state: Mutex<PoolState>,
-    /// Where callers on threads wait for a worker to come free, and callers on the runtime.
     freed: Condvar,
-    freed_async: Notify,
     /// How many bot searches may run at once (see [`search_slots`]).
     search_slots: usize,
     /// Bot searches running, at most `search_slots`: a search keeps a worker and a
@@ -123,7 +120,6 @@ impl SandboxPool {
                 bot_search: SearchBudget::default(),
                 state: Mutex::new(PoolState::default()),
                 freed: Condvar::new(),
-                freed_async: Notify::new(),
                 search_slots: search_slots(&SearchBudget::default(), size.max(1)),
                 searches: Mutex::new(0),
                 search_ended: Condvar::new(),
@@ -176,7 +172,7 @@ impl SandboxPool {
             source: source.to_owned(),
         };
         let limit_ms = self.shared.limits.time.as_millis();
-        match blocking(lease.exchange(&request, self.compile_deadline(), &mut Blocking)) {
+        match lease.exchange(&request, self.compile_deadline()) {
             Ok(Response::Checked {
                 format,
                 hooks,
@@ -241,46 +237,6 @@ impl SandboxPool {
         self.run(key, source, &search, time)
     }
 
-    /// [`SandboxPool::call`] for a caller on an async runtime: it waits for a worker, and for
-    /// the worker's answer, on the runtime rather than on a thread of its own, so a hook call
-    /// costs no hand-off to a hook thread and back (`docs/internals.md`).
-    ///
-    /// The call runs as a task of its own: a caller that stops waiting (its client went away)
-    /// leaves it to finish, as a hook thread would, rather than the worker to be killed
-    /// midway.
-    pub async fn call_async(
-        &self,
-        key: &str,
-        source: &Arc<str>,
-        hook: Hook,
-        args: Box<RawValue>,
-    ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
-        let pool = self.clone();
-        let (key, source) = (key.to_owned(), source.clone());
-        let call = tokio::spawn(async move {
-            let request = Request::Call {
-                key: key.clone(),
-                hook,
-                args,
-            };
-            let time = pool.shared.limits.time;
-            let result = match pool.lease_async().await {
-                Ok(mut lease) => {
-                    let mut reactor = Reactor::default();
-                    pool.converse(&mut lease, &mut reactor, &key, &source, &request, time)
-                        .await
-                }
-                Err(err) => Err(err),
-            };
-            pool.shared
-                .counts
-                .called(result.as_ref().map(|(outcome, _)| outcome));
-            result
-        });
-        call.await
-            .map_err(|err| PoolError::Died(format!("the call's task ended: {err}")))?
-    }
-
     /// Sends `request` about the game `key`, loading its `source` first if the worker does not
     /// hold it; the worker stops the work after `time`.
     fn run(
@@ -290,38 +246,31 @@ impl SandboxPool {
         request: &Request,
         time: Duration,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
-        let result = self.lease().and_then(|mut lease| {
-            blocking(self.converse(&mut lease, &mut Blocking, key, source, request, time))
-        });
+        let result = self.run_on_a_worker(key, source, request, time);
         self.shared
             .counts
             .called(result.as_ref().map(|(outcome, _)| outcome));
         result
     }
 
-    /// Sends `request` to the leased worker, and the game's source first if it asks for it.
-    async fn converse(
+    fn run_on_a_worker(
         &self,
-        lease: &mut Lease,
-        wait: &mut impl Wait,
         key: &str,
         source: &str,
         request: &Request,
         time: Duration,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
+        let mut lease = self.lease()?;
         let mut loaded = false;
         loop {
-            match lease
-                .exchange(request, Watchdog::for_work(time), wait)
-                .await?
-            {
+            match lease.exchange(request, Watchdog::for_work(time))? {
                 Response::Done { outcome, logs } => return Ok((outcome, logs)),
                 Response::Missing if !loaded => {
                     let load = Request::Load {
                         key: key.to_owned(),
                         source: source.to_owned(),
                     };
-                    match lease.exchange(&load, self.compile_deadline(), wait).await? {
+                    match lease.exchange(&load, self.compile_deadline())? {
                         Response::Loaded => loaded = true,
                         Response::Invalid { message, .. } => {
                             return Ok((
@@ -347,99 +296,48 @@ impl SandboxPool {
 
     /// Waits for an idle worker, starting one if the pool is not full.
     fn lease(&self) -> Result<Lease, PoolError> {
-        let mut state = self.shared.lock();
-        loop {
-            match self.shared.take(&mut state) {
-                Take::Idle(worker) => return Ok(Lease::new(self.shared.clone(), worker)),
-                Take::Start => {
-                    drop(state);
-                    return self.start();
-                }
-                Take::Wait => {
-                    state = self
-                        .shared
-                        .freed
-                        .wait(state)
-                        .expect("the pool lock is never poisoned")
-                }
-            }
-        }
-    }
-
-    /// [`SandboxPool::lease`], waiting on the runtime.
-    async fn lease_async(&self) -> Result<Lease, PoolError> {
-        loop {
-            // Made before the pool is looked at, so a worker freed after the look wakes it.
-            let freed = self.shared.freed_async.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            let take = self.shared.take(&mut self.shared.lock());
-            match take {
-                Take::Idle(worker) => return Ok(Lease::new(self.shared.clone(), worker)),
-                // Starting a process takes a moment; it happens when the pool first fills
-                // and after a worker is killed.
-                Take::Start => return self.start(),
-                Take::Wait => freed.await,
-            }
-        }
-    }
-
-    /// Starts a worker in the place [`Shared::take`] kept for it.
-    fn start(&self) -> Result<Lease, PoolError> {
         let shared = &self.shared;
-        match Worker::spawn(&shared.program, &shared.limits) {
-            Ok(worker) => {
-                shared.counts.started();
-                Ok(Lease::new(shared.clone(), worker))
+        let mut state = shared
+            .state
+            .lock()
+            .expect("the pool lock is never poisoned");
+        loop {
+            if let Some(mut worker) = state.idle.pop() {
+                // One that died while idle (killed from outside) is replaced, not handed out.
+                if worker.has_exited() {
+                    shared.counts.stopped(Stop::Died);
+                    state.live -= 1;
+                    continue;
+                }
+                return Ok(Lease::new(shared.clone(), worker));
             }
-            Err(err) => {
-                shared.release_slot();
-                Err(PoolError::Unavailable(err.to_string()))
+            if state.live < shared.size {
+                state.live += 1;
+                drop(state);
+                return match Worker::spawn(&shared.program, &shared.limits) {
+                    Ok(worker) => {
+                        shared.counts.started();
+                        Ok(Lease::new(shared.clone(), worker))
+                    }
+                    Err(err) => {
+                        shared.release_slot();
+                        Err(PoolError::Unavailable(err.to_string()))
+                    }
+                };
             }
+            state = shared
+                .freed
+                .wait(state)
+                .expect("the pool lock is never poisoned");
         }
     }
-}
-
-/// What a caller wanting a worker gets now.
-enum Take {
-    Idle(Worker),
-    /// A place to start one in, counted as live already.
-    Start,
-    /// None: every worker is lent out and the pool is full.
-    Wait,
 }
 
 impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
-        self.state.lock().expect("the pool lock is never poisoned")
-    }
-
-    fn take(&self, state: &mut PoolState) -> Take {
-        while let Some(mut worker) = state.idle.pop() {
-            // One that died while idle (killed from outside) is replaced, not handed out.
-            if worker.has_exited() {
-                self.counts.stopped(Stop::Died);
-                state.live -= 1;
-                continue;
-            }
-            return Take::Idle(worker);
-        }
-        if state.live < self.size {
-            state.live += 1;
-            return Take::Start;
-        }
-        Take::Wait
-    }
-
-    /// Tells one waiter of each kind that a worker or a place came free.
-    fn notify_freed(&self) {
-        self.freed.notify_one();
-        self.freed_async.notify_one();
-    }
-
     fn release_slot(&self) {
-        self.lock().live -= 1;
-        self.notify_freed();
+        let mut state = self.state.lock().expect("the pool lock is never poisoned");
+        state.live -= 1;
+        self.freed.notify_one();
     }
 }
 
@@ -490,8 +388,6 @@ impl Drop for SearchPermit<'_> {
 struct Lease {
     shared: Arc<Shared>,
     worker: Option<Worker>,
-    /// Whether an exchange has begun and not ended.
-    midway: bool,
 }
 
 impl Lease {
@@ -499,23 +395,14 @@ impl Lease {
         Self {
             shared,
             worker: Some(worker),
-            midway: false,
         }
     }
 
     /// Sends `request` and reads the response before `watchdog` gives up. On any failure the
-    /// worker is killed and its place freed; so it is if the exchange is dropped unfinished
-    /// (its answer would be read as the next caller's).
-    async fn exchange(
-        &mut self,
-        request: &Request,
-        watchdog: Watchdog,
-        wait: &mut impl Wait,
-    ) -> Result<Response, PoolError> {
+    /// worker is killed and its place freed.
+    fn exchange(&mut self, request: &Request, watchdog: Watchdog) -> Result<Response, PoolError> {
         let worker = self.worker.as_mut().expect("a lease holds a worker");
-        self.midway = true;
-        let result = worker.exchange(request, watchdog, wait).await;
-        self.midway = false;
+        let result = worker.exchange(request, watchdog);
         if let Err(error) = &result {
             self.retire(Stop::of(error).unwrap_or(Stop::Died));
         }
@@ -539,12 +426,14 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        if self.midway {
-            self.retire(Stop::Died);
-        }
         if let Some(worker) = self.worker.take() {
-            self.shared.lock().idle.push(worker);
-            self.shared.notify_freed();
+            let mut state = self
+                .shared
+                .state
+                .lock()
+                .expect("the pool lock is never poisoned");
+            state.idle.push(worker);
+            self.shared.freed.notify_one();
         }
     }
 }
