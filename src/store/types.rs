@@ -240,9 +240,13 @@ fn sqlx_fault(err: &sqlx::Error) -> Option<StorageFault> {
                 // memory or connections; or the database takes no new connections now
                 // (55000 on connecting: ALLOW_CONNECTIONS false, as for maintenance)
                 "57P01" | "57P02" | "57P03" | "25006" | "55000" => Some(StorageFault::Unavailable),
-                _ if code.starts_with("08") || code.starts_with("53") => {
+                // The connection failed, the server is out of resources, or it no longer takes
+                // the server's role or password (rotated under it) or knows its database:
+                // what it takes is the operator's, not the request's.
+                _ if code.starts_with("08") || code.starts_with("53") || code.starts_with("28") => {
                     Some(StorageFault::Unavailable)
                 }
+                "3D000" => Some(StorageFault::Unavailable),
                 _ => None,
             }
         }

@@ -1,9 +1,10 @@
 //! Faults real deployments meet, against the real binary: a write lock held from `sqlite3`, a
-//! full disk, a server frozen mid-load, thousands of connections that never finish a request.
+//! full disk, a server frozen mid-load, thousands of connections that never finish a request,
+//! a PostgreSQL that stops taking the server's password.
 //! In each, nothing acknowledged is lost, nothing is applied twice, nothing answers 500, and
 //! the server recovers by itself.
 
-use crate::databases::{fresh_database, on_postgres};
+use crate::databases::{fresh_database, on_postgres, postgres_url};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -13,8 +14,10 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use sqlx::{Connection, Executor};
 
 use crate::client::{Api, TestPlayer};
+use crate::helpers::TestApp;
 use crate::real_server::Server;
 
 fn client(timeout: Duration) -> reqwest::Client {
@@ -530,4 +533,92 @@ async fn two_thousand_slow_connections_do_not_stop_others_being_served() {
     }
     drop(idle);
     server.kill();
+}
+
+/// PostgreSQL refusing the server's password (rotated under it, say): what needs the database
+/// answers 503 storage_unavailable and changes nothing, never a 500; once the password works
+/// again, so does the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_refusing_the_password_answers_503_until_it_takes_it_again() {
+    if !on_postgres() {
+        return;
+    }
+    let suffix = format!("{:016x}", rand::random::<u64>());
+    let (role, database) = (format!("r_{suffix}"), format!("d_{suffix}"));
+    let mut admin = sqlx::PgConnection::connect(&postgres_url("postgres"))
+        .await
+        .unwrap();
+    for sql in [
+        format!("CREATE ROLE {role} LOGIN PASSWORD 'first'"),
+        format!("CREATE DATABASE {database} OWNER {role}"),
+    ] {
+        admin.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
+    }
+    let var = |name: &str| std::env::var(name).unwrap();
+    let url = format!(
+        "postgres://{role}:first@{}:{}/{database}",
+        var("PGHOST"),
+        var("PGPORT")
+    );
+    let app = TestApp::spawn_on(url, turnhouse::games::builtin(), |_| {}).await;
+    let (room, x, _o) = app.started_tictactoe().await;
+    let stored_version = || {
+        let url = postgres_url(&database);
+        let room = room.clone();
+        async move {
+            let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+            sqlx::query_scalar::<_, i64>("SELECT version FROM rooms WHERE id = $1")
+                .bind(room)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap()
+        }
+    };
+    let before = stored_version().await;
+
+    // The password changes, and every connection the server holds is cut.
+    admin
+        .execute(sqlx::AssertSqlSafe(format!(
+            "ALTER ROLE {role} PASSWORD 'second'"
+        )))
+        .await
+        .unwrap();
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1")
+        .bind(&role)
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let mv = json!({"x": 0, "y": 0});
+    for _ in 0..3 {
+        let response = app.play(&x, &room, mv.clone()).await;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert_eq!(body["code"], "storage_unavailable", "{body}");
+    }
+    assert_eq!(
+        stored_version().await,
+        before,
+        "a refused move changes nothing"
+    );
+
+    // The password works again: so does the server, and the move is made once.
+    admin
+        .execute(sqlx::AssertSqlSafe(format!(
+            "ALTER ROLE {role} PASSWORD 'first'"
+        )))
+        .await
+        .unwrap();
+    for attempt in 1.. {
+        let response = app.play(&x, &room, mv.clone()).await;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        if status == StatusCode::OK {
+            break;
+        }
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert!(attempt < 100, "the server never came back: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(stored_version().await, before + 1);
 }

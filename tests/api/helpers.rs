@@ -99,7 +99,8 @@ impl TestApp {
         app
     }
 
-    async fn spawn_on(
+    /// A server on `database` (a file path or a PostgreSQL URL), its settings changed by `adjust`.
+    pub async fn spawn_on(
         database: String,
         games: GameRegistry,
         adjust: impl FnOnce(&mut Config),
