@@ -548,32 +548,10 @@ async fn a_database_refusing_the_password_answers_503_until_it_takes_it_again() 
     let mut admin = sqlx::PgConnection::connect(&postgres_url("postgres"))
         .await
         .unwrap();
-    for sql in [
-        format!("CREATE ROLE {role} LOGIN PASSWORD 'first'"),
-        format!("CREATE DATABASE {database} OWNER {role}"),
-    ] {
-        admin.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
-    }
-    let var = |name: &str| std::env::var(name).unwrap();
-    let url = format!(
-        "postgres://{role}:first@{}:{}/{database}",
-        var("PGHOST"),
-        var("PGPORT")
-    );
+    let url = database_of_its_own(&mut admin, &role, &database).await;
     let app = TestApp::spawn_on(url, turnhouse::games::builtin(), |_| {}).await;
     let (room, x, _o) = app.started_tictactoe().await;
-    let stored_version = || {
-        let url = postgres_url(&database);
-        let room = room.clone();
-        async move {
-            let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
-            sqlx::query_scalar::<_, i64>("SELECT version FROM rooms WHERE id = $1")
-                .bind(room)
-                .fetch_one(&mut conn)
-                .await
-                .unwrap()
-        }
-    };
+    let stored_version = || stored_room_version(postgres_url(&database), room.clone());
     let before = stored_version().await;
 
     // The password changes, and every connection the server holds is cut.
@@ -621,4 +599,30 @@ async fn a_database_refusing_the_password_answers_503_until_it_takes_it_again() 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(stored_version().await, before + 1);
+}
+
+/// A role `role` (password `first`) owning a new database `database`: its URL, as that role.
+async fn database_of_its_own(admin: &mut sqlx::PgConnection, role: &str, database: &str) -> String {
+    for sql in [
+        format!("CREATE ROLE {role} LOGIN PASSWORD 'first'"),
+        format!("CREATE DATABASE {database} OWNER {role}"),
+    ] {
+        admin.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
+    }
+    let var = |name: &str| std::env::var(name).unwrap();
+    format!(
+        "postgres://{role}:first@{}:{}/{database}",
+        var("PGHOST"),
+        var("PGPORT")
+    )
+}
+
+/// The version of `room` in the PostgreSQL database at `url`, read there directly.
+async fn stored_room_version(url: String, room: String) -> i64 {
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query_scalar("SELECT version FROM rooms WHERE id = $1")
+        .bind(room)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
 }
