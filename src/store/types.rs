@@ -237,16 +237,18 @@ fn sqlx_fault(err: &sqlx::Error) -> Option<StorageFault> {
                 // lock_not_available (the lock timeout), query_canceled
                 "55P03" | "57014" => Some(StorageFault::Busy),
                 // the server is shutting down or starting, is read-only, or is out of disk,
-                // memory or connections; or the database takes no new connections now
-                // (55000 on connecting: ALLOW_CONNECTIONS false, as for maintenance)
-                "57P01" | "57P02" | "57P03" | "25006" | "55000" => Some(StorageFault::Unavailable),
+                // memory or connections; the database takes no new connections now
+                // (55000 on connecting: ALLOW_CONNECTIONS false, as for maintenance) or is
+                // gone (3D000)
+                "57P01" | "57P02" | "57P03" | "25006" | "55000" | "3D000" => {
+                    Some(StorageFault::Unavailable)
+                }
                 // The connection failed, the server is out of resources, or it no longer takes
-                // the server's role or password (rotated under it) or knows its database:
-                // what it takes is the operator's, not the request's.
+                // the server's role or password (class 28: rotated under it, say): the
+                // operator's to mend, not the request's.
                 _ if code.starts_with("08") || code.starts_with("53") || code.starts_with("28") => {
                     Some(StorageFault::Unavailable)
                 }
-                "3D000" => Some(StorageFault::Unavailable),
                 _ => None,
             }
         }

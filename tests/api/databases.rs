@@ -15,18 +15,22 @@ pub fn on_postgres() -> bool {
 
 /// The cluster's URL, on database `name`.
 pub fn postgres_url(name: &str) -> String {
-    let var = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!("{name} is not set: the PostgreSQL tests run inside `scripts/test`, which starts a cluster")
-        })
-    };
+    postgres_url_as(&cluster_var("PGUSER"), &cluster_var("PGPASSWORD"), name)
+}
+
+/// The cluster's URL, on database `name`, signing in as `user` with `password`.
+pub fn postgres_url_as(user: &str, password: &str, name: &str) -> String {
     format!(
-        "postgres://{}:{}@{}:{}/{name}",
-        var("PGUSER"),
-        var("PGPASSWORD"),
-        var("PGHOST"),
-        var("PGPORT")
+        "postgres://{user}:{password}@{}:{}/{name}",
+        cluster_var("PGHOST"),
+        cluster_var("PGPORT")
     )
+}
+
+fn cluster_var(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: the PostgreSQL tests run inside `scripts/test`, which starts a cluster")
+    })
 }
 
 /// A new, empty PostgreSQL database; its URL.

@@ -4,7 +4,7 @@
 //! In each, nothing acknowledged is lost, nothing is applied twice, nothing answers 500, and
 //! the server recovers by itself.
 
-use crate::databases::{fresh_database, on_postgres, postgres_url};
+use crate::databases::{database_rows, fresh_database, on_postgres, postgres_url, postgres_url_as};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -551,7 +551,7 @@ async fn a_database_refusing_the_password_answers_503_until_it_takes_it_again() 
     let url = database_of_its_own(&mut admin, &role, &database).await;
     let app = TestApp::spawn_on(url, turnhouse::games::builtin(), |_| {}).await;
     let (room, x, _o) = app.started_tictactoe().await;
-    let stored_version = || stored_room_version(postgres_url(&database), room.clone());
+    let stored_version = || stored_room_version(postgres_url(&database), &room);
     let before = stored_version().await;
 
     // The password changes, and every connection the server holds is cut.
@@ -609,20 +609,12 @@ async fn database_of_its_own(admin: &mut sqlx::PgConnection, role: &str, databas
     ] {
         admin.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
     }
-    let var = |name: &str| std::env::var(name).unwrap();
-    format!(
-        "postgres://{role}:first@{}:{}/{database}",
-        var("PGHOST"),
-        var("PGPORT")
-    )
+    postgres_url_as(role, "first", database)
 }
 
-/// The version of `room` in the PostgreSQL database at `url`, read there directly.
-async fn stored_room_version(url: String, room: String) -> i64 {
-    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
-    sqlx::query_scalar("SELECT version FROM rooms WHERE id = $1")
-        .bind(room)
-        .fetch_one(&mut conn)
-        .await
-        .unwrap()
+/// The version of `room` in the database at `url`, read there directly.
+async fn stored_room_version(url: String, room: &str) -> i64 {
+    let rooms: Vec<(String, i64)> = database_rows(&url, "SELECT id, version FROM rooms").await;
+    let found = rooms.into_iter().find(|(id, _)| id == room);
+    found.expect("the room is stored").1
 }
