@@ -129,6 +129,15 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     const WRITER_THREAD: bool;
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;
+    /// The literal for true.
+    const TRUE: &'static str;
+    /// Whether a room listing ([`super::reads::listing`]) steers the planner to its index
+    /// ranges: each range limited to the page on its own, its flags named as literals (so that
+    /// a plan made once for any values still reads that range), and each membership's room
+    /// looked up by key. PostgreSQL's planner otherwise reads every row of every range and
+    /// sorts them, or walks the rooms' key to join them. SQLite merges the ranges in their
+    /// index order and stops at the page.
+    const LISTING_STEERED: bool;
     /// Quick play's search: the oldest room of game `$1` with clock `$3` open to player `$2`
     /// at `$4` (no seats held), with someone in it seen since `$5`, and opened by quick play
     /// for a rating whose window holds `$6` at `$7` ms (see

@@ -209,7 +209,7 @@ pub(super) async fn rooms<D: Dialect>(
             return Ok(Vec::new());
         }
     }
-    let rows = D::fetch_all(&mut *conn, listing(query, D::FALSE, &ranges)).await?;
+    let rows = D::fetch_all(&mut *conn, listing::<D>(query, &ranges)).await?;
     rows.iter().map(rows::room::<D>).collect()
 }
 
@@ -234,6 +234,37 @@ pub(super) fn player_ends(query: &RoomQuery) -> Vec<bool> {
         (None, Some(true)) => vec![false],
         (None, _) => vec![false, true],
     }
+}
+
+/// Every filter set `GET /rooms` allows, with and without a cursor.
+#[cfg(test)]
+pub(super) fn every_listing_query() -> Vec<RoomQuery> {
+    let flags = [None, Some(true)];
+    let mut queries = Vec::new();
+    for player in [None, Some("p".to_owned())] {
+        for game in [None, Some("tictactoe".to_owned())] {
+            for (joinable, finished) in flags.iter().flat_map(|j| flags.map(|f| (*j, f))) {
+                for before_seq in [None, Some(10)] {
+                    let privacy: &[bool] = match player {
+                        Some(_) => &[false, true],
+                        None => &[false],
+                    };
+                    for &include_private in privacy {
+                        queries.push(RoomQuery {
+                            game: game.clone().map(Into::into),
+                            joinable,
+                            finished,
+                            player: player.clone().map(Into::into),
+                            include_private,
+                            before_seq,
+                            limit: 51,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    queries
 }
 
 /// One range of a player's memberships a listing reads: the rooms that have ended
@@ -408,9 +439,10 @@ async fn version_text<D: Dialect>(
 ///   first: someone else's view of a player's rooms skips the private ones, and
 ///   `joinable=false` without `finished` skips the joinable ones.)
 ///
-/// `no` is the database's literal for false.
-pub(super) fn listing(query: &RoomQuery, no: &str, ranges: &[MemberRange]) -> Statement {
-    let mut sql = String::new();
+/// On PostgreSQL the SQL also steers the planner to those ranges ([`Dialect::LISTING_STEERED`]).
+pub(super) fn listing<D: Dialect>(query: &RoomQuery, ranges: &[MemberRange]) -> Statement {
+    let no = D::FALSE;
+    let steered = D::LISTING_STEERED;
     let mut args = Vec::new();
     // Appends `<clause>$n`, binding `value` as the n-th argument.
     let mut filter = |sql: &mut String, clause: &str, value: super::sql::Arg| {
@@ -419,23 +451,45 @@ pub(super) fn listing(query: &RoomQuery, no: &str, ranges: &[MemberRange]) -> St
         sql.push('$');
         sql.push_str(&args.len().to_string());
     };
+    // A flag that picks the part's index range: a literal where the listing is steered, so that a
+    // plan made once for every value still reads that range.
+    let flag = |sql: &mut String,
+                clause: &str,
+                value: bool,
+                filter: &mut dyn FnMut(&mut String, &str, super::sql::Arg)| {
+        match steered {
+            true => {
+                sql.push_str(clause);
+                sql.push_str(if value { D::TRUE } else { D::FALSE });
+            }
+            false => filter(sql, clause, value.into()),
+        }
+    };
+    let mut parts: Vec<String> = Vec::new();
     match &query.player {
         Some(player) => {
-            for (n, range) in ranges.iter().enumerate() {
-                if n > 0 {
-                    sql.push_str(" UNION ALL ");
-                }
+            for range in ranges {
+                let mut sql = String::new();
                 // The membership's copy of `seq`, so that its index gives the order.
                 sql.push_str("SELECT ");
                 sql.push_str(&ROOM_COLUMNS.replacen("r.seq", "m.room_seq AS seq", 1));
-                sql.push_str(" FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE");
-                filter(&mut sql, " m.finished = ", range.finished.into());
+                sql.push_str(match steered {
+                    // Each membership's room looked up by key, in the memberships' order: a
+                    // join the planner may choose for itself can walk the rooms' key instead,
+                    // all rooms between a player's newest and their page's last.
+                    true => {
+                        " FROM room_players m CROSS JOIN LATERAL \
+                         (SELECT * FROM rooms WHERE rooms.seq = m.room_seq OFFSET 0) r WHERE"
+                    }
+                    false => " FROM room_players m JOIN rooms r ON r.seq = m.room_seq WHERE",
+                });
+                flag(&mut sql, " m.finished = ", range.finished, &mut filter);
                 filter(&mut sql, " AND m.player_id = ", player.clone().into());
                 if let Some(game) = &range.game {
                     filter(&mut sql, " AND m.game = ", game.clone().into());
                 }
                 if let Some(joinable) = query.joinable {
-                    filter(&mut sql, " AND r.joinable = ", joinable.into());
+                    flag(&mut sql, " AND r.joinable = ", joinable, &mut filter);
                 }
                 if !query.include_private {
                     sql.push_str(" AND r.private = ");
@@ -444,6 +498,7 @@ pub(super) fn listing(query: &RoomQuery, no: &str, ranges: &[MemberRange]) -> St
                 if let Some(before) = query.before_seq {
                     filter(&mut sql, " AND m.room_seq < ", before.into());
                 }
+                parts.push(sql);
             }
         }
         None => {
@@ -454,24 +509,36 @@ pub(super) fn listing(query: &RoomQuery, no: &str, ranges: &[MemberRange]) -> St
             let ranges = values(query.joinable)
                 .into_iter()
                 .flat_map(|j| finished.iter().map(move |f| (j, *f)));
-            for (n, (joinable, finished)) in ranges.enumerate() {
-                if n > 0 {
-                    sql.push_str(" UNION ALL ");
-                }
-                sql.push_str(&format!("SELECT {ROOM_COLUMNS}"));
-                sql.push_str(" FROM rooms r WHERE r.private = ");
-                sql.push_str(no);
+            for (joinable, finished) in ranges {
+                let mut sql = format!("SELECT {ROOM_COLUMNS} FROM rooms r WHERE r.private = {no}");
                 if let Some(game) = &query.game {
                     filter(&mut sql, " AND r.game = ", game.clone().into());
                 }
-                filter(&mut sql, " AND r.joinable = ", joinable.into());
-                filter(&mut sql, " AND r.finished = ", finished.into());
+                flag(&mut sql, " AND r.joinable = ", joinable, &mut filter);
+                flag(&mut sql, " AND r.finished = ", finished, &mut filter);
                 if let Some(before) = query.before_seq {
                     filter(&mut sql, " AND r.seq < ", before.into());
                 }
+                parts.push(sql);
             }
         }
     }
+    if steered && parts.len() > 1 {
+        // PostgreSQL's planner does not merge the parts' index orders under one LIMIT: it reads
+        // every row of every part and sorts them all. Each part limited on its own is a range
+        // read newest first as far as the page goes; the outer sort has at most a page a part.
+        for (n, part) in parts.iter_mut().enumerate() {
+            let mut limited = format!("SELECT * FROM ({part}");
+            filter(
+                &mut limited,
+                " ORDER BY seq DESC LIMIT ",
+                query.limit.into(),
+            );
+            limited.push_str(&format!(") part{n}"));
+            *part = limited;
+        }
+    }
+    let mut sql = parts.join(" UNION ALL ");
     // `seq` is the first column each part selects, so it orders one part or the two merged.
     filter(&mut sql, " ORDER BY seq DESC LIMIT ", query.limit.into());
     let mut statement = Statement::built(sql);

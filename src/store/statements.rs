@@ -29,7 +29,7 @@ fn statements<D: Dialect>() -> Vec<(String, String)> {
     list.extend(chat_statements());
     list.push(("PLAYER_GAMES", reads::PLAYER_GAMES.into()));
     for (name, query, ranges) in listings() {
-        let sql = reads::listing(&query, D::FALSE, &ranges).sql().to_owned();
+        let sql = reads::listing::<D>(&query, &ranges).sql().to_owned();
         list.push((name, sql));
     }
     list.into_iter().map(|(n, s)| (n.to_owned(), s)).collect()

@@ -85,6 +85,8 @@ impl Dialect for Postgres {
     /// each answer through that runtime's thread, one more hand-off per statement.
     const WRITER_THREAD: bool = false;
     const FALSE: &'static str = "false";
+    const TRUE: &'static str = "true";
+    const LISTING_STEERED: bool = true;
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.clock_move_seconds IS NOT DISTINCT FROM $3 \
          AND o.private = false AND o.joinable = true AND o.finished = false \

@@ -49,6 +49,8 @@ impl Dialect for Sqlite {
     const NUMBERED_PLACEHOLDERS: bool = false;
     const WRITER_THREAD: bool = true;
     const FALSE: &'static str = "0";
+    const TRUE: &'static str = "1";
+    const LISTING_STEERED: bool = false;
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.clock_move_seconds IS $3 \
          AND o.private = 0 AND o.joinable = 1 AND o.finished = 0 \

@@ -5,7 +5,9 @@ use sqlx::Row;
 use sqlx::Sqlite;
 
 use super::super::dialect::Dialect;
-use super::super::reads::{listing, player_ends, MemberRange, EVENTS_PAGE, ONE_ROOM, PLAYER_GAMES};
+use super::super::reads::{
+    every_listing_query, listing, player_ends, MemberRange, EVENTS_PAGE, ONE_ROOM, PLAYER_GAMES,
+};
 use super::super::{RoomQuery, Store};
 use super::{database_before, SqliteStore};
 use crate::domain::records::Room;
@@ -64,36 +66,6 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
     (queries.len(), off)
 }
 
-/// Every filter set `GET /rooms` allows, with and without a cursor.
-fn every_listing_query() -> Vec<RoomQuery> {
-    let flags = [None, Some(true)];
-    let mut queries = Vec::new();
-    for player in [None, Some("p".to_owned())] {
-        for game in [None, Some("tictactoe".to_owned())] {
-            for (joinable, finished) in flags.iter().flat_map(|j| flags.map(|f| (*j, f))) {
-                for before_seq in [None, Some(10)] {
-                    let privacy: &[bool] = match player {
-                        Some(_) => &[false, true],
-                        None => &[false],
-                    };
-                    for &include_private in privacy {
-                        queries.push(RoomQuery {
-                            game: game.clone().map(Into::into),
-                            joinable,
-                            finished,
-                            player: player.clone().map(Into::into),
-                            include_private,
-                            before_seq,
-                            limit: 51,
-                        });
-                    }
-                }
-            }
-        }
-    }
-    queries
-}
-
 /// The listing's SQL and plan, when the plan does not read just its ranges.
 async fn listing_off_its_range(store: &SqliteStore, query: &RoomQuery) -> Option<String> {
     let player = query.player.is_some();
@@ -106,9 +78,7 @@ async fn listing_off_its_range(store: &SqliteStore, query: &RoomQuery) -> Option
         true => MemberRange::of_games(&player_ends(query), &games),
         false => Vec::new(),
     };
-    let sql = listing(query, Sqlite::FALSE, &member_ranges)
-        .sql()
-        .to_owned();
+    let sql = listing::<Sqlite>(query, &member_ranges).sql().to_owned();
     let steps = plan(store, &sql).await;
     let (table, seq) = if player {
         ("m", "room_seq")
