@@ -87,17 +87,26 @@ impl Dialect for Postgres {
     const FALSE: &'static str = "false";
     const TRUE: &'static str = "true";
     const LISTING_STEERED: bool = true;
+    /// The game's open rooms are walked in their index's order, oldest first, and the walk
+    /// stops at the first that passes: as on SQLite. Left to itself, PostgreSQL's planner
+    /// multiplies the filters' guesses into a row or two, reads every open room to sort what
+    /// passes, and, planning for a player with no memberships, can join each open room to a
+    /// scan of all memberships. So the filters are one `CASE`,
+    /// whose selectivity it does not guess so low, and each `EXISTS` has an `OFFSET 0`, which
+    /// keeps it a lookup by key for each room walked rather than a join, or a hash of the
+    /// player's memberships.
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
-         WHERE o.game = $1 AND o.clock_move_seconds IS NOT DISTINCT FROM $3 \
-         AND o.private = false AND o.joinable = true AND o.finished = false \
+         WHERE o.game = $1 AND o.private = false AND o.joinable = true AND o.finished = false \
+         AND CASE WHEN o.clock_move_seconds IS NOT DISTINCT FROM $3 \
          AND (o.seats_held_until IS NULL OR o.seats_held_until <= $4) \
          AND NOT EXISTS (SELECT 1 FROM room_players m \
-         WHERE m.room_id = o.id AND m.player_id = $2 AND m.active = true) \
+         WHERE m.room_id = o.id AND m.player_id = $2 AND m.active = true OFFSET 0) \
          AND (o.updated_at >= $5 OR EXISTS (SELECT 1 FROM room_players s \
          JOIN players p ON p.id = s.player_id \
-         WHERE s.room_id = o.id AND s.active = true AND p.last_seen_at >= $5)) \
+         WHERE s.room_id = o.id AND s.active = true AND p.last_seen_at >= $5 OFFSET 0)) \
          AND (o.quick_play_rating IS NULL OR $7 - o.quick_play_since >= 60000 \
          OR abs(o.quick_play_rating - $6) <= 100 + 50 * (($7 - o.quick_play_since) / 5000)) \
+         THEN true ELSE false END \
          ORDER BY o.seq LIMIT 1";
     /// `waiting_since` is `updated_at` while a room is joinable and unfinished (migration
     /// 0031 says why it is a column of its own).

@@ -12,6 +12,7 @@ use sqlx::{AssertSqlSafe, Connection, Executor, Row};
 
 use super::writer_options;
 use crate::store::batch::SET_MEMBERS_FINISHED;
+use crate::store::dialect::Dialect;
 use crate::store::reads::{every_listing_query, listing, player_ends, MemberRange};
 use crate::store::sql::Arg;
 
@@ -67,7 +68,7 @@ async fn plan_of_finishing_two(conn: &mut PgConnection) -> String {
 
 #[tokio::test]
 async fn the_writer_finds_memberships_by_key_though_it_planned_on_a_small_table() {
-    let Some((mut admin, name, options)) = fresh_database().await else {
+    let Some((admin, name, options)) = fresh_database().await else {
         return;
     };
     let mut plain = PgConnection::connect_with(&options).await.unwrap();
@@ -104,10 +105,7 @@ async fn the_writer_finds_memberships_by_key_though_it_planned_on_a_small_table(
     for conn in [plain, writer] {
         conn.close().await.unwrap();
     }
-    admin
-        .execute(AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)")))
-        .await
-        .unwrap();
+    drop_database(admin, &name).await;
 }
 
 /// Rooms in the listings' test: a lobby flooded with open rooms, as the lobby's indexes are
@@ -134,6 +132,22 @@ async fn fill_rooms(conn: &mut PgConnection) {
     )))
     .await
     .unwrap();
+}
+
+/// A fresh database filled by [`fill_rooms`]: the admin connection, its name and a connection
+/// to it; `None` where there is no cluster.
+async fn flooded_lobby() -> Option<(PgConnection, String, PgConnection)> {
+    let (admin, name, options) = fresh_database().await?;
+    let mut conn = PgConnection::connect_with(&options).await.unwrap();
+    fill_rooms(&mut conn).await;
+    Some((admin, name, conn))
+}
+
+async fn drop_database(mut admin: PgConnection, name: &str) {
+    admin
+        .execute(AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)")))
+        .await
+        .unwrap();
 }
 
 /// `arg` as a literal, for `EXECUTE`.
@@ -168,11 +182,9 @@ fn rows_read(node: &serde_json::Value) -> f64 {
 
 #[tokio::test]
 async fn every_listing_reads_its_ranges_only_as_far_as_the_page_planned_either_way() {
-    let Some((mut admin, name, options)) = fresh_database().await else {
+    let Some((admin, name, mut conn)) = flooded_lobby().await else {
         return;
     };
-    let mut conn = PgConnection::connect_with(&options).await.unwrap();
-    fill_rooms(&mut conn).await;
     let mut off = Vec::new();
     let queries = every_listing_query();
     for query in &queries {
@@ -209,24 +221,10 @@ async fn every_listing_reads_its_ranges_only_as_far_as_the_page_planned_either_w
             // a range past the page, or scans, reads thousands.
             let most = 2.0 * (parts as f64) * (query.limit as f64 + 1.0);
             for mode in ["force_custom_plan", "force_generic_plan"] {
-                conn.execute(AssertSqlSafe(format!(
-                    "SET plan_cache_mode = {mode}; PREPARE listing AS {}",
-                    statement.sql()
-                )))
-                .await
-                .unwrap();
-                let explained: serde_json::Value = sqlx::query_scalar(AssertSqlSafe(format!(
-                    "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE listing ({})",
-                    values.join(", ")
-                )))
-                .fetch_one(&mut conn)
-                .await
-                .unwrap();
-                conn.execute("DEALLOCATE listing").await.unwrap();
-                let read = rows_read(&explained[0]["Plan"]);
+                let read = rows_read_by(&mut conn, mode, statement.sql(), &values).await;
                 if read > most {
                     off.push(format!(
-                        "{mode}, {query:?}: read {read} rows, more than {most}\n{}\n{explained:#}",
+                        "{mode}, {query:?}: read {read} rows, more than {most}\n{}",
                         statement.sql()
                     ));
                 }
@@ -240,8 +238,54 @@ async fn every_listing_reads_its_ranges_only_as_far_as_the_page_planned_either_w
         off.join("\n\n")
     );
     conn.close().await.unwrap();
-    admin
-        .execute(AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)")))
-        .await
-        .unwrap();
+    drop_database(admin, &name).await;
+}
+
+/// `EXPLAIN ANALYZE` of `sql` with `values` (literals), prepared on `conn` and planned for them
+/// (`force_custom_plan`) or once for any (`force_generic_plan`): how many rows it read.
+async fn rows_read_by(conn: &mut PgConnection, mode: &str, sql: &str, values: &[String]) -> f64 {
+    conn.execute(AssertSqlSafe(format!(
+        "SET plan_cache_mode = {mode}; PREPARE measured AS {sql}"
+    )))
+    .await
+    .unwrap();
+    let explained: serde_json::Value = sqlx::query_scalar(AssertSqlSafe(format!(
+        "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE measured ({})",
+        values.join(", ")
+    )))
+    .fetch_one(&mut *conn)
+    .await
+    .unwrap();
+    conn.execute("DEALLOCATE measured").await.unwrap();
+    rows_read(&explained[0]["Plan"])
+}
+
+/// Quick play's search in a lobby flooded with open rooms stops at the first that is open to
+/// the player, whether they are in some of them (`p`) or in none (`n`), planned either way.
+#[tokio::test]
+async fn quick_play_walks_the_open_rooms_oldest_first_and_stops_at_the_first_it_can_join() {
+    let Some((admin, name, mut conn)) = flooded_lobby().await else {
+        return;
+    };
+    let sql = <sqlx::Postgres as Dialect>::OLDEST_OPEN_ROOM;
+    for player in ["p", "n"] {
+        // No clock, no seats held, every room changed since `$5`, no rating.
+        let values = [
+            "'tictactoe'",
+            &format!("'{player}'"),
+            "NULL",
+            "'9'",
+            "''",
+            "1500",
+            "0",
+        ]
+        .map(str::to_owned);
+        for mode in ["force_custom_plan", "force_generic_plan"] {
+            let read = rows_read_by(&mut conn, mode, sql, &values).await;
+            // The oldest open room is open to both: a room, and a look for the player in it.
+            assert!(read <= 10.0, "{mode}, player {player}: read {read} rows");
+        }
+    }
+    conn.close().await.unwrap();
+    drop_database(admin, &name).await;
 }
