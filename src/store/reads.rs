@@ -236,6 +236,32 @@ pub(super) fn player_ends(query: &RoomQuery) -> Vec<bool> {
     }
 }
 
+/// The member ranges a listing of `query` reads in the plan tests (a player of two games,
+/// `tictactoe` and `connect4`, when no game is given), and how many index ranges it reads in
+/// all: a player's, one for each end and game; the lobby's, one for each value of each flag
+/// left out.
+#[cfg(test)]
+pub(super) fn test_ranges(query: &RoomQuery) -> (Vec<MemberRange>, usize) {
+    let games = match &query.game {
+        Some(game) => vec![game.as_str()],
+        None => vec!["tictactoe", "connect4"],
+    };
+    match query.player.is_some() {
+        true => {
+            let ranges = MemberRange::of_games(&player_ends(query), &games);
+            let count = ranges.len();
+            (ranges, count)
+        }
+        false => {
+            let count = [query.joinable, query.finished]
+                .iter()
+                .map(|flag| if flag.is_some() { 1 } else { 2 })
+                .product();
+            (Vec::new(), count)
+        }
+    }
+}
+
 /// Every filter set `GET /rooms` allows, with and without a cursor.
 #[cfg(test)]
 pub(super) fn every_listing_query() -> Vec<RoomQuery> {

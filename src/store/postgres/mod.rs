@@ -91,10 +91,9 @@ impl Dialect for Postgres {
     /// stops at the first that passes: as on SQLite. Left to itself, PostgreSQL's planner
     /// multiplies the filters' guesses into a row or two, reads every open room to sort what
     /// passes, and, planning for a player with no memberships, can join each open room to a
-    /// scan of all memberships. So the filters are one `CASE`,
-    /// whose selectivity it does not guess so low, and each `EXISTS` has an `OFFSET 0`, which
-    /// keeps it a lookup by key for each room walked rather than a join, or a hash of the
-    /// player's memberships.
+    /// scan of all memberships. So the filters are one `CASE`, whose selectivity it does not
+    /// guess so low, and each `EXISTS` has an `OFFSET 0`, which keeps it a lookup by key for
+    /// each room walked rather than a join, or a hash of the player's memberships.
     const OLDEST_OPEN_ROOM: &'static str = "SELECT o.id FROM rooms o \
          WHERE o.game = $1 AND o.private = false AND o.joinable = true AND o.finished = false \
          AND CASE WHEN o.clock_move_seconds IS NOT DISTINCT FROM $3 \

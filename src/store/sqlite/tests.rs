@@ -6,7 +6,7 @@ use sqlx::Sqlite;
 
 use super::super::dialect::Dialect;
 use super::super::reads::{
-    every_listing_query, listing, player_ends, MemberRange, EVENTS_PAGE, ONE_ROOM, PLAYER_GAMES,
+    every_listing_query, listing, test_ranges, EVENTS_PAGE, ONE_ROOM, PLAYER_GAMES,
 };
 use super::super::{RoomQuery, Store};
 use super::{database_before, SqliteStore};
@@ -69,15 +69,9 @@ async fn listings_off_their_range(store: &SqliteStore) -> (usize, Vec<String>) {
 /// The listing's SQL and plan, when the plan does not read just its ranges.
 async fn listing_off_its_range(store: &SqliteStore, query: &RoomQuery) -> Option<String> {
     let player = query.player.is_some();
-    // A player's rooms of every game: those of each game they played (here two), merged.
-    let games = match &query.game {
-        Some(game) => vec![game.as_str()],
-        None => vec!["tictactoe", "connect4"],
-    };
-    let member_ranges = match player {
-        true => MemberRange::of_games(&player_ends(query), &games),
-        false => Vec::new(),
-    };
+    // A player's rooms: a range for each end and game, merged. The lobby: a range for each
+    // value of each flag left out, merged.
+    let (member_ranges, ranges) = test_ranges(query);
     let sql = listing::<Sqlite>(query, &member_ranges).sql().to_owned();
     let steps = plan(store, &sql).await;
     let (table, seq) = if player {
@@ -89,19 +83,6 @@ async fn listing_off_its_range(store: &SqliteStore, query: &RoomQuery) -> Option
         .iter()
         .filter(|s| s.starts_with(&format!("SEARCH {table} ")))
         .collect();
-    // A player's rooms: a range for each end and game, merged. The lobby: a range for each
-    // value of each flag left out, merged.
-    let (joinable, finished) = (query.joinable, query.finished);
-    let ranges = match player {
-        true => match finished.is_none() && joinable.is_none() {
-            true => 2 * games.len(),
-            false => games.len(),
-        },
-        false => [joinable, finished]
-            .iter()
-            .map(|flag| if flag.is_some() { 1 } else { 2 })
-            .product(),
-    };
     let mut expected = Vec::new();
     if player {
         expected.push("finished=?".to_owned());
