@@ -413,11 +413,7 @@ fn processes_running(program: &Path) -> Vec<u32> {
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        let zombie = process_state(pid) == Some('Z');
         let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
         if !zombie && first == program.as_os_str().as_encoded_bytes() {
             pids.push(pid);
@@ -426,9 +422,38 @@ fn processes_running(program: &Path) -> Vec<u32> {
     pids
 }
 
+/// The state letter of process `pid` (`/proc/<pid>/stat`: `T` stopped, `Z` exited and not
+/// yet waited for), `None` once it is gone.
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')').next()?.trim_start().chars().next()
+}
+
+/// Whether process `pid` has exited, every thread of it: gone, or a zombie with no thread
+/// left. Its first thread turns zombie while the others are still exiting, and until the last
+/// has, the process cannot be waited for: its parent (the server) rightly takes it for alive.
+fn exited(pid: u32) -> bool {
+    let threads = std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |t| t.count());
+    process_state(pid).is_none() || (process_state(pid) == Some('Z') && threads <= 1)
+}
+
+/// Sends `signal` (`SIGSTOP` or `SIGKILL`) to `pid` and waits until it has taken effect: the
+/// process stopped, or exited (see [`exited`]). A killed process is not gone the moment
+/// `kill` returns.
 fn signal(pid: u32, signal: libc::c_int) {
     // SAFETY: sending a signal to a process this test started; no memory is involved.
     let sent = unsafe { libc::kill(pid as libc::pid_t, signal) };
     assert_eq!(sent, 0, "signal {signal} to {pid}");
-    std::thread::sleep(Duration::from_millis(20));
+    let done = || match signal {
+        libc::SIGSTOP => process_state(pid) == Some('T'),
+        _ => exited(pid),
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "signal {signal} to {pid} did not take effect"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
