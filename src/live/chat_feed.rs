@@ -152,9 +152,24 @@ impl ChatFollow {
         Ok(())
     }
 
+    /// Reads again whom the viewer blocks (nobody, for a stream with no viewer).
+    async fn read_blocks(&mut self) -> Result<(), StoreError> {
+        if let Some(viewer) = &self.viewer {
+            let blocked = self.store.blocks_of(viewer).await?;
+            self.blocked = blocked.into_iter().map(|p| p.id).collect();
+        }
+        Ok(())
+    }
+
     /// The messages after the cursor the viewer may read, from the history.
+    ///
+    /// The history is read as it is now, so whom the viewer blocks is read again first, as it
+    /// is now too. The signals queued for this stream say it only later: a stream behind its
+    /// signals (or told by another server that messages were written) would otherwise read a
+    /// message written after a block it has not heard of yet, and show it.
     pub async fn catch_up(&mut self) -> Result<Vec<ChatOut>, StoreError> {
         self.start().await?;
+        self.read_blocks().await?;
         let mut cursor = self.cursor();
         let mut out = Vec::new();
         loop {
@@ -201,8 +216,7 @@ impl ChatFollow {
                 false => Vec::new(),
             }),
             ChatSignal::Blocks(player) if self.viewer.as_ref() == Some(player) => {
-                let blocked = self.store.blocks_of(player).await?;
-                self.blocked = blocked.into_iter().map(|p| p.id).collect();
+                self.read_blocks().await?;
                 Ok(Vec::new())
             }
             ChatSignal::Blocks(_) => Ok(Vec::new()),
