@@ -72,7 +72,9 @@ impl HookThreads {
 
     fn push(&self, job: Job) -> Result<(), PoolError> {
         let mut queue = self.shared.lock();
-        if queue.idle == 0 && queue.started < self.shared.most {
+        // A thread notified of work counts as idle until it wakes and takes it: work pushed
+        // meanwhile needs another thread, not the same one.
+        if queue.jobs.len() >= queue.idle && queue.started < self.shared.most {
             let shared = self.shared.clone();
             let spawned = std::thread::Builder::new()
                 .name("turnhouse-hooks".into())
@@ -159,6 +161,37 @@ mod tests {
         let results: Vec<usize> = results.into_iter().map(Result::unwrap).collect();
         assert_eq!(results, (0..12).map(|n| n * 10).collect::<Vec<_>>());
         assert_eq!(most.load(Ordering::SeqCst), 2);
+        assert_eq!(threads.shared.lock().started, 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn work_pushed_while_the_one_idle_thread_is_waking_gets_another_thread() {
+        let threads = HookThreads::new(2);
+        assert_eq!(threads.run(|| 0).await.unwrap(), 0);
+        while threads.shared.lock().idle == 0 {
+            std::thread::yield_now();
+        }
+        // One thread, idle. Two pieces of work at once, each waiting for the other to start:
+        // on one thread, the first would wait in vain.
+        let started = Arc::new(AtomicUsize::new(0));
+        let both = |started: Arc<AtomicUsize>| {
+            move || {
+                started.fetch_add(1, Ordering::SeqCst);
+                let waited = std::time::Instant::now();
+                while started.load(Ordering::SeqCst) < 2 {
+                    if waited.elapsed() > Duration::from_secs(10) {
+                        return false;
+                    }
+                    std::thread::yield_now();
+                }
+                true
+            }
+        };
+        let (first, second) = tokio::join!(
+            threads.run(both(started.clone())),
+            threads.run(both(started.clone()))
+        );
+        assert_eq!((first.unwrap(), second.unwrap()), (true, true));
         assert_eq!(threads.shared.lock().started, 2);
     }
 
