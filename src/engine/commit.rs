@@ -10,7 +10,7 @@ use std::time::Duration;
 use rand::Rng;
 
 use super::action::Action;
-use super::hook_runner::run_answered;
+use super::hook_runner::run_hooks;
 use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
 use crate::domain::records::{LobbyChange, Room};
@@ -49,10 +49,11 @@ impl Engine {
             let game = self.catalog.game_of(&room).await?;
             let version = room.version;
             let (action, bots, rules) = (action.clone(), self.bots.clone(), self.idle);
-            let step = match run_answered(&self.sandbox, game, move |game| {
+            let step = match run_hooks(&self.sandbox, game, move |game| {
                 // The change is made to a copy: the cache's room stays as it was until the
                 // commit replaces it.
-                let mut step = Transition::new(game, Room::clone(&room), Some(version));
+                let room = Arc::unwrap_or_clone(room);
+                let mut step = Transition::new(game, room, Some(version));
                 action.apply(&mut step, &bots, &rules)?;
                 Ok(step)
             })

@@ -49,10 +49,6 @@ pub enum EngineError {
     HookOutOfMemory { hook: Hook, limit_mib: u64 },
     #[error("games cannot be run right now: {0}")]
     SandboxUnavailable(String),
-    /// A hook's answer is being fetched ([`crate::game::Answered`]): the engine runs the
-    /// action again with it. Should it ever reach a client, it is as a sandbox unavailable.
-    #[error("games cannot be run right now: a hook's answer was not fetched")]
-    HookAwaited,
     #[error("the room has no deadline to fire")]
     NoDeadline,
     #[error("the seats are held for {players} until {until}, who played the last game here and were offered a rematch")]
@@ -106,9 +102,7 @@ impl Problem for EngineError {
             EngineError::CannotClaim(_) => (K::Conflict, "cannot_claim"),
             EngineError::ClaimTooEarly { .. } => (K::Conflict, "claim_too_early"),
             EngineError::Contention => (K::Unavailable, "contention"),
-            EngineError::SandboxUnavailable(_) | EngineError::HookAwaited => {
-                (K::Unavailable, "sandbox_unavailable")
-            }
+            EngineError::SandboxUnavailable(_) => (K::Unavailable, "sandbox_unavailable"),
             EngineError::Catalog(err) => err.classify(),
             EngineError::Store(err) => err.classify(),
         }
@@ -135,7 +129,7 @@ impl Problem for EngineError {
     fn retry_after(&self) -> Option<u64> {
         matches!(
             self,
-            EngineError::Contention | EngineError::SandboxUnavailable(_) | EngineError::HookAwaited
+            EngineError::Contention | EngineError::SandboxUnavailable(_)
         )
         .then_some(1)
     }
@@ -224,7 +218,6 @@ impl EngineError {
                 error: PatchError::Unrepresentable(message),
             },
             HookError::Unavailable(why) => EngineError::SandboxUnavailable(why),
-            HookError::Awaiting => EngineError::HookAwaited,
         }
     }
 }

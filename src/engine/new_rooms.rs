@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::action::Action;
-use super::hook_runner::run_answered;
+use super::hook_runner::run_hooks;
 use super::transition::Transition;
 use super::{Engine, EngineError, Precondition, MAX_ATTEMPTS};
 use crate::domain::ids::new_room_id;
@@ -142,8 +142,8 @@ impl Engine {
         };
         let starter = creator.clone();
         let coming = self.store.write_coming();
-        let step = run_answered(&self.sandbox, game, move |game| {
-            let mut step = Transition::new(game, room.clone(), None);
+        let step = run_hooks(&self.sandbox, game, move |game| {
+            let mut step = Transition::new(game, room, None);
             step.run_hook(EventKind::RoomStart, &starter, None)?;
             for player in &seats {
                 step.add_player(player);

@@ -264,8 +264,6 @@ impl Transition {
         let patch = match result {
             Ok(patch) => patch,
             Err(HookError::Refused(refusal)) => return Err(EngineError::GameRefused(refusal)),
-            // No fault: the engine fetches the answer and runs the action again.
-            Err(HookError::Awaiting) => return Err(EngineError::HookAwaited),
             Err(fault) => return Err(self.hook_failed(hook, board, fault)),
         };
         let invalid = |error: PatchError| {

@@ -184,10 +184,6 @@ pub enum HookError {
     /// could be started).
     #[error("{0}")]
     Unavailable(String),
-    /// Its answer is not at hand yet: a game made [`Answered`] asked for a call it was not
-    /// given. The engine fetches it and runs the action again; no client ever sees this.
-    #[error("the hook's answer is being fetched")]
-    Awaiting,
 }
 
 pub type HookResult = Result<Patch, HookError>;
@@ -269,13 +265,6 @@ pub trait Game: Send + Sync {
         false
     }
 
-    /// This game answering its hooks from calls fetched beforehand, for an engine on an async
-    /// runtime: see [`Answered`]. `None` where the hooks do not wait, or where the game cannot
-    /// (its hooks are then called on the sandbox's hook threads).
-    fn answered(&self) -> Option<Answered> {
-        None
-    }
-
     /// A hook failed on `game` through the game's own code (`fault` says how): an uploaded
     /// game keeps it in its owner's log, beside what its hooks logged. Built-in games have no
     /// owner to tell; the server's log has it.
@@ -297,21 +286,4 @@ pub trait Game: Send + Sync {
         let _ = (level, bot, game, seed);
         Ok(None)
     }
-}
-
-/// A game whose hooks wait (on a sandbox process), made to answer each from a call fetched
-/// beforehand: a hook it has no answer for fails with [`HookError::Awaiting`] and notes the
-/// call. Hooks are pure functions of their arguments, so the engine runs an action, fetches the
-/// call the action asked for (awaited on its runtime, not on a thread of its own), and runs the
-/// action again, until it asks for nothing more.
-pub struct Answered {
-    pub game: Arc<dyn Game>,
-    pub answers: Arc<dyn Answers>,
-}
-
-/// The calls an [`Answered`] game's runs asked for, and their answers.
-pub trait Answers: Send + Sync {
-    /// Fetches the call the last run asked for; `false` if it asked for none that is not
-    /// answered already (it failed waiting for something else: the engine then stops).
-    fn fetch_wanted(&self) -> futures_util::future::BoxFuture<'_, bool>;
 }

@@ -83,8 +83,6 @@ pub struct SandboxCounts {
     started: AtomicU64,
     stopped: [AtomicU64; Stop::ALL.len()],
     faults: [AtomicU64; Fault::ALL.len()],
-    batched: AtomicU64,
-    sent_again: AtomicU64,
 }
 
 impl SandboxCounts {
@@ -94,16 +92,6 @@ impl SandboxCounts {
 
     pub fn stopped(&self, why: Stop) {
         self.stopped[why as usize].fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Counts `calls` sent to a worker together, in one batch of more than one.
-    pub fn batched(&self, calls: usize) {
-        self.batched.fetch_add(calls as u64, Ordering::Relaxed);
-    }
-
-    /// Counts `calls` of a batch sent again, each alone.
-    pub fn sent_again(&self, calls: usize) {
-        self.sent_again.fetch_add(calls as u64, Ordering::Relaxed);
     }
 
     /// Counts the result of one call of a game's code, if it is a fault.
@@ -131,19 +119,6 @@ impl SandboxCounts {
             let count = self.stopped[why as usize].load(Ordering::Relaxed);
             out.sample(STOPPED, &format!("reason=\"{}\"", why.label()), count);
         }
-        out.single(
-            "turnhouse_sandbox_batched_calls_total",
-            "counter",
-            "Hook calls sent to a sandbox process together with others, in one write.",
-            self.batched.load(Ordering::Relaxed),
-        );
-        out.single(
-            "turnhouse_sandbox_calls_sent_again_total",
-            "counter",
-            "Hook calls of a batch sent again, each alone, because a call before them ran long \
-             or their process failed.",
-            self.sent_again.load(Ordering::Relaxed),
-        );
         const FAULTS: &str = "turnhouse_hook_faults_total";
         out.family(
             FAULTS,

@@ -70,12 +70,6 @@ impl HookThreads {
             .map_err(|_| PoolError::Died("a hook thread stopped in the middle of a call".into()))
     }
 
-    /// Runs `work` on one of the threads, after the work queued before it, without waiting
-    /// for it.
-    pub(super) fn spawn(&self, work: impl FnOnce() + Send + 'static) -> Result<(), PoolError> {
-        self.push(Box::new(work))
-    }
-
     fn push(&self, job: Job) -> Result<(), PoolError> {
         let mut queue = self.shared.lock();
         // A thread notified of work counts as idle until it wakes and takes it: work pushed

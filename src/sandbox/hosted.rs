@@ -9,20 +9,18 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::answers::HookAnswers;
 use super::game_log::GameLogSink;
 use super::pool::{PoolError, SandboxPool};
 use super::protocol::{LogLevel, LogLine, Outcome, SearchOptions};
 use crate::domain::records::{now, GameLogLine};
 use crate::game::{
-    json_type, player_ids, to_move_of, winners_of, Answered, BoardGame, BotLevel, Capabilities,
-    Game, GameError, GameInfo, Hook, HookError, HookResult, Patch, PlayerRef,
+    json_type, player_ids, to_move_of, winners_of, BoardGame, BotLevel, Capabilities, Game,
+    GameError, GameInfo, Hook, HookError, HookResult, Patch, PlayerRef,
 };
 
 /// A playout that reaches this many moves without the game finishing counts as a draw.
 const SEARCH_DEPTH: u32 = 200;
 
-#[derive(Clone)]
 pub struct HostedGame {
     info: GameInfo,
     version: i64,
@@ -34,9 +32,6 @@ pub struct HostedGame {
     hooks: Capabilities,
     /// Its owner's log.
     logs: GameLogSink,
-    /// Where its hooks are answered from when the engine runs them on its runtime
-    /// (`answers.rs`); `None`: they are called, blocking, from a hook thread.
-    answers: Option<Arc<HookAnswers>>,
 }
 
 impl HostedGame {
@@ -56,20 +51,6 @@ impl HostedGame {
             pool,
             hooks,
             logs,
-            answers: None,
-        }
-    }
-
-    /// A fresh set of calls for one action, fetched through this game's pool.
-    pub(super) fn new_answers(&self) -> HookAnswers {
-        HookAnswers::new(self.pool.clone(), self.key.clone(), self.source.clone())
-    }
-
-    /// The same game, answering its hooks from `answers`.
-    pub(super) fn answering_from(&self, answers: Arc<HookAnswers>) -> Self {
-        Self {
-            answers: Some(answers),
-            ..self.clone()
         }
     }
 
@@ -87,10 +68,7 @@ impl HostedGame {
         args: Box<RawValue>,
         game: &BoardGame,
     ) -> Result<Value, HookError> {
-        let outcome = match &self.answers {
-            Some(answers) => answers.answer(hook, args)?,
-            None => self.pool.call(&self.key, &self.source, hook, args),
-        };
+        let outcome = self.pool.call(&self.key, &self.source, hook, args);
         self.value_of(hook, game, outcome, self.pool.limits().time)
     }
 
@@ -192,14 +170,7 @@ impl Game for HostedGame {
     }
 
     fn hooks_wait(&self) -> bool {
-        self.answers.is_none()
-    }
-
-    fn answered(&self) -> Option<Answered> {
-        match self.answers {
-            Some(_) => None,
-            None => super::answers::answered(self),
-        }
+        true
     }
 
     fn log_fault(&self, hook: Hook, game: &BoardGame, fault: &str) {
@@ -279,10 +250,6 @@ impl Game for HostedGame {
     ) -> Result<Option<Value>, HookError> {
         if !self.hooks.bots {
             return Ok(None);
-        }
-        if self.answers.is_some() {
-            // A search is no hook call to answer: the engine runs it on a hook thread.
-            return Err(HookError::Awaiting);
         }
         let budget = self.pool.bot_search();
         let playouts = match level {

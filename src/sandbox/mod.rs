@@ -11,13 +11,9 @@
 //! - [`pool`]: the server's side: leasing workers, deadlines, replacing dead ones.
 //! - [`process`]: one worker process as the server holds it: its pipes and its watchdog.
 //! - [`hook_threads`]: the threads the server calls hooks from, one per worker.
-//! - [`batches`]: hook calls awaited on the runtime, sent to the workers in batches.
 //! - [`hosted`]: an uploaded game as a [`crate::game::Game`].
-//! - [`answers`]: its hooks answered from calls the engine awaited on its runtime.
 //! - [`game_log`]: where its log lines go for its owner to read.
 
-mod answers;
-mod batches;
 mod counts;
 pub mod game_log;
 mod hook_threads;

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::batches::CallQueue;
 use super::counts::{SandboxCounts, Stop};
 use super::hook_threads::HookThreads;
 use super::process::Worker;
@@ -100,8 +99,6 @@ struct Shared {
     search_ended: Condvar,
     /// Where games' hooks are called from: one thread per worker.
     hooks: HookThreads,
-    /// Calls awaited on the runtime, waiting to go to a worker in a batch (`batches.rs`).
-    calls: CallQueue,
     counts: SandboxCounts,
 }
 
@@ -127,7 +124,6 @@ impl SandboxPool {
                 searches: Mutex::new(0),
                 search_ended: Condvar::new(),
                 hooks: HookThreads::new(size.max(1)),
-                calls: CallQueue::new(size.max(1)),
                 counts: SandboxCounts::default(),
             }),
         }
@@ -294,28 +290,12 @@ impl SandboxPool {
         }
     }
 
-    pub(super) fn calls(&self) -> &CallQueue {
-        &self.shared.calls
-    }
-
-    /// Runs `work` on one of the hook threads, without waiting for it.
-    pub(super) fn spawn_hook_work(
-        &self,
-        work: impl FnOnce() + Send + 'static,
-    ) -> Result<(), PoolError> {
-        self.shared.hooks.spawn(work)
-    }
-
-    pub(super) fn counts(&self) -> &SandboxCounts {
-        &self.shared.counts
-    }
-
-    pub(super) fn compile_deadline(&self) -> Watchdog {
+    fn compile_deadline(&self) -> Watchdog {
         Watchdog::for_work(self.shared.limits.time).allowing(COMPILE_ALLOWANCE)
     }
 
     /// Waits for an idle worker, starting one if the pool is not full.
-    pub(super) fn lease(&self) -> Result<Lease, PoolError> {
+    fn lease(&self) -> Result<Lease, PoolError> {
         let shared = &self.shared;
         let mut state = shared
             .state
@@ -405,7 +385,7 @@ impl Drop for SearchPermit<'_> {
 }
 
 /// A worker lent to one caller; it goes back to the pool when dropped, unless it failed.
-pub(super) struct Lease {
+struct Lease {
     shared: Arc<Shared>,
     worker: Option<Worker>,
 }
@@ -420,45 +400,9 @@ impl Lease {
 
     /// Sends `request` and reads the response before `watchdog` gives up. On any failure the
     /// worker is killed and its place freed.
-    pub(super) fn exchange(
-        &mut self,
-        request: &Request,
-        watchdog: Watchdog,
-    ) -> Result<Response, PoolError> {
-        let result = self.worker().exchange(request, watchdog);
-        self.retire_on(result)
-    }
-
-    /// Writes `lines` (requests, each ending in a newline) to the worker in one write.
-    pub(super) fn send(&mut self, lines: &[u8]) -> Result<(), PoolError> {
-        let result = self.worker().send(lines);
-        self.retire_on(result)
-    }
-
-    /// Reads the worker's next response (see [`Worker::receive`]).
-    pub(super) fn receive(
-        &mut self,
-        watchdog: Watchdog,
-        cpu_before: Option<Duration>,
-        waiting: &mut dyn FnMut(Duration),
-    ) -> Result<Response, PoolError> {
-        let result = self.worker().receive(watchdog, cpu_before, waiting);
-        self.retire_on(result)
-    }
-
-    /// The CPU time the worker has used, where the system says (`None` once it failed).
-    pub(super) fn cpu_time(&self) -> Option<Duration> {
-        self.worker.as_ref().and_then(Worker::cpu_time)
-    }
-
-    fn worker(&mut self) -> &mut Worker {
-        self.worker
-            .as_mut()
-            .expect("a lease holds a worker until it fails")
-    }
-
-    /// `result`, the worker killed and its place freed if it is a failure.
-    fn retire_on<T>(&mut self, result: Result<T, PoolError>) -> Result<T, PoolError> {
+    fn exchange(&mut self, request: &Request, watchdog: Watchdog) -> Result<Response, PoolError> {
+        let worker = self.worker.as_mut().expect("a lease holds a worker");
+        let result = worker.exchange(request, watchdog);
         if let Err(error) = &result {
             self.retire(Stop::of(error).unwrap_or(Stop::Died));
         }
@@ -466,7 +410,7 @@ impl Lease {
     }
 
     /// A response that makes no sense here: the worker is not trusted further.
-    pub(super) fn broken(&mut self, response: &Response) -> PoolError {
+    fn broken(&mut self, response: &Response) -> PoolError {
         self.retire(Stop::OutOfTurn);
         PoolError::Died(format!("it answered out of turn: {response:?}"))
     }

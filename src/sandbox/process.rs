@@ -68,50 +68,27 @@ impl Worker {
         request: &Request,
         watchdog: Watchdog,
     ) -> Result<Response, PoolError> {
-        let cpu_before = self.cpu_time();
+        let cpu_before = self.clock.read();
         let mut line = serde_json::to_vec(request).expect("requests always serialise");
         line.push(b'\n');
-        self.send(&line)?;
-        self.receive(watchdog, cpu_before, &mut |_| {})
-    }
-
-    /// The CPU time the worker has used, where the system says.
-    pub(super) fn cpu_time(&self) -> Option<Duration> {
-        self.clock.read()
-    }
-
-    /// Writes `lines` (one or more requests, each ending in a newline) in one write.
-    pub(super) fn send(&mut self, lines: &[u8]) -> Result<(), PoolError> {
-        match self
+        if let Err(err) = self
             .stdin
-            .write_all(lines)
+            .write_all(&line)
             .and_then(|()| self.stdin.flush())
         {
-            Ok(()) => Ok(()),
-            Err(err) => Err(self.died(err)),
+            return Err(self.died(err));
         }
-    }
-
-    /// Reads the next response before `watchdog` says the worker has had its time (it had used
-    /// `cpu_before` when the wait began). While it waits, `waiting` is told, every few
-    /// milliseconds, the CPU time the worker has used since `cpu_before`.
-    pub(super) fn receive(
-        &mut self,
-        watchdog: Watchdog,
-        cpu_before: Option<Duration>,
-        waiting: &mut dyn FnMut(Duration),
-    ) -> Result<Response, PoolError> {
-        let line = self.read_line(watchdog, cpu_before, waiting)?;
+        let line = self.read_line(watchdog, cpu_before)?;
         serde_json::from_slice(&line)
             .map_err(|err| PoolError::Died(format!("it sent an unreadable response: {err}")))
     }
 
-    /// Reads up to the next newline, until `watchdog` says the worker has had its time.
+    /// Reads up to the next newline, until `watchdog` says the worker has had its time (it had
+    /// used `cpu_before` when the exchange began).
     fn read_line(
         &mut self,
         watchdog: Watchdog,
         cpu_before: Option<Duration>,
-        waiting: &mut dyn FnMut(Duration),
     ) -> Result<Vec<u8>, PoolError> {
         let mut scanned = 0;
         loop {
@@ -131,9 +108,6 @@ impl Worker {
             if !self.wait_readable(wait)? {
                 if watchdog.spent(self.clock, cpu_before) {
                     return Err(PoolError::Timeout);
-                }
-                if let (Some(before), Some(now)) = (cpu_before, self.clock.read()) {
-                    waiting(now.saturating_sub(before));
                 }
                 continue;
             }

@@ -44,14 +44,6 @@ impl Watchdog {
         }
     }
 
-    /// The same, looking at the CPU time at least every `every`.
-    pub(super) fn checking_every(self, every: Duration) -> Self {
-        Self {
-            every: self.every.min(every),
-            ..self
-        }
-    }
-
     /// How long to wait for an answer before looking again; zero once the backstop passed.
     pub(super) fn next_wait(&self) -> Duration {
         self.backstop

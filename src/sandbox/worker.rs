@@ -1,14 +1,12 @@
 //! The sandbox process: `turnhouse sandbox-worker`, started by the server's pool. It reads one
-//! request per line from stdin (several at once, when the server sends a batch of calls),
-//! answers them in order, one response per line on stdout, and holds the games
+//! request per line from stdin, answers one response per line on stdout, and holds the games
 //! it has compiled. It limits itself before reading anything (no core dumps, a cap on its data
 //! segment, few file descriptors, a lower CPU priority than the server, death with the server),
 //! so that even a fault in the engine stays inside this process.
 //!
 //! One stop in the life of a move: `docs/internals.md`.
 
-use std::cell::RefCell;
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::mpsc;
@@ -27,9 +25,6 @@ const PROCESS_HEADROOM: usize = 256 << 20;
 
 /// Extra stack for the thread running JS, above the engine's own stack limit.
 const THREAD_STACK_HEADROOM: usize = 16 << 20;
-
-/// The CPU time a call runs before the answers held for the rest of its batch are written.
-const HOLD_ANSWERS: Duration = Duration::from_millis(1);
 
 /// How often the process checks that the server that started it is still there.
 const PARENT_CHECK: std::time::Duration = std::time::Duration::from_millis(250);
@@ -98,53 +93,28 @@ fn exit_with_parent() {
 }
 
 fn serve(limits: Limits) -> Result<(), String> {
-    use std::io::BufRead as _;
     let js = QuickJs::new(limits).map_err(|e| e.message)?;
     let mut games = GameCache::default();
     let mut searcher = None;
-    // Its own buffer, to see whether more requests came with the last: stdin's is private.
-    // Reads as large as this go past stdin's, so nothing is buffered twice.
-    let mut input = std::io::BufReader::with_capacity(64 << 10, std::io::stdin().lock());
-    // Answers are encoded here and written together, in one write: encoded straight into
-    // stdout, their many small pieces each went through the line buffer's search for a
-    // newline; and each write wakes the server.
-    let answers = Rc::new(RefCell::new(Vec::new()));
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if input.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
-            // The server closed our stdin: it is stopping, or it retired this process.
-            return Ok(());
-        }
+    let mut stdout = std::io::stdout().lock();
+    // Each answer is encoded here and written whole, in one write: encoded straight into
+    // stdout, its many small pieces each went through the line buffer's search for a newline.
+    let mut answer = Vec::new();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| e.to_string())?;
         let request: Request = serde_json::from_str(&line).map_err(|e| e.to_string())?;
-        // A call that runs long lets the server have the answers held before it: it waits
-        // for them, and the calls behind it may go elsewhere (`batches.rs`).
-        if !answers.borrow().is_empty() {
-            let held = answers.clone();
-            js.meanwhile(HOLD_ANSWERS, Box::new(move || drop(write_answers(&held))));
-        }
         let response = handle(&js, &mut games, &mut searcher, limits, request);
-        js.never_mind();
-        let mut held = answers.borrow_mut();
-        serde_json::to_writer(&mut *held, &response).map_err(|e| e.to_string())?;
-        held.push(b'\n');
-        drop(held);
-        // A batch of calls comes in one write: their answers go back together, once the
-        // last is done.
-        if input.buffer().is_empty() {
-            write_answers(&answers).map_err(|e| e.to_string())?;
-        }
+        answer.clear();
+        serde_json::to_writer(&mut answer, &response).map_err(|e| e.to_string())?;
+        answer.push(b'\n');
+        stdout
+            .write_all(&answer)
+            .and_then(|()| stdout.flush())
+            .map_err(|e| e.to_string())?;
         // Answered: the server goes on while this process readies the next call's realm.
         js.prepare();
     }
-}
-
-/// Writes the answers held in `answers`, in one write.
-fn write_answers(answers: &RefCell<Vec<u8>>) -> std::io::Result<()> {
-    let mut answers = answers.borrow_mut();
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&answers).and_then(|()| stdout.flush())?;
-    answers.clear();
+    // The server closed our stdin: it is stopping, or it retired this process.
     Ok(())
 }
 

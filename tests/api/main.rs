@@ -66,7 +66,6 @@ mod real_server;
 mod replay_browser;
 mod restart;
 mod sandbox;
-mod sandbox_batches;
 mod scale_out;
 mod seeding;
 mod sessions;

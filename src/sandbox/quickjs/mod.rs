@@ -84,17 +84,12 @@ impl CodeError {
     }
 }
 
-/// See [`QuickJs::meanwhile`].
-type Meanwhile = (Duration, Box<dyn FnOnce()>);
-
 pub struct QuickJs {
     runtime: Runtime,
     limits: Limits,
     /// When the running code is stopped, in this thread's CPU time ([`cpu_time`]).
     deadline: Rc<Cell<Duration>>,
     interrupted: Rc<Cell<bool>>,
-    /// Something to do once while a call runs, when it has run until then ([`cpu_time`]).
-    meanwhile: Rc<RefCell<Option<Meanwhile>>>,
     logs: Rc<RefCell<LogBuffer>>,
     prelude: Vec<u8>,
     /// `extras.js`, compiled once; a realm evaluates it only if its game asks for it.
@@ -126,7 +121,6 @@ impl QuickJs {
             limits,
             deadline: Rc::new(Cell::new(far_future())),
             interrupted: Rc::new(Cell::new(false)),
-            meanwhile: Rc::default(),
             logs: Rc::new(RefCell::new(LogBuffer::default())),
             prelude: Vec::new(),
             extras: Rc::from([]),
@@ -148,33 +142,13 @@ impl QuickJs {
         runtime.set_memory_limit(self.limits.memory_bytes);
         runtime.set_max_stack_size(self.limits.stack_bytes);
         let (watch, flag) = (self.deadline.clone(), self.interrupted.clone());
-        let meanwhile = self.meanwhile.clone();
         runtime.set_interrupt_handler(Some(Box::new(move || {
-            let now = cpu_time();
-            let due = matches!(&*meanwhile.borrow(), Some((at, _)) if now >= *at);
-            if due {
-                if let Some((_, work)) = meanwhile.borrow_mut().take() {
-                    work();
-                }
-            }
-            let over = now >= watch.get();
+            let over = cpu_time() >= watch.get();
             if over {
                 flag.set(true);
             }
             over
         })));
-    }
-
-    /// Does `work` once the call about to start has used `after` of CPU time, from the
-    /// engine's interrupt check (so only while the call's JavaScript runs); or never, if the
-    /// call ends before, or [`QuickJs::never_mind`] is called.
-    pub fn meanwhile(&self, after: Duration, work: Box<dyn FnOnce()>) {
-        *self.meanwhile.borrow_mut() = Some((cpu_time() + after, work));
-    }
-
-    /// Forgets what [`QuickJs::meanwhile`] was given.
-    pub fn never_mind(&self) {
-        self.meanwhile.borrow_mut().take();
     }
 
     /// Runs one hook in the game's warm realm (`warm.rs`), or a fresh one when this process has
