@@ -261,6 +261,27 @@ impl SandboxPool {
         time: Duration,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
         let mut lease = self.lease()?;
+        match self.converse(&mut lease, key, source, request, time) {
+            // A worker killed from outside (the kernel's OOM killer, an operator), whether it
+            // was about to take the call or running it, says nothing of the call: hooks are
+            // pure functions of their arguments, so the call goes once to a fresh worker.
+            Err(PoolError::Died(_)) if lease.killed_from_outside => {
+                let mut lease = self.lease()?;
+                self.converse(&mut lease, key, source, request, time)
+            }
+            answered => answered,
+        }
+    }
+
+    /// Sends `request` to the leased worker, and the game's source first if it asks for it.
+    fn converse(
+        &self,
+        lease: &mut Lease,
+        key: &str,
+        source: &str,
+        request: &Request,
+        time: Duration,
+    ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
         let mut loaded = false;
         loop {
             match lease.exchange(request, Watchdog::for_work(time))? {
@@ -388,6 +409,8 @@ impl Drop for SearchPermit<'_> {
 struct Lease {
     shared: Arc<Shared>,
     worker: Option<Worker>,
+    /// Whether its worker failed by being killed from outside.
+    killed_from_outside: bool,
 }
 
 impl Lease {
@@ -395,6 +418,7 @@ impl Lease {
         Self {
             shared,
             worker: Some(worker),
+            killed_from_outside: false,
         }
     }
 
@@ -403,6 +427,7 @@ impl Lease {
     fn exchange(&mut self, request: &Request, watchdog: Watchdog) -> Result<Response, PoolError> {
         let worker = self.worker.as_mut().expect("a lease holds a worker");
         let result = worker.exchange(request, watchdog);
+        self.killed_from_outside = worker.killed_from_outside();
         if let Err(error) = &result {
             self.retire(Stop::of(error).unwrap_or(Stop::Died));
         }

@@ -29,6 +29,8 @@ pub(super) struct Worker {
     /// What each read of `stdout` fills, made once: a zeroed 64 KiB buffer made (and freed)
     /// for every exchange was a tenth of the server's work for a hook call.
     chunk: Box<[u8]>,
+    /// See [`Worker::killed_from_outside`].
+    killed_from_outside: bool,
 }
 
 impl Worker {
@@ -60,6 +62,7 @@ impl Worker {
             stdout,
             buffer: Vec::new(),
             chunk: vec![0; READ_CHUNK].into_boxed_slice(),
+            killed_from_outside: false,
         })
     }
 
@@ -142,14 +145,24 @@ impl Worker {
 
     /// The error for a worker that stopped answering, with how it ended if it has.
     fn died(&mut self, cause: impl std::fmt::Display) -> PoolError {
+        use std::os::unix::process::ExitStatusExt;
         // The pipe closes a moment before the process is gone: give it that moment.
         for _ in 0..20 {
             if let Ok(Some(status)) = self.child.try_wait() {
+                // The server kills a worker only once it has given up on it; nothing inside
+                // one can send it a SIGKILL.
+                self.killed_from_outside = status.signal() == Some(libc::SIGKILL);
                 return PoolError::Died(status.to_string());
             }
             std::thread::sleep(Duration::from_millis(5));
         }
         PoolError::Died(cause.to_string())
+    }
+
+    /// Whether the worker, found dead, had been killed from outside (by the kernel's OOM
+    /// killer, by an operator) rather than dying of what it ran.
+    pub(super) fn killed_from_outside(&self) -> bool {
+        self.killed_from_outside
     }
 
     pub(super) fn has_exited(&mut self) -> bool {

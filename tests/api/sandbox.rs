@@ -343,6 +343,38 @@ async fn a_stalled_sandbox_process_is_killed_and_replaced() {
     }
 }
 
+/// A sandbox process killed from outside (by the kernel's OOM killer, by an operator) costs
+/// no call, whether the call reaches it just before or just after it dies: hooks are pure
+/// functions of their arguments, so the call goes once to a fresh process.
+#[tokio::test]
+async fn a_sandbox_process_killed_from_outside_costs_no_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, program, _, (room, author)) = with_one_sandbox_process(dir.path()).await;
+    for count in 1..=8 {
+        let workers = processes_running(&program);
+        assert_eq!(workers.len(), 1, "one sandbox process: {workers:?}");
+        // Not waited for: the move comes while the process may still be dying.
+        // SAFETY: sending a signal to a process this test started; no memory is involved.
+        assert_eq!(
+            unsafe { libc::kill(workers[0] as libc::pid_t, libc::SIGKILL) },
+            0
+        );
+        let after = app.play_ok(&author, &room, json!({})).await;
+        assert_eq!(after["state"]["count"], count);
+    }
+    assert_eq!(
+        app.metric("turnhouse_sandbox_processes_stopped_total{reason=\"died\"}")
+            .await,
+        Some(8.0)
+    );
+    assert_eq!(
+        app.metric("turnhouse_hook_faults_total{fault=\"crash\"}")
+            .await,
+        Some(0.0)
+    );
+    assert_server_unharmed(&app).await;
+}
+
 /// A sandbox process keeps its data segment within the limit it set itself (`RLIMIT_DATA`, the
 /// second line behind the engine's own) while it serves calls. The binary's allocator, mimalloc,
 /// makes its first arena of a gigabyte writable at once unless told not to: started any other
