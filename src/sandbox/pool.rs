@@ -172,7 +172,13 @@ impl SandboxPool {
             source: source.to_owned(),
         };
         let limit_ms = self.shared.limits.time.as_millis();
-        match lease.exchange(&request, self.compile_deadline()) {
+        let mut checked = lease.exchange(&request, self.compile_deadline());
+        if matches!(checked, Err(PoolError::Died(_))) && lease.killed_from_outside {
+            // Nothing the module did: it goes once to a fresh worker (see `run_on_a_worker`).
+            lease = self.lease().map_err(CheckError::Pool)?;
+            checked = lease.exchange(&request, self.compile_deadline());
+        }
+        match checked {
             Ok(Response::Checked {
                 format,
                 hooks,

@@ -344,28 +344,39 @@ async fn a_stalled_sandbox_process_is_killed_and_replaced() {
 }
 
 /// A sandbox process killed from outside (by the kernel's OOM killer, by an operator) costs
-/// no call, whether the call reaches it just before or just after it dies: hooks are pure
-/// functions of their arguments, so the call goes once to a fresh process.
+/// no call and fails no upload, whether either reaches it just before or just after it dies:
+/// hooks are pure functions of their arguments, so the call goes once to a fresh process, and
+/// so does the upload's check.
 #[tokio::test]
 async fn a_sandbox_process_killed_from_outside_costs_no_call() {
     let dir = tempfile::tempdir().unwrap();
     let (app, program, _, (room, author)) = with_one_sandbox_process(dir.path()).await;
-    for count in 1..=8 {
+    // Not waited for: the call comes while the process may still be dying.
+    let kill_the_process = || {
         let workers = processes_running(&program);
         assert_eq!(workers.len(), 1, "one sandbox process: {workers:?}");
-        // Not waited for: the move comes while the process may still be dying.
         // SAFETY: sending a signal to a process this test started; no memory is involved.
-        assert_eq!(
-            unsafe { libc::kill(workers[0] as libc::pid_t, libc::SIGKILL) },
-            0
-        );
+        let sent = unsafe { libc::kill(workers[0] as libc::pid_t, libc::SIGKILL) };
+        assert_eq!(sent, 0);
+    };
+    for count in 1..=8 {
+        kill_the_process();
         let after = app.play_ok(&author, &room, json!({})).await;
         assert_eq!(after["state"]["count"], count);
+    }
+    // An upload's check, likewise: the author's module is not blamed for it.
+    for version in 2..=5 {
+        kill_the_process();
+        let response = app.upload(&author, "hostile", HOSTILE).await;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["version"], version, "{body}");
     }
     assert_eq!(
         app.metric("turnhouse_sandbox_processes_stopped_total{reason=\"died\"}")
             .await,
-        Some(8.0)
+        Some(12.0)
     );
     assert_eq!(
         app.metric("turnhouse_hook_faults_total{fault=\"crash\"}")
