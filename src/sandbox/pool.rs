@@ -167,17 +167,13 @@ impl SandboxPool {
 
     /// Compiles and evaluates `source` under the hook limits and checks its exports.
     pub fn check(&self, source: &str) -> Result<Checked, CheckError> {
-        let mut lease = self.lease().map_err(CheckError::Pool)?;
         let request = Request::Check {
             source: source.to_owned(),
         };
         let limit_ms = self.shared.limits.time.as_millis();
-        let mut checked = lease.exchange(&request, self.compile_deadline());
-        if matches!(checked, Err(PoolError::Died(_))) && lease.killed_from_outside {
-            // Nothing the module did: it goes once to a fresh worker (see `run_on_a_worker`).
-            lease = self.lease().map_err(CheckError::Pool)?;
-            checked = lease.exchange(&request, self.compile_deadline());
-        }
+        let (mut lease, checked) = self
+            .on_a_worker(|lease| lease.exchange(&request, self.compile_deadline()))
+            .map_err(CheckError::Pool)?;
         match checked {
             Ok(Response::Checked {
                 format,
@@ -266,17 +262,26 @@ impl SandboxPool {
         request: &Request,
         time: Duration,
     ) -> Result<(Outcome, Vec<LogLine>), PoolError> {
+        let (_, answered) =
+            self.on_a_worker(|lease| self.converse(lease, key, source, request, time))?;
+        answered
+    }
+
+    /// Runs `work` on a leased worker: the lease, and what `work` gave. A worker killed from
+    /// outside (the kernel's OOM killer, an operator), whether it was about to take the work
+    /// or doing it, says nothing of the work: hooks are pure functions of their arguments,
+    /// and a check is not the module's fault, so the work goes once to a fresh worker.
+    fn on_a_worker<T>(
+        &self,
+        mut work: impl FnMut(&mut Lease) -> Result<T, PoolError>,
+    ) -> Result<(Lease, Result<T, PoolError>), PoolError> {
         let mut lease = self.lease()?;
-        match self.converse(&mut lease, key, source, request, time) {
-            // A worker killed from outside (the kernel's OOM killer, an operator), whether it
-            // was about to take the call or running it, says nothing of the call: hooks are
-            // pure functions of their arguments, so the call goes once to a fresh worker.
-            Err(PoolError::Died(_)) if lease.killed_from_outside => {
-                let mut lease = self.lease()?;
-                self.converse(&mut lease, key, source, request, time)
-            }
-            answered => answered,
+        let mut done = work(&mut lease);
+        if matches!(done, Err(PoolError::Died(_))) && lease.killed_from_outside {
+            lease = self.lease()?;
+            done = work(&mut lease);
         }
+        Ok((lease, done))
     }
 
     /// Sends `request` to the leased worker, and the game's source first if it asks for it.

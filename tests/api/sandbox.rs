@@ -355,9 +355,7 @@ async fn a_sandbox_process_killed_from_outside_costs_no_call() {
     let kill_the_process = || {
         let workers = processes_running(&program);
         assert_eq!(workers.len(), 1, "one sandbox process: {workers:?}");
-        // SAFETY: sending a signal to a process this test started; no memory is involved.
-        let sent = unsafe { libc::kill(workers[0] as libc::pid_t, libc::SIGKILL) };
-        assert_eq!(sent, 0);
+        send(workers[0], libc::SIGKILL);
     };
     for count in 1..=8 {
         kill_the_process();
@@ -484,9 +482,7 @@ fn exited(pid: u32) -> bool {
 /// process stopped, or exited (see [`exited`]). A killed process is not gone the moment
 /// `kill` returns.
 fn signal(pid: u32, signal: libc::c_int) {
-    // SAFETY: sending a signal to a process this test started; no memory is involved.
-    let sent = unsafe { libc::kill(pid as libc::pid_t, signal) };
-    assert_eq!(sent, 0, "signal {signal} to {pid}");
+    send(pid, signal);
     let done = || match signal {
         libc::SIGSTOP => process_state(pid) == Some('T'),
         _ => exited(pid),
@@ -499,4 +495,11 @@ fn signal(pid: u32, signal: libc::c_int) {
         );
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Sends `signal` to `pid`, and nothing more: the process may take a moment to act on it.
+fn send(pid: u32, signal: libc::c_int) {
+    // SAFETY: sending a signal to a process this test started; no memory is involved.
+    let sent = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    assert_eq!(sent, 0, "signal {signal} to {pid}");
 }
