@@ -13,6 +13,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::dialect::{Dialect, SetRow, SetSql};
+use super::merging::Merging;
 use super::outbox::{insert_room_events, OutboxBoard};
 use super::rows::to_json;
 use super::sets::{execute_set, set_statements};
@@ -71,6 +72,7 @@ pub(super) async fn apply_round<D: Dialect>(
     commits: &[&RoomCommit],
     outbox: &OutboxBoard,
 ) -> Result<Vec<Option<RoomWritten>>, StoreError> {
+    let conn = &mut Merging::<D, _>::new(conn);
     let texts = RoomTexts::of(commits);
     let (new, changed): (Vec<&RoomCommit>, Vec<&RoomCommit>) =
         commits.iter().partition(|c| c.expected_version.is_none());
@@ -89,13 +91,15 @@ pub(super) async fn apply_round<D: Dialect>(
         }
         written.extend(insert_rooms::<D>(conn, &new, &texts).await?);
     }
-    let (listed, moves): (Vec<&RoomCommit>, Vec<&RoomCommit>) =
-        changed.into_iter().partition(|c| c.listing_changed);
+    let (listed, moves): (Vec<&RoomCommit>, Vec<&RoomCommit>) = match D::UPDATE_LISTED_ROOMS {
+        Some(_) => changed.into_iter().partition(|c| c.listing_changed),
+        None => (Vec::new(), changed),
+    };
     if !moves.is_empty() {
         written.extend(update_rooms::<D>(conn, D::UPDATE_ROOMS, &moves, &texts).await?);
     }
-    if !listed.is_empty() {
-        written.extend(update_rooms::<D>(conn, D::UPDATE_LISTED_ROOMS, &listed, &texts).await?);
+    if let (false, Some(sql)) = (listed.is_empty(), D::UPDATE_LISTED_ROOMS) {
+        written.extend(update_rooms::<D>(conn, sql, &listed, &texts).await?);
     }
     let accepted: Vec<&RoomCommit> = commits
         .iter()
@@ -121,6 +125,8 @@ pub(super) async fn apply_round<D: Dialect>(
     if !accepted.is_empty() {
         D::announce(conn, &accepted).await?;
     }
+    // Within the round, so that a write that fails is blamed on it.
+    conn.flush().await?;
     Ok(commits
         .iter()
         .map(|c| {

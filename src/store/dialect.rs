@@ -13,55 +13,9 @@
 
 use std::future::Future;
 
+pub(super) use super::sql::SetSql;
 use super::sql::{AnyConnection, Arg, Exec, Sql, Statement};
 use super::types::{RoomCommit, StoreError};
-
-/// A statement over a set of rows: `WITH v (<columns>) AS (VALUES (…), (…)) <statement>`, the
-/// statement reading each row's values as `v.<column>`. One statement serves a whole batch,
-/// whatever its size; each row binds its values in the order `columns` names them (see
-/// [`SetRow`]).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct SetSql {
-    /// The row's column names, separated by `, `.
-    pub(super) columns: &'static str,
-    pub(super) statement: &'static str,
-}
-
-impl SetSql {
-    pub(super) fn width(&self) -> usize {
-        self.columns.bytes().filter(|&b| b == b',').count() + 1
-    }
-
-    /// The statement's text for `rows` rows, with placeholders `$1`, `$2`… when `numbered`,
-    /// else `?` each (which SQLite binds in order without looking each one up by name, a cost
-    /// that grows with the square of the placeholders).
-    pub(super) fn text(&self, rows: usize, numbered: bool) -> String {
-        let width = self.width();
-        let mut sql = String::with_capacity(self.statement.len() + rows * width * 5 + 160);
-        sql.push_str("WITH v (");
-        sql.push_str(self.columns);
-        sql.push_str(") AS (VALUES ");
-        for row in 0..rows {
-            sql.push_str(if row == 0 { "(" } else { ", (" });
-            for column in 0..width {
-                if column > 0 {
-                    sql.push_str(", ");
-                }
-                match numbered {
-                    true => {
-                        sql.push('$');
-                        sql.push_str(&(row * width + column + 1).to_string());
-                    }
-                    false => sql.push('?'),
-                }
-            }
-            sql.push(')');
-        }
-        sql.push_str(") ");
-        sql.push_str(self.statement);
-        sql
-    }
-}
 
 /// One row of a [`SetSql`] being bound: each value is put under its column's name, which must
 /// be the next one the statement lists (checked in debug builds, so a reordering that would
@@ -127,6 +81,9 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     /// than on the server's runtime: right where the connection is a thread of sqlx's with no
     /// socket (SQLite), which needs nothing of the server runtime's reactor.
     const WRITER_THREAD: bool;
+    /// Whether a batch's writes go to the database merged into fewer statements
+    /// ([`super::merging`]): where each statement is a round trip to another process.
+    const MERGES_WRITES: bool;
     /// The literal for false in a partial index's condition.
     const FALSE: &'static str;
     /// The literal for true.
@@ -152,8 +109,9 @@ pub(super) trait Dialect: Sql<Connection: Exec> {
     /// The compare-and-set of a batch's moves ([`ROOM_CHANGE_ROW`]); returns the ids written
     /// (a room not returned lost its race).
     const UPDATE_ROOMS: SetSql;
-    /// The same, for changes that also move the room in the lobby (`joinable`, `finished`).
-    const UPDATE_LISTED_ROOMS: SetSql;
+    /// The same, for changes that also move the room in the lobby (`joinable`, `finished`);
+    /// `None` where [`Self::UPDATE_ROOMS`] writes those too at no cost to a move.
+    const UPDATE_LISTED_ROOMS: Option<SetSql>;
     /// The history of a batch ([`EVENT_ROW`]).
     const INSERT_EVENTS: SetSql;
     /// The owner of game `$1`, its row locked until the transaction ends where others could

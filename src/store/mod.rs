@@ -44,6 +44,7 @@ mod durable;
 mod emails;
 mod gather;
 mod health;
+mod merging;
 mod moderation;
 mod notices;
 mod outbox;

@@ -19,7 +19,7 @@ pub(super) fn set_statements<D: Dialect, T>(
 ) -> Vec<Statement> {
     rows.chunks(MAX_ARGS / sql.width())
         .map(|chunk| {
-            let mut statement = Statement::built(sql.text(chunk.len(), D::NUMBERED_PLACEHOLDERS));
+            let mut statement = Statement::of_set(sql, chunk.len(), D::NUMBERED_PLACEHOLDERS);
             for value in chunk {
                 let mut row = SetRow::new(&mut statement, &sql);
                 bind(&mut row, value);

@@ -32,6 +32,49 @@ pub(super) enum Arg {
     MaybeReal(Option<f64>),
     Bytes(Vec<u8>),
     MaybeBytes(Option<Vec<u8>>),
+    /// A column of a merged batch's rows, as one array ([`super::merging`]): PostgreSQL only.
+    Column(Column),
+}
+
+/// The values of one column of rows, bound as an array (`text[]`, `bigint[]`…).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Column {
+    Texts(Vec<Option<String>>),
+    Ints(Vec<Option<i64>>),
+    Flags(Vec<bool>),
+    Reals(Vec<Option<f64>>),
+}
+
+/// Binding a [`Column`], which only PostgreSQL takes: SQLite's batches are never merged
+/// ([`super::dialect::Dialect::MERGES_WRITES`]).
+pub(super) trait BindColumn: Database {
+    fn bind_column<'q>(
+        query: sqlx::query::Query<'q, Self, Self::Arguments>,
+        column: Column,
+    ) -> sqlx::query::Query<'q, Self, Self::Arguments>;
+}
+
+impl BindColumn for sqlx::Postgres {
+    fn bind_column<'q>(
+        query: sqlx::query::Query<'q, Self, Self::Arguments>,
+        column: Column,
+    ) -> sqlx::query::Query<'q, Self, Self::Arguments> {
+        match column {
+            Column::Texts(values) => query.bind(values),
+            Column::Ints(values) => query.bind(values),
+            Column::Flags(values) => query.bind(values),
+            Column::Reals(values) => query.bind(values),
+        }
+    }
+}
+
+impl BindColumn for sqlx::Sqlite {
+    fn bind_column<'q>(
+        _: sqlx::query::Query<'q, Self, Self::Arguments>,
+        _: Column,
+    ) -> sqlx::query::Query<'q, Self, Self::Arguments> {
+        unreachable!("SQLite's batches are never merged")
+    }
 }
 
 impl From<Vec<u8>> for Arg {
@@ -139,10 +182,59 @@ pub(super) enum AnyConnection<'c> {
     Postgres(&'c mut sqlx::PgConnection),
 }
 
+/// A statement over a set of rows: `WITH v (<columns>) AS (VALUES (…), (…)) <statement>`, the
+/// statement reading each row's values as `v.<column>`. One statement serves a whole batch,
+/// whatever its size; each row binds its values in the order `columns` names them (see
+/// [`super::dialect::SetRow`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SetSql {
+    /// The row's column names, separated by `, `.
+    pub(super) columns: &'static str,
+    pub(super) statement: &'static str,
+}
+
+impl SetSql {
+    pub(super) fn width(&self) -> usize {
+        self.columns.bytes().filter(|&b| b == b',').count() + 1
+    }
+
+    /// The statement's text for `rows` rows, with placeholders `$1`, `$2`… when `numbered`,
+    /// else `?` each (which SQLite binds in order without looking each one up by name, a cost
+    /// that grows with the square of the placeholders).
+    pub(super) fn text(&self, rows: usize, numbered: bool) -> String {
+        let width = self.width();
+        let mut sql = String::with_capacity(self.statement.len() + rows * width * 5 + 160);
+        sql.push_str("WITH v (");
+        sql.push_str(self.columns);
+        sql.push_str(") AS (VALUES ");
+        for row in 0..rows {
+            sql.push_str(if row == 0 { "(" } else { ", (" });
+            for column in 0..width {
+                if column > 0 {
+                    sql.push_str(", ");
+                }
+                match numbered {
+                    true => {
+                        sql.push('$');
+                        sql.push_str(&(row * width + column + 1).to_string());
+                    }
+                    false => sql.push('?'),
+                }
+            }
+            sql.push(')');
+        }
+        sql.push_str(") ");
+        sql.push_str(self.statement);
+        sql
+    }
+}
+
 /// SQL with its arguments, `$1` onwards in order (SQLite reads `$n` as the n-th argument too).
 pub(super) struct Statement {
     sql: SqlText,
     args: Vec<Arg>,
+    /// The set statement this is, rows bound in order, when it is one.
+    set: Option<SetSql>,
 }
 
 /// A statement's text: a constant, or built for a batch of a given size.
@@ -156,6 +248,7 @@ impl Statement {
         Self {
             sql: SqlText::Fixed(sql),
             args: Vec::new(),
+            set: None,
         }
     }
 
@@ -165,7 +258,29 @@ impl Statement {
         Self {
             sql: SqlText::Built(sql),
             args: Vec::new(),
+            set: None,
         }
+    }
+
+    /// `sql` over `rows` rows, to be bound row by row (see [`super::dialect::SetRow`]).
+    pub(super) fn of_set(sql: SetSql, rows: usize, numbered: bool) -> Self {
+        Self {
+            set: Some(sql),
+            ..Self::built(sql.text(rows, numbered))
+        }
+    }
+
+    /// The same values bound to `sql`, built at run time as [`Statement::built`] is.
+    pub(super) fn with_sql(self, sql: String) -> Self {
+        Self {
+            sql: SqlText::Built(sql),
+            ..self
+        }
+    }
+
+    /// The set statement this is, when it is one.
+    pub(super) fn set(&self) -> Option<SetSql> {
+        self.set
     }
 
     pub(super) fn bind(mut self, arg: impl Into<Arg>) -> Self {
@@ -186,6 +301,10 @@ impl Statement {
 
     pub(super) fn args(&self) -> &[Arg] {
         &self.args
+    }
+
+    pub(super) fn into_args(self) -> Vec<Arg> {
+        self.args
     }
 }
 
@@ -324,7 +443,7 @@ fn as_time(column: &str, text: &str) -> Result<Timestamp, StoreError> {
 
 impl<D> Sql for D
 where
-    D: Database,
+    D: BindColumn,
     for<'c> &'c mut D::Connection: Executor<'c, Database = D>,
     D::Arguments: IntoArguments<D>,
     for<'q> String: Encode<'q, D> + Type<D>,
@@ -394,7 +513,7 @@ where
 /// The sqlx query for `statement`, every argument bound.
 fn query<'q, D>(statement: Statement) -> sqlx::query::Query<'q, D, D::Arguments>
 where
-    D: Database,
+    D: BindColumn,
     for<'a> String: Encode<'a, D> + Type<D>,
     for<'a> Option<String>: Encode<'a, D> + Type<D>,
     for<'a> i64: Encode<'a, D> + Type<D>,
@@ -421,6 +540,7 @@ where
             Arg::MaybeReal(value) => query.bind(value),
             Arg::Bytes(value) => query.bind(value),
             Arg::MaybeBytes(value) => query.bind(value),
+            Arg::Column(column) => D::bind_column(query, column),
         };
     }
     query

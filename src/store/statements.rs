@@ -132,7 +132,10 @@ fn rooms<D: Dialect>() -> Vec<(&'static str, String)> {
         ("IDLE_WAITING_ROOMS", D::IDLE_WAITING_ROOMS.into()),
         ("INSERT_ROOMS", set_text::<D>(D::INSERT_ROOMS)),
         ("UPDATE_ROOMS", set_text::<D>(D::UPDATE_ROOMS)),
-        ("UPDATE_LISTED_ROOMS", set_text::<D>(D::UPDATE_LISTED_ROOMS)),
+        (
+            "UPDATE_LISTED_ROOMS",
+            D::UPDATE_LISTED_ROOMS.map_or("(UPDATE_ROOMS)".into(), set_text::<D>),
+        ),
         ("INSERT_EVENTS", set_text::<D>(D::INSERT_EVENTS)),
         ("UPSERT_MEMBERS", set_text::<D>(batch::UPSERT_MEMBERS)),
         (

@@ -10,6 +10,8 @@
 
 mod listener;
 #[cfg(test)]
+mod merging_tests;
+#[cfg(test)]
 mod plan_tests;
 pub(super) mod presence;
 mod session_reads;
@@ -84,6 +86,7 @@ impl Dialect for Postgres {
     /// The connections' sockets are the server runtime's: a writer elsewhere would hear of
     /// each answer through that runtime's thread, one more hand-off per statement.
     const WRITER_THREAD: bool = false;
+    const MERGES_WRITES: bool = true;
     const FALSE: &'static str = "false";
     const TRUE: &'static str = "true";
     const LISTING_STEERED: bool = true;
@@ -141,20 +144,10 @@ impl Dialect for Postgres {
              ((v.quick_play_since - o.quick_play_since) / 5000))) \
              ON CONFLICT DO NOTHING RETURNING id",
     };
+    /// Moves and changes that move the room in the lobby alike, in one statement and so one
+    /// round trip: PostgreSQL writes a row's new version in its page, with no index entry
+    /// ("heap-only"), when no indexed value changed, whether or not the `UPDATE` assigned it.
     const UPDATE_ROOMS: SetSql = SetSql {
-        columns: ROOM_CHANGE_ROW,
-        statement: "UPDATE rooms SET version = v.version, state = CAST(v.state AS json), \
-             players = CAST(v.players AS jsonb), \
-             inactive_players = CAST(v.inactive_players AS jsonb), \
-             trigger_timeout_at = v.trigger_timeout_at, to_move = v.to_move, \
-             turns = CAST(v.turns AS json), \
-             rematch = CAST(v.rematch AS jsonb), \
-             seats_held_until = v.seats_held_until, score = CAST(v.score AS jsonb), \
-             updated_at = v.updated_at \
-             FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
-             RETURNING rooms.id",
-    };
-    const UPDATE_LISTED_ROOMS: SetSql = SetSql {
         columns: ROOM_CHANGE_ROW,
         statement: "UPDATE rooms SET version = v.version, joinable = v.joinable, \
              finished = v.finished, state = CAST(v.state AS json), \
@@ -168,6 +161,7 @@ impl Dialect for Postgres {
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",
     };
+    const UPDATE_LISTED_ROOMS: Option<SetSql> = None;
     const INSERT_EVENTS: SetSql = SetSql {
         columns: EVENT_ROW,
         statement: "INSERT INTO room_events (room_id, version, kind, player_id, move, state, \
@@ -257,7 +251,7 @@ impl Dialect for Postgres {
     /// itself) and, for a public room whose lobby entry changed, how. Order and completeness
     /// come from the history, which a listener reads; a notification only says there is more.
     async fn announce(conn: &mut impl Exec, commits: &[&RoomCommit]) -> Result<(), StoreError> {
-        let mut statement = Statement::built(NOTIFY.text(commits.len(), true));
+        let mut statement = Statement::of_set(NOTIFY, commits.len(), true);
         for commit in commits {
             let lobby = match commit.lobby_change {
                 Some(change) if !commit.room.private => change.as_str(),

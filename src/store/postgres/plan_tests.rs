@@ -24,7 +24,7 @@ fn cluster(name: &str) -> Option<PgConnectOptions> {
 
 /// A new database in the test cluster, migrated: the cluster's admin connection (to drop it
 /// after), its name and its options. `None`, and the test skipped, where there is no cluster.
-async fn fresh_database() -> Option<(PgConnection, String, PgConnectOptions)> {
+pub(super) async fn fresh_database() -> Option<(PgConnection, String, PgConnectOptions)> {
     let Some(admin) = cluster("postgres") else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -143,7 +143,7 @@ async fn flooded_lobby() -> Option<(PgConnection, String, PgConnection)> {
     Some((admin, name, conn))
 }
 
-async fn drop_database(mut admin: PgConnection, name: &str) {
+pub(super) async fn drop_database(mut admin: PgConnection, name: &str) {
     admin
         .execute(AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)")))
         .await

@@ -48,6 +48,8 @@ impl Dialect for Sqlite {
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
     const NUMBERED_PLACEHOLDERS: bool = false;
     const WRITER_THREAD: bool = true;
+    /// A statement is a call into the server's own process: nothing to save.
+    const MERGES_WRITES: bool = false;
     const FALSE: &'static str = "0";
     const TRUE: &'static str = "1";
     const LISTING_STEERED: bool = false;
@@ -102,7 +104,9 @@ impl Dialect for Sqlite {
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",
     };
-    const UPDATE_LISTED_ROOMS: SetSql = SetSql {
+    /// SQLite picks the indexes an `UPDATE` rewrites by the columns it assigns, changed or
+    /// not: a move, which leaves the lobby's columns as they were, must not assign them.
+    const UPDATE_LISTED_ROOMS: Option<SetSql> = Some(SetSql {
         columns: ROOM_CHANGE_ROW,
         statement: "UPDATE rooms SET version = v.version, joinable = v.joinable, \
              finished = v.finished, state = v.state, players = v.players, \
@@ -112,7 +116,7 @@ impl Dialect for Sqlite {
              updated_at = v.updated_at \
              FROM v WHERE rooms.id = v.id AND rooms.version = v.expected_version \
              RETURNING rooms.id",
-    };
+    });
     const INSERT_EVENTS: SetSql = SetSql {
         columns: EVENT_ROW,
         statement: "INSERT INTO room_events (room_id, version, kind, player_id, move, state, \

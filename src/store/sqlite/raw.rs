@@ -215,6 +215,7 @@ unsafe fn bind_all(handle: *mut ffi::sqlite3_stmt, args: &[Arg]) -> Result<(), (
                 | Arg::MaybeBytes(None)
                 | Arg::MaybeInt(None)
                 | Arg::MaybeReal(None) => ffi::sqlite3_bind_null(handle, at),
+                Arg::Column(_) => unreachable!("SQLite's batches are never merged"),
             }
         };
         if code != ffi::SQLITE_OK {
