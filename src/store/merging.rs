@@ -23,6 +23,8 @@
 //! connection prepares and plans each such text once. (Rows as text, a JSON document for
 //! `json_to_recordset` or an array's text for each column, were tried first: PostgreSQL then
 //! spent on reading that text, escapes and all, much of what the round trips saved.)
+//!
+//! One stop in the life of a move: `docs/internals.md`.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -57,7 +59,7 @@ impl<'a, D: Dialect, E: Exec> Merging<'a, D, E> {
     }
 
     /// Sends the writes held, with `main`, a `SELECT` run for its effect, as their main query.
-    pub(super) async fn flush_with(&mut self, main: Option<Statement>) -> Result<(), StoreError> {
+    async fn flush_with(&mut self, main: Option<Statement>) -> Result<(), StoreError> {
         let mut held = std::mem::take(&mut self.held);
         match (held.len(), main) {
             (0, None) => Ok(()),
